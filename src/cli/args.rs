@@ -1,0 +1,131 @@
+//! Command-line arguments (clap). Parsing only: turning them into requests happens in
+//! `cli::run`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T09:30:00Z";
+
+/// A memory for AI coding agents and their people, with two clocks.
+///
+/// mem7 remembers short facts under keys (like `event7:host`) together with when each
+/// fact held in the world (valid time) and when mem7 learned it (transaction time).
+/// Every write appends an entry to hash-chained markdown files in a workspace you can
+/// keep in git; a disposable index answers questions like "where did event7 run on
+/// April 10th, as we knew it on April 11th?".
+#[derive(Debug, Parser)]
+#[command(
+    name = "mem7",
+    version,
+    after_help = "Environment:\n  \
+        MEM7_WORKSPACE  workspace directory (after --workspace)\n  \
+        MEM7_NOW        RFC 3339 instant that replaces the clock (tests, demos, replays)\n  \
+        MEM7_AGENT      default agent name for writes (else $USER)\n  \
+        MEM7_DIR        Go mem7 data directory; its workspace/ is used when nothing else is found\n\n\
+        Exit codes: 0 success, 1 a check failed, 2 usage or input error.\n\n\
+        Try `mem7 demo` for a two-minute tour."
+)]
+pub struct Cli {
+    /// Workspace directory (default: $MEM7_WORKSPACE, else the nearest ancestor holding
+    /// mem7.yaml, else ~/.mem7/workspace).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a workspace (in DIR, else --workspace, else the current directory).
+    Init {
+        /// Where to create it.
+        dir: Option<PathBuf>,
+    },
+    /// Remember a fact: append a new version of KEY.
+    ///
+    /// Without --valid-from the fact holds from now. Without --valid-to it holds until
+    /// the next change already known for KEY (so a late, older fact fills history
+    /// without overwriting a later one); `--valid-to infinity` overrides everything after
+    /// --valid-from. Storing a value that already holds (no period given) writes nothing.
+    Store(StoreArgs),
+    /// What was KEY's value at a time, as mem7 knew it at a time?
+    Recall {
+        /// The key, e.g. event7:host.
+        key: String,
+        #[command(flatten)]
+        at: TimeArgs,
+        /// Print a JSON array of versions.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every version of KEY ever recorded, with all four clocks and its source entry.
+    History {
+        key: String,
+        /// Only what was believed at this transaction time.
+        #[arg(long, value_name = "T", help = format!("Only what mem7 believed at T: {TIME_HELP}"))]
+        as_of: Option<String>,
+        /// Print a JSON array of versions.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Keys and their values at a time (all keys, or under a prefix or tag).
+    List {
+        /// Only keys starting with P.
+        #[arg(long, value_name = "P")]
+        prefix: Option<String>,
+        /// Only versions carrying TAG (repeat to require several).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        #[command(flatten)]
+        at: TimeArgs,
+        /// Print a JSON array of versions.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop believing KEY from now on; reads as of earlier times still see it.
+    Forget {
+        key: String,
+        /// Who is forgetting (default: $MEM7_AGENT, else $USER).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
+    /// Rebuild the index from the markdown files.
+    Reindex,
+    /// Replay the worked example (Railway → Cloudflare → "local only") in a temporary
+    /// workspace and answer its four questions.
+    Demo,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The key: one word of letters, digits and _ - . : / @ + (at most 200 bytes).
+    pub key: String,
+    /// The value (markdown text); `-` reads it from standard input.
+    pub value: String,
+    #[arg(long, value_name = "T", help = format!("When the fact started to hold (default: now): {TIME_HELP}"))]
+    pub valid_from: Option<String>,
+    #[arg(long, value_name = "T", help = format!("When it stopped holding, exclusive; `infinity` overrides every later version: {TIME_HELP}"))]
+    pub valid_to: Option<String>,
+    /// A tag (repeat for several).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Who is writing (default: $MEM7_AGENT, else $USER).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Store even though the key or value looks like a credential (the entry says so).
+    #[arg(long)]
+    pub allow_secret: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TimeArgs {
+    #[arg(long, value_name = "T", help = format!("The moment in the world to ask about (default: now): {TIME_HELP}"))]
+    pub valid_at: Option<String>,
+    #[arg(long, value_name = "T", help = format!("Answer as mem7 believed at T (default: now): {TIME_HELP}"))]
+    pub as_of: Option<String>,
+}

@@ -1,0 +1,392 @@
+//! The command-line interface: reads the environment, resolves arguments into requests,
+//! runs them through the engine, renders the answers, and maps errors to exit codes.
+//! The only module that reads env variables or prints.
+
+mod args;
+mod demo;
+mod render;
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub use args::{Cli, Command};
+
+use crate::core::ValidEnd;
+use crate::core::chain::ChainKey;
+use crate::core::time::{TxTime, ValidTime};
+use crate::engine::{Engine, ForgetOutcome, StoreRequest};
+use crate::error::{Error, Result};
+use crate::store;
+
+/// Exit code for success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code when a check failed (verify).
+pub const EXIT_CHECK_FAILED: u8 = 1;
+/// Exit code for usage and input errors.
+pub const EXIT_ERROR: u8 = 2;
+
+/// The process environment mem7 reads, captured once so everything below is pure of it.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    pub workspace: Option<PathBuf>,
+    pub now: Option<String>,
+    pub agent: Option<String>,
+    pub user: Option<String>,
+    pub home: Option<PathBuf>,
+    pub legacy_dir: Option<PathBuf>,
+    pub cwd: PathBuf,
+}
+
+impl Env {
+    /// Reads the real environment.
+    pub fn from_process() -> Env {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Env {
+            workspace: var("MEM7_WORKSPACE").map(PathBuf::from),
+            now: var("MEM7_NOW"),
+            agent: var("MEM7_AGENT"),
+            user: var("USER").or_else(|| var("USERNAME")),
+            home: var("HOME").map(PathBuf::from),
+            legacy_dir: var("MEM7_DIR").map(PathBuf::from),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
+    /// "Now": `MEM7_NOW` when set (must be RFC 3339), else the system clock.
+    pub fn now(&self) -> Result<TxTime> {
+        match &self.now {
+            Some(text) => {
+                let parsed = chrono::DateTime::parse_from_rfc3339(text.trim()).map_err(|_| {
+                    Error::input(
+                        format!("MEM7_NOW={text:?} is not an RFC 3339 time"),
+                        "set it like MEM7_NOW=2026-04-12T09:00:00Z, or unset it to use the clock",
+                    )
+                })?;
+                Ok(TxTime::from_micros(parsed.timestamp_micros()))
+            }
+            None => Ok(TxTime::from_micros(chrono::Utc::now().timestamp_micros())),
+        }
+    }
+
+    /// The agent name for writes.
+    pub fn agent(&self, flag: Option<&str>) -> String {
+        flag.map(str::to_string)
+            .or_else(|| self.agent.clone())
+            .or_else(|| self.user.clone())
+            .unwrap_or_else(|| "cli".to_string())
+    }
+
+    /// Workspace discovery: flag > MEM7_WORKSPACE > nearest ancestor with mem7.yaml >
+    /// $MEM7_DIR/workspace (Go mem7) > ~/.mem7/workspace.
+    pub fn workspace(&self, flag: Option<&Path>) -> PathBuf {
+        if let Some(dir) = flag {
+            return absolute(&self.cwd, dir);
+        }
+        if let Some(dir) = &self.workspace {
+            return absolute(&self.cwd, dir);
+        }
+        let mut dir = Some(self.cwd.as_path());
+        while let Some(d) = dir {
+            if d.join(store::CONFIG_FILE).is_file() {
+                return d.to_path_buf();
+            }
+            dir = d.parent();
+        }
+        if let Some(legacy) = &self.legacy_dir {
+            return absolute(&self.cwd, legacy).join("workspace");
+        }
+        match &self.home {
+            Some(home) => home.join(".mem7").join("workspace"),
+            None => self.cwd.join(".mem7-workspace"),
+        }
+    }
+}
+
+fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
+}
+
+/// Runs the CLI with the process's arguments and environment.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_ERROR } else { EXIT_OK });
+        }
+    };
+    let env = Env::from_process();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let code = match execute(&cli, &env, &mut out) {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = out.flush();
+            report_error(&e);
+            EXIT_ERROR
+        }
+    };
+    if let Err(e) = out.flush() {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("mem7: error: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    }
+    ExitCode::from(code)
+}
+
+fn report_error(e: &Error) {
+    if let Error::Io { source, .. } = e {
+        if source.kind() == io::ErrorKind::BrokenPipe {
+            return;
+        }
+    }
+    eprintln!("mem7: error: {e}");
+    if let Some(hint) = e.hint() {
+        eprintln!("  hint: {hint}");
+    }
+}
+
+fn write_out(out: &mut dyn Write, text: &str) -> Result<()> {
+    out.write_all(text.as_bytes())
+        .map_err(|e| Error::io("<stdout>", e))
+}
+
+fn parse_valid(flag: &str, text: &str) -> Result<ValidTime> {
+    ValidTime::parse(text).map_err(|e| {
+        Error::input(
+            format!("--{flag}: {e}"),
+            "for example 2026-04-05 or 2026-04-05T09:30:00Z",
+        )
+    })
+}
+
+fn parse_tx(flag: &str, text: &str) -> Result<TxTime> {
+    TxTime::parse(text).map_err(|e| {
+        Error::input(
+            format!("--{flag}: {e}"),
+            "for example 2026-04-11 or 2026-04-11T18:00:00Z",
+        )
+    })
+}
+
+fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, TxTime)> {
+    let valid_at = match &at.valid_at {
+        Some(t) => parse_valid("valid-at", t)?,
+        None => now.as_valid(),
+    };
+    let as_of = match &at.as_of {
+        Some(t) => parse_tx("as-of", t)?,
+        None => now,
+    };
+    Ok((valid_at, as_of))
+}
+
+fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
+    let root = env.workspace(cli.workspace.as_deref());
+    let engine = Engine::open(&root, ChainKey::Plain)?;
+    let report = engine.sync_report();
+    if let Some(reason) = &report.rebuilt {
+        if reason != "no usable index" {
+            eprintln!("mem7: reindexed ({reason})");
+        }
+    }
+    for w in &report.warnings {
+        eprintln!("mem7: warning: {w}");
+    }
+    Ok(engine)
+}
+
+/// Runs one parsed command; returns the exit code.
+pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
+    match &cli.command {
+        Command::Init { dir } => {
+            let target = match dir {
+                Some(d) => absolute(&env.cwd, d),
+                None => cli
+                    .workspace
+                    .as_deref()
+                    .or(env.workspace.as_deref())
+                    .map(|d| absolute(&env.cwd, d))
+                    .unwrap_or_else(|| env.cwd.clone()),
+            };
+            let outcome = store::init(&target)?;
+            let msg = match outcome {
+                store::InitOutcome::Created => format!(
+                    "Created a mem7 workspace in {}\n  next: mem7 --workspace {} store project:hello \"world\"\n",
+                    target.display(),
+                    target.display()
+                ),
+                store::InitOutcome::AlreadyWorkspace => {
+                    format!(
+                        "{} is already a mem7 workspace; nothing changed\n",
+                        target.display()
+                    )
+                }
+            };
+            write_out(out, &msg)?;
+            Ok(EXIT_OK)
+        }
+        Command::Store(a) => {
+            let now = env.now()?;
+            let value = if a.value == "-" {
+                read_stdin()?
+            } else {
+                a.value.clone()
+            };
+            let valid_from = a
+                .valid_from
+                .as_deref()
+                .map(|t| parse_valid("valid-from", t))
+                .transpose()?;
+            let valid_to = match a.valid_to.as_deref() {
+                None => None,
+                Some(t) if t.eq_ignore_ascii_case("infinity") || t == "∞" => {
+                    Some(ValidEnd::Infinity)
+                }
+                Some(t) => Some(ValidEnd::At(parse_valid("valid-to", t)?)),
+            };
+            let req = StoreRequest {
+                key: a.key.clone(),
+                value,
+                valid_from,
+                valid_to,
+                tags: a.tags.clone(),
+                agent: env.agent(a.agent.as_deref()),
+                allow_secret: a.allow_secret,
+            };
+            let mut engine = open_engine(cli, env)?;
+            let outcome = engine.store(&req, now)?;
+            let text = if a.json {
+                render::store_json(&outcome)
+            } else {
+                render::store_human(&outcome)
+            };
+            write_out(out, &text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Recall { key, at, json } => {
+            let now = env.now()?;
+            let (valid_at, as_of) = read_times(at, now)?;
+            crate::core::validate::key(key)?;
+            let engine = open_engine(cli, env)?;
+            let versions = engine.index().recall(key, valid_at, as_of)?;
+            if *json {
+                write_out(out, &render::versions_json(&versions))?;
+            } else if versions.is_empty() {
+                eprintln!("mem7: no version of {key} is valid at {valid_at} as of {as_of}");
+            } else {
+                write_out(out, &render::versions_human(&versions))?;
+            }
+            Ok(EXIT_OK)
+        }
+        Command::History { key, as_of, json } => {
+            let as_of = as_of.as_deref().map(|t| parse_tx("as-of", t)).transpose()?;
+            env.now()?;
+            crate::core::validate::key(key)?;
+            let engine = open_engine(cli, env)?;
+            let versions = engine.index().history(key, as_of)?;
+            if *json {
+                write_out(out, &render::versions_json(&versions))?;
+            } else if versions.is_empty() {
+                eprintln!("mem7: no history for {key}");
+            } else {
+                write_out(out, &render::versions_human(&versions))?;
+            }
+            Ok(EXIT_OK)
+        }
+        Command::List {
+            prefix,
+            tags,
+            at,
+            json,
+        } => {
+            let now = env.now()?;
+            let (valid_at, as_of) = read_times(at, now)?;
+            let engine = open_engine(cli, env)?;
+            let versions = engine
+                .index()
+                .list(prefix.as_deref(), tags, valid_at, as_of)?;
+            if *json {
+                write_out(out, &render::versions_json(&versions))?;
+            } else if versions.is_empty() {
+                eprintln!("mem7: no keys match at valid_at {valid_at} as of {as_of}");
+            } else {
+                write_out(out, &render::versions_human(&versions))?;
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Forget { key, agent } => {
+            let now = env.now()?;
+            crate::core::validate::key(key)?;
+            let agent = env.agent(agent.as_deref());
+            crate::core::validate::agent(&agent)?;
+            let mut engine = open_engine(cli, env)?;
+            match engine.forget(key, &agent, now)? {
+                ForgetOutcome::Forgotten { closed, source } => write_out(
+                    out,
+                    &format!(
+                        "forgot {key}: {closed} version{} no longer believed ({}:{})\n",
+                        if closed == 1 { "" } else { "s" },
+                        source.file,
+                        source.line
+                    ),
+                )?,
+                ForgetOutcome::NothingBelieved => write_out(
+                    out,
+                    &format!(
+                        "nothing to forget: no version of {key} is believed; nothing written\n"
+                    ),
+                )?,
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Reindex => {
+            let mut engine = open_engine(cli, env)?;
+            let started = std::time::Instant::now();
+            let stats = engine.reindex()?;
+            for w in &stats.warnings {
+                eprintln!("mem7: warning: {w}");
+            }
+            write_out(
+                out,
+                &format!(
+                    "reindexed {} entries from {} files into {} versions in {:.2?}\n",
+                    stats.entries,
+                    stats.files,
+                    stats.versions,
+                    started.elapsed()
+                ),
+            )?;
+            Ok(EXIT_OK)
+        }
+        Command::Demo => {
+            demo::run(out)?;
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+/// Reads a value from standard input; one trailing line break is dropped (as `$(…)` would).
+fn read_stdin() -> Result<String> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("<stdin>", e))?;
+    let mut text = String::from_utf8(bytes)
+        .map_err(|_| Error::input("standard input is not valid UTF-8", "values are UTF-8 text"))?;
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    Ok(text)
+}

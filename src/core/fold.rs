@@ -1,0 +1,348 @@
+//! The version table as a pure fold over events sorted by (transaction time, position).
+//!
+//! `Fold` keeps only the versions still believed; a version that stops being believed is
+//! final (its `tx_to` never changes again) and is handed to the caller's sink at once, so
+//! a rebuild can stream closed versions out instead of holding history in memory.
+
+use std::collections::HashMap;
+
+use super::temporal::{self, Period, ValidEnd};
+use super::time::{TxTime, ValidTime};
+
+/// Where an entry lives in the workspace.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Source {
+    /// Path relative to the workspace, `/`-separated (e.g. `memory/2026-02-15.md`).
+    pub file: String,
+    /// 1-based line of the entry's heading.
+    pub line: u32,
+    /// The entry's recorded hash (empty for legacy entries).
+    pub hash: String,
+}
+
+/// One version of a key with its four clocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Version {
+    pub key: String,
+    pub value: String,
+    pub tags: Vec<String>,
+    pub agent: String,
+    pub valid_from: ValidTime,
+    pub valid_to: ValidTime,
+    pub tx_from: TxTime,
+    pub tx_to: TxTime,
+    /// The entry whose value this version carries.
+    pub source: Source,
+}
+
+impl Version {
+    /// The valid-time period.
+    pub fn period(&self) -> Period {
+        Period {
+            from: self.valid_from,
+            to: self.valid_to,
+        }
+    }
+
+    /// Whether this version answers a read at (`valid_at`, `as_of`).
+    pub fn matches(&self, valid_at: ValidTime, as_of: TxTime) -> bool {
+        temporal::matches(self.period(), self.tx_from, self.tx_to, valid_at, as_of)
+    }
+
+    /// Whether this version carries every tag in `tags`.
+    pub fn has_tags(&self, tags: &[String]) -> bool {
+        tags.iter().all(|t| self.tags.contains(t))
+    }
+}
+
+/// A store as recorded in an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreOp {
+    pub key: String,
+    pub value: String,
+    pub tags: Vec<String>,
+    pub agent: String,
+    pub valid_from: ValidTime,
+    pub valid_to: ValidEnd,
+}
+
+/// What an entry asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    Store(StoreOp),
+    /// Stop believing every version of the key.
+    Forget {
+        key: String,
+    },
+    /// Stop believing every version carrying all of these tags (Go mem7 `delete_tags`).
+    ForgetTagged {
+        tags: Vec<String>,
+    },
+}
+
+/// An entry of the log, reduced to what the fold needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Transaction time (`recorded`).
+    pub tx: TxTime,
+    pub op: Op,
+    pub source: Source,
+}
+
+/// Something the fold could apply only by bending a rule; reported, never fatal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Anomaly {
+    pub source: Source,
+    pub message: String,
+}
+
+/// The in-memory fold.
+#[derive(Default, Debug)]
+pub struct Fold {
+    believed: HashMap<String, Vec<Version>>,
+    last_tx: Option<TxTime>,
+}
+
+impl Fold {
+    /// An empty fold.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The versions of `key` believed now (after the last applied event).
+    pub fn believed(&self, key: &str) -> &[Version] {
+        self.believed.get(key).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Applies one event. Versions that stop being believed go to `closed`.
+    ///
+    /// Events must come in (tx, position) order; an event older than the last one is
+    /// applied at the last transaction time and reported as an anomaly.
+    pub fn apply(&mut self, event: &Event, closed: &mut impl FnMut(Version)) -> Option<Anomaly> {
+        let mut anomaly = None;
+        let tx = match self.last_tx {
+            Some(last) if event.tx < last => {
+                anomaly = Some(Anomaly {
+                    source: event.source.clone(),
+                    message: format!(
+                        "recorded {} is earlier than an entry already applied ({}); applied in file order",
+                        event.tx, last
+                    ),
+                });
+                last
+            }
+            _ => event.tx,
+        };
+        self.last_tx = Some(tx);
+        match &event.op {
+            Op::Store(op) => {
+                let versions = self.believed.entry(op.key.clone()).or_default();
+                match store_into(versions, op, tx, &event.source, closed) {
+                    Ok(()) => {}
+                    Err(e) => {
+                        anomaly = Some(Anomaly {
+                            source: event.source.clone(),
+                            message: format!("ignored: {e}"),
+                        })
+                    }
+                }
+                if versions.is_empty() {
+                    self.believed.remove(&op.key);
+                }
+            }
+            Op::Forget { key } => {
+                if let Some(versions) = self.believed.remove(key) {
+                    for mut v in versions {
+                        v.tx_to = tx;
+                        closed(v);
+                    }
+                }
+            }
+            Op::ForgetTagged { tags } => {
+                let keys: Vec<String> = self
+                    .believed
+                    .iter()
+                    .filter(|(_, vs)| vs.iter().any(|v| v.has_tags(tags)))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for key in keys {
+                    let versions = self.believed.remove(&key).unwrap_or_default();
+                    let (gone, kept): (Vec<_>, Vec<_>) =
+                        versions.into_iter().partition(|v| v.has_tags(tags));
+                    for mut v in gone {
+                        v.tx_to = tx;
+                        closed(v);
+                    }
+                    if !kept.is_empty() {
+                        self.believed.insert(key, kept);
+                    }
+                }
+            }
+        }
+        anomaly
+    }
+
+    /// Hands every still-believed version to `sink` (sorted by key, then valid_from).
+    pub fn finish(self, sink: &mut impl FnMut(Version)) {
+        let mut keys: Vec<_> = self.believed.into_iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, mut versions) in keys {
+            versions.sort_by_key(|v| v.valid_from);
+            for v in versions {
+                sink(v);
+            }
+        }
+    }
+}
+
+fn store_into(
+    versions: &mut Vec<Version>,
+    op: &StoreOp,
+    tx: TxTime,
+    source: &Source,
+    closed: &mut impl FnMut(Version),
+) -> Result<(), temporal::EmptyPeriod> {
+    let periods: Vec<Period> = versions.iter().map(Version::period).collect();
+    let plan = temporal::plan_store(&periods, op.valid_from, op.valid_to)?;
+    let mut next: Vec<Version> = Vec::with_capacity(versions.len() + 2);
+    for (i, v) in versions.iter().enumerate() {
+        if !plan.close.contains(&i) {
+            next.push(v.clone());
+        }
+    }
+    for &(i, period) in &plan.remnants {
+        let mut r = versions[i].clone();
+        r.valid_from = period.from;
+        r.valid_to = period.to;
+        r.tx_from = tx;
+        r.tx_to = TxTime::INFINITY;
+        next.push(r);
+    }
+    next.push(Version {
+        key: op.key.clone(),
+        value: op.value.clone(),
+        tags: op.tags.clone(),
+        agent: op.agent.clone(),
+        valid_from: plan.new.from,
+        valid_to: plan.new.to,
+        tx_from: tx,
+        tx_to: TxTime::INFINITY,
+        source: source.clone(),
+    });
+    for &i in &plan.close {
+        let mut v = versions[i].clone();
+        v.tx_to = tx;
+        closed(v);
+    }
+    *versions = next;
+    Ok(())
+}
+
+/// Folds a whole sequence of events and returns every version (closed and believed).
+pub fn fold_all<'a>(events: impl IntoIterator<Item = &'a Event>) -> (Vec<Version>, Vec<Anomaly>) {
+    let mut fold = Fold::new();
+    let mut out = Vec::new();
+    let mut anomalies = Vec::new();
+    for e in events {
+        if let Some(a) = fold.apply(e, &mut |v| out.push(v)) {
+            anomalies.push(a);
+        }
+    }
+    fold.finish(&mut |v| out.push(v));
+    (out, anomalies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(d: &str) -> i64 {
+        ValidTime::parse(d).unwrap().micros()
+    }
+
+    fn store(key: &str, value: &str, tx: &str, from: Option<&str>) -> Event {
+        Event {
+            tx: TxTime::from_micros(day(tx)),
+            op: Op::Store(StoreOp {
+                key: key.into(),
+                value: value.into(),
+                tags: vec![],
+                agent: "t".into(),
+                valid_from: ValidTime::from_micros(day(from.unwrap_or(tx))),
+                valid_to: ValidEnd::Open,
+            }),
+            source: Source {
+                file: "f".into(),
+                line: 1,
+                hash: String::new(),
+            },
+        }
+    }
+
+    fn answer(versions: &[Version], valid_at: &str, as_of: &str) -> Vec<String> {
+        versions
+            .iter()
+            .filter(|v| {
+                v.matches(
+                    ValidTime::parse(valid_at).unwrap(),
+                    TxTime::parse(as_of).unwrap(),
+                )
+            })
+            .map(|v| v.value.clone())
+            .collect()
+    }
+
+    #[test]
+    fn the_worked_example() {
+        let events = [
+            store("event7:host", "Railway", "2026-02-15", None),
+            store("event7:host", "Cloudflare", "2026-03-20", None),
+            store(
+                "event7:host",
+                "local only",
+                "2026-04-12",
+                Some("2026-04-05"),
+            ),
+        ];
+        let (versions, anomalies) = fold_all(&events);
+        assert!(anomalies.is_empty());
+        assert_eq!(
+            answer(&versions, "2026-04-10", "2026-04-11"),
+            ["Cloudflare"]
+        );
+        assert_eq!(
+            answer(&versions, "2026-04-10", "2026-05-01"),
+            ["local only"]
+        );
+        assert_eq!(answer(&versions, "2026-03-01", "2026-05-01"), ["Railway"]);
+        assert!(answer(&versions, "2026-02-01", "2026-05-01").is_empty());
+    }
+
+    #[test]
+    fn forget_keeps_the_past_readable() {
+        let mut events = vec![store("k", "a", "2026-01-01", None)];
+        events.push(Event {
+            tx: TxTime::from_micros(day("2026-02-01")),
+            op: Op::Forget { key: "k".into() },
+            source: Source {
+                file: "f".into(),
+                line: 9,
+                hash: String::new(),
+            },
+        });
+        let (versions, _) = fold_all(&events);
+        assert!(answer(&versions, "2026-03-01", "2026-03-01").is_empty());
+        assert_eq!(answer(&versions, "2026-01-15", "2026-01-15"), ["a"]);
+    }
+
+    #[test]
+    fn out_of_order_events_are_reported_not_fatal() {
+        let events = [
+            store("k", "a", "2026-02-01", None),
+            store("k", "b", "2026-01-01", None),
+        ];
+        let (versions, anomalies) = fold_all(&events);
+        assert_eq!(anomalies.len(), 1);
+        assert_eq!(versions.len(), 2);
+    }
+}

@@ -1,0 +1,16 @@
+//! The pure core: times, keys, the temporal fold and the hash chain over bytes.
+//!
+//! Nothing in here reads the clock, the environment, the file system or SQLite, and
+//! nothing in here serialises with serde: every function is a computation over values,
+//! so the semantics can be tested as data tables and against a reference model.
+
+pub mod chain;
+pub mod fold;
+pub mod secret;
+pub mod temporal;
+pub mod time;
+pub mod validate;
+
+pub use fold::{Event, Fold, Op, Source, StoreOp, Version};
+pub use temporal::{Plan, ValidEnd};
+pub use time::{TxTime, ValidTime};

@@ -1,0 +1,182 @@
+//! Instants on the two clocks, as distinct newtypes so that a valid time can never be
+//! passed where a transaction time is expected.
+//!
+//! Both are microseconds since the Unix epoch, UTC. `i64::MAX` stands for +∞ (an open
+//! end), which keeps period tests (`from <= t < to`) uniform in Rust and in SQL.
+
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use std::fmt;
+
+/// The sentinel for an open end (+∞) on either clock.
+pub const INFINITY_MICROS: i64 = i64::MAX;
+
+macro_rules! instant_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(i64);
+
+        impl $name {
+            /// +∞: the open end of a period.
+            pub const INFINITY: $name = $name(INFINITY_MICROS);
+
+            /// An instant from microseconds since the Unix epoch (UTC).
+            pub const fn from_micros(micros: i64) -> Self {
+                $name(micros)
+            }
+
+            /// Microseconds since the Unix epoch; `i64::MAX` for +∞.
+            pub const fn micros(self) -> i64 {
+                self.0
+            }
+
+            /// Whether this is the open end (+∞).
+            pub const fn is_infinite(self) -> bool {
+                self.0 == INFINITY_MICROS
+            }
+
+            /// Parses `YYYY-MM-DD` (midnight UTC) or RFC 3339 (any offset).
+            pub fn parse(text: &str) -> Result<Self, TimeError> {
+                parse_micros(text).map($name)
+            }
+
+            /// RFC 3339 in UTC with `Z`; fractional seconds only when non-zero.
+            /// +∞ renders as `∞`.
+            pub fn to_rfc3339(self) -> String {
+                format_micros(self.0)
+            }
+
+            /// The `YYYY-MM-DD` UTC day of this instant.
+            pub fn utc_day(self) -> String {
+                match DateTime::<Utc>::from_timestamp_micros(self.0) {
+                    Some(dt) => dt.format("%Y-%m-%d").to_string(),
+                    None => "9999-12-31".to_string(),
+                }
+            }
+
+            /// The next representable instant (one microsecond later).
+            pub const fn next(self) -> Self {
+                $name(self.0.saturating_add(1))
+            }
+
+            /// `None` for +∞, the instant otherwise.
+            pub fn finite(self) -> Option<Self> {
+                if self.is_infinite() { None } else { Some(self) }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.to_rfc3339())
+            }
+        }
+    };
+}
+
+instant_type!(
+    /// An instant of valid time: when a fact held in the world.
+    ValidTime
+);
+instant_type!(
+    /// An instant of transaction time: when mem7 recorded (believed) something.
+    TxTime
+);
+
+impl TxTime {
+    /// The same instant on the valid-time clock (a store without `valid_from` starts at
+    /// its transaction time).
+    pub const fn as_valid(self) -> ValidTime {
+        ValidTime(self.0)
+    }
+}
+
+impl ValidTime {
+    /// The same instant on the transaction clock, for reads whose default `as_of` and
+    /// `valid_at` are both "now".
+    pub const fn as_tx(self) -> TxTime {
+        TxTime(self.0)
+    }
+}
+
+/// A time that could not be understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot read {text:?} as a time: use YYYY-MM-DD (midnight UTC) or RFC 3339 such as 2026-04-05T09:30:00Z"
+)]
+pub struct TimeError {
+    /// The text as given.
+    pub text: String,
+}
+
+/// Largest instant accepted as input: 9999-12-31, so every finite instant renders in
+/// RFC 3339 and stays below the +∞ sentinel.
+const MAX_INPUT_MICROS: i64 = 253_402_300_799_999_999;
+const MIN_INPUT_MICROS: i64 = -62_135_596_800_000_000; // 0001-01-01
+
+fn parse_micros(text: &str) -> Result<i64, TimeError> {
+    let err = || TimeError {
+        text: text.to_string(),
+    };
+    let t = text.trim();
+    let micros = if t.len() == 10 {
+        let date = NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| err())?;
+        date.and_hms_opt(0, 0, 0)
+            .ok_or_else(err)?
+            .and_utc()
+            .timestamp_micros()
+    } else {
+        let dt = DateTime::parse_from_rfc3339(t).map_err(|_| err())?;
+        let utc = dt.with_timezone(&Utc);
+        // Truncate below a microsecond: mem7's instants have microsecond precision.
+        utc.timestamp_micros()
+    };
+    if !(MIN_INPUT_MICROS..=MAX_INPUT_MICROS).contains(&micros) {
+        return Err(err());
+    }
+    Ok(micros)
+}
+
+fn format_micros(micros: i64) -> String {
+    if micros == INFINITY_MICROS {
+        return "∞".to_string();
+    }
+    match DateTime::<Utc>::from_timestamp_micros(micros) {
+        Some(dt) => dt.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+        None => format!("@{micros}µs"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_midnight_utc() {
+        let t = ValidTime::parse("2026-04-05").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-04-05T00:00:00Z");
+    }
+
+    #[test]
+    fn offsets_convert_to_utc_and_keep_microseconds() {
+        let t = TxTime::parse("2026-04-05T09:30:00.000123+02:00").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-04-05T07:30:00.000123Z");
+        assert_eq!(TxTime::parse(&t.to_rfc3339()).unwrap(), t);
+    }
+
+    #[test]
+    fn nonsense_is_refused_with_the_text() {
+        let e = ValidTime::parse("next tuesday").unwrap_err();
+        assert!(e.to_string().contains("next tuesday"));
+        assert!(ValidTime::parse("2026-13-01").is_err());
+        assert!(ValidTime::parse("").is_err());
+    }
+
+    #[test]
+    fn days_and_infinity() {
+        let t = TxTime::parse("2026-02-15T23:59:59.999999Z").unwrap();
+        assert_eq!(t.utc_day(), "2026-02-15");
+        assert_eq!(t.next().utc_day(), "2026-02-16");
+        assert_eq!(ValidTime::INFINITY.to_rfc3339(), "∞");
+        assert!(ValidTime::INFINITY.finite().is_none());
+    }
+}

@@ -1,0 +1,314 @@
+//! The imperative shell: ties the workspace, the pure core and the index together.
+//! It takes every setting (workspace root, clock reading, chain key) as an argument;
+//! it never reads the environment and never prints.
+
+use std::path::Path;
+
+use crate::core::chain::ChainKey;
+use crate::core::temporal::{self, Period};
+use crate::core::time::{TxTime, ValidTime};
+use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, secret, validate};
+use crate::error::{Error, Result};
+use crate::format::{EntryDraft, render_entry};
+use crate::index::{Index, RebuildStats, SyncReport};
+use crate::store::Workspace;
+
+/// A validated store request (built by the CLI or the MCP server).
+#[derive(Clone, Debug)]
+pub struct StoreRequest {
+    pub key: String,
+    pub value: String,
+    pub valid_from: Option<ValidTime>,
+    pub valid_to: Option<ValidEnd>,
+    pub tags: Vec<String>,
+    pub agent: String,
+    /// Write even if the key or value looks like a credential (recorded in the entry).
+    pub allow_secret: bool,
+}
+
+/// What a store did.
+#[derive(Clone, Debug)]
+pub enum StoreOutcome {
+    /// An entry was written; `version` is the new version.
+    Stored { version: Version, closed: usize },
+    /// A confirmation: the value already holds; nothing was written.
+    Unchanged { version: Version },
+}
+
+/// What a forget did.
+#[derive(Clone, Debug)]
+pub enum ForgetOutcome {
+    /// An entry was written; this many versions stopped being believed.
+    Forgotten { closed: usize, source: Source },
+    /// Nothing was believed about the key; nothing was written.
+    NothingBelieved,
+}
+
+/// An open workspace with an up-to-date index.
+pub struct Engine {
+    ws: Workspace,
+    index: Index,
+    key: ChainKey,
+    sync: SyncReport,
+}
+
+impl Engine {
+    /// Opens the workspace at `root` and brings its index up to date.
+    pub fn open(root: &Path, key: ChainKey) -> Result<Engine> {
+        let ws = Workspace::open(root)?;
+        let dir = ws.index_dir()?;
+        let scan = ws.scan()?;
+        if let Some(index) = Index::open(&dir) {
+            if index.is_fresh(&scan)? {
+                return Ok(Engine {
+                    ws,
+                    index,
+                    key,
+                    sync: SyncReport::default(),
+                });
+            }
+        }
+        let _lock = ws.lock()?;
+        let (index, sync) = refresh_locked(&ws, &key)?;
+        Ok(Engine {
+            ws,
+            index,
+            key,
+            sync,
+        })
+    }
+
+    /// What opening had to do to the index (rebuild, catch-up, warnings).
+    pub fn sync_report(&self) -> &SyncReport {
+        &self.sync
+    }
+
+    /// The workspace.
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
+    /// The index (read side).
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// Checks a store request without touching anything.
+    pub fn validate_store(&self, req: &StoreRequest) -> Result<()> {
+        validate::key(&req.key)?;
+        for t in &req.tags {
+            validate::tag(t)?;
+        }
+        validate::agent(&req.agent)?;
+        validate::value_size(&req.value, self.ws.config().max_value_bytes())?;
+        if let (Some(from), Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to) {
+            if to <= from {
+                return Err(period_error(from, to));
+            }
+        }
+        if !req.allow_secret {
+            for (what, text) in [("key", req.key.as_str()), ("value", req.value.as_str())] {
+                if let Some(f) = secret::find(text) {
+                    return Err(Error::input(
+                        format!(
+                            "the {what} looks like a credential ({}); mem7 refuses to write secrets into files that may be pushed to git",
+                            f.kind
+                        ),
+                        "keep secrets in a secret manager and store where to find them instead; if this is not a secret, pass --allow-secret (the entry will say so)",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores a fact at transaction time `now` (raised to stay monotonic).
+    pub fn store(&mut self, req: &StoreRequest, now: TxTime) -> Result<StoreOutcome> {
+        self.validate_store(req)?;
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        let tx = self.next_tx(now)?;
+        let believed = self.index.believed(&req.key)?;
+        let periods: Vec<Period> = believed.iter().map(Version::period).collect();
+        if req.valid_from.is_none() && req.valid_to.is_none() {
+            let same = |i: usize| {
+                believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
+            };
+            if let Some(i) = temporal::confirmation(&periods, tx, same) {
+                return Ok(StoreOutcome::Unchanged {
+                    version: believed[i].clone(),
+                });
+            }
+        }
+        let from = req.valid_from.unwrap_or(tx.as_valid());
+        let end = req.valid_to.unwrap_or(ValidEnd::Open);
+        let plan =
+            temporal::plan_store(&periods, from, end).map_err(|e| period_error(e.from, e.to))?;
+        let draft = EntryDraft {
+            key: &req.key,
+            op: "store",
+            valid_from: Some(from),
+            valid_to: req.valid_to,
+            recorded: tx,
+            agent: &req.agent,
+            tags: &req.tags,
+            secret_allowed: req.allow_secret
+                && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
+            value: Some(&req.value),
+        };
+        let op = Op::Store(StoreOp {
+            key: req.key.clone(),
+            value: req.value.clone(),
+            tags: req.tags.clone(),
+            agent: req.agent.clone(),
+            valid_from: from,
+            valid_to: end,
+        });
+        let source = self.append(&draft, tx, op)?;
+        Ok(StoreOutcome::Stored {
+            version: Version {
+                key: req.key.clone(),
+                value: req.value.clone(),
+                tags: req.tags.clone(),
+                agent: req.agent.clone(),
+                valid_from: plan.new.from,
+                valid_to: plan.new.to,
+                tx_from: tx,
+                tx_to: TxTime::INFINITY,
+                source,
+            },
+            closed: plan.close.len(),
+        })
+    }
+
+    /// Stops believing every version of `key` at `now`.
+    pub fn forget(&mut self, key: &str, agent: &str, now: TxTime) -> Result<ForgetOutcome> {
+        validate::key(key)?;
+        validate::agent(agent)?;
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        let believed = self.index.believed(key)?;
+        if believed.is_empty() {
+            return Ok(ForgetOutcome::NothingBelieved);
+        }
+        let tx = self.next_tx(now)?;
+        let draft = EntryDraft {
+            key,
+            op: "forget",
+            valid_from: None,
+            valid_to: None,
+            recorded: tx,
+            agent,
+            tags: &[],
+            secret_allowed: false,
+            value: None,
+        };
+        let source = self.append(
+            &draft,
+            tx,
+            Op::Forget {
+                key: key.to_string(),
+            },
+        )?;
+        Ok(ForgetOutcome::Forgotten {
+            closed: believed.len(),
+            source,
+        })
+    }
+
+    /// Rebuilds the index from the markdown.
+    pub fn reindex(&mut self) -> Result<RebuildStats> {
+        let _lock = self.ws.lock()?;
+        let (index, stats) = Index::rebuild(&self.ws, &self.key)?;
+        self.index = index;
+        Ok(stats)
+    }
+
+    /// Under the lock: catch up with anything another process or a person changed.
+    fn refresh(&mut self) -> Result<()> {
+        let scan = self.ws.scan()?;
+        if self.index.is_fresh(&scan)? {
+            return Ok(());
+        }
+        let (index, sync) = refresh_locked(&self.ws, &self.key)?;
+        self.index = index;
+        self.sync.warnings.extend(sync.warnings);
+        self.sync.applied += sync.applied;
+        if sync.rebuilt.is_some() {
+            self.sync.rebuilt = sync.rebuilt;
+        }
+        Ok(())
+    }
+
+    fn next_tx(&self, now: TxTime) -> Result<TxTime> {
+        Ok(match self.index.last_tx()? {
+            Some(last) if last >= now => last.next(),
+            _ => now,
+        })
+    }
+
+    /// Renders, appends (durably) and indexes one entry; returns where it went.
+    fn append(&mut self, draft: &EntryDraft<'_>, tx: TxTime, op: Op) -> Result<Source> {
+        let prev = self.index.head()?;
+        let (text, hash) = render_entry(draft, prev, &self.key);
+        let file = Workspace::day_file(&tx.utc_day());
+        let newlines_before = self.index.file_newlines(&file)?;
+        let appended = self.ws.append(&file, &text)?;
+        let source = Source {
+            file: file.clone(),
+            line: (newlines_before + appended.separator_newlines + 1) as u32,
+            hash: hash.to_hex(),
+        };
+        let event = Event {
+            tx,
+            op,
+            source: source.clone(),
+        };
+        let added = appended.separator_newlines + text.bytes().filter(|&b| b == b'\n').count() + 1;
+        self.index
+            .record_append(&event, &appended.stat, hash, added)?;
+        Ok(source)
+    }
+}
+
+fn same_tags(a: &[String], b: &[String]) -> bool {
+    let mut a: Vec<&String> = a.iter().collect();
+    let mut b: Vec<&String> = b.iter().collect();
+    a.sort();
+    b.sort();
+    a == b
+}
+
+fn period_error(from: ValidTime, to: ValidTime) -> Error {
+    Error::input(
+        format!("valid_to ({to}) must be after valid_from ({from})"),
+        "give a --valid-to later than --valid-from, or `infinity`, or leave --valid-to out to fill until the next known change",
+    )
+}
+
+/// With the lock held: open, catch up or rebuild the index.
+fn refresh_locked(ws: &Workspace, key: &ChainKey) -> Result<(Index, SyncReport)> {
+    let dir = ws.index_dir()?;
+    let scan = ws.scan()?;
+    let reason = match Index::open(&dir) {
+        Some(mut index) => {
+            if index.is_fresh(&scan)? {
+                return Ok((index, SyncReport::default()));
+            }
+            match index.catch_up(ws, key, &scan)? {
+                Ok(report) => return Ok((index, report)),
+                Err(reason) => reason,
+            }
+        }
+        None => "no usable index".to_string(),
+    };
+    let (index, stats) = Index::rebuild(ws, key)?;
+    Ok((
+        index,
+        SyncReport {
+            rebuilt: Some(reason),
+            applied: stats.entries,
+            warnings: stats.warnings,
+        },
+    ))
+}

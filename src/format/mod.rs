@@ -1,0 +1,131 @@
+//! The entry format of `memory/*.md` files: writing entries, reading them back, and the
+//! canonical bytes the hash chain covers. See `docs/format.md` for the byte-level spec.
+
+mod envelope;
+mod parse;
+mod write;
+
+pub(crate) use envelope::FieldValue as FieldValueExport;
+pub use envelope::Fields;
+pub use parse::{ParsedEntry, ParsedFile, Problem, ProblemKind, parse_file};
+pub use write::{EntryDraft, render_entry};
+
+use crate::core::time::{TxTime, ValidTime};
+use crate::core::{Event, Op, Source, StoreOp, ValidEnd};
+
+/// The info string of the fenced envelope block.
+pub const FENCE_INFO: &str = "mem7";
+
+impl ParsedEntry {
+    /// Converts the entry into a fold event, or says why it cannot be applied.
+    pub fn to_event(&self, file: &str) -> Result<Event, String> {
+        let source = Source {
+            file: file.to_string(),
+            line: self.line,
+            hash: self.fields.hash.clone().unwrap_or_default(),
+        };
+        if self.legacy {
+            return legacy_event(self, source);
+        }
+        let f = &self.fields;
+        let recorded = f
+            .recorded
+            .as_deref()
+            .ok_or("the envelope has no `recorded:` time; add one (RFC 3339, UTC)")?;
+        let tx = TxTime::parse(recorded).map_err(|e| format!("recorded: {e}"))?;
+        let op = match f.op.as_deref().unwrap_or("store") {
+            "store" => {
+                let value = self.value.clone().ok_or("a store entry has no value")?;
+                let valid_from = match f.valid_from.as_deref() {
+                    Some(t) => ValidTime::parse(t).map_err(|e| format!("valid_from: {e}"))?,
+                    None => tx.as_valid(),
+                };
+                let valid_to = match f.valid_to.as_deref() {
+                    None | Some("") | Some("open") => ValidEnd::Open,
+                    Some("infinity") => ValidEnd::Infinity,
+                    Some(t) => {
+                        ValidEnd::At(ValidTime::parse(t).map_err(|e| format!("valid_to: {e}"))?)
+                    }
+                };
+                Op::Store(StoreOp {
+                    key: self.key.clone(),
+                    value,
+                    tags: f.tags.clone(),
+                    agent: f.agent.clone().unwrap_or_else(|| "unknown".into()),
+                    valid_from,
+                    valid_to,
+                })
+            }
+            "forget" => Op::Forget {
+                key: self.key.clone(),
+            },
+            other => return Err(format!("unknown op `{other}` (expected store or forget)")),
+        };
+        Ok(Event { tx, op, source })
+    }
+}
+
+/// The key a Go mem7 (entity, predicate) pair maps to: the entity alone for the default
+/// predicate `note`, else `entity:predicate`.
+pub fn legacy_key(entity: &str, predicate: Option<&str>) -> String {
+    match predicate.map(str::trim) {
+        None | Some("") | Some("note") => entity.to_string(),
+        Some(p) => format!("{entity}:{p}"),
+    }
+}
+
+fn legacy_event(entry: &ParsedEntry, source: Source) -> Result<Event, String> {
+    let f = &entry.fields;
+    let time = |name: &str, v: &Option<String>| -> Result<Option<TxTime>, String> {
+        v.as_deref()
+            .map(|t| TxTime::parse(t).map_err(|e| format!("{name}: {e}")))
+            .transpose()
+    };
+    let created = time("created", &f.created)?;
+    let updated = time("updated", &f.updated)?;
+    let deleted = time("deleted", &f.deleted)?;
+    let key = legacy_key(&entry.key, f.predicate.as_deref());
+    let op = f.op.as_deref().unwrap_or("store");
+    let when = match op {
+        "delete" | "delete_tags" => deleted.or(updated).or(created),
+        _ => updated.or(created),
+    }
+    .ok_or("legacy entry without `updated` or `created` time")?;
+    let op = match op {
+        "store" => {
+            let valid_from = when.as_valid();
+            let valid_to = match f.ttl.as_deref().map(str::trim) {
+                None | Some("") | Some("0") => ValidEnd::Infinity,
+                Some(ttl) => {
+                    let secs: i64 = ttl
+                        .trim_end_matches('s')
+                        .parse()
+                        .map_err(|_| format!("ttl {ttl:?} is not a number of seconds"))?;
+                    ValidEnd::At(ValidTime::from_micros(
+                        valid_from
+                            .micros()
+                            .saturating_add(secs.saturating_mul(1_000_000)),
+                    ))
+                }
+            };
+            Op::Store(StoreOp {
+                key,
+                value: entry.value.clone().unwrap_or_default(),
+                tags: f.tags.clone(),
+                agent: f.agent.clone().unwrap_or_else(|| "mem7-go".into()),
+                valid_from,
+                valid_to,
+            })
+        }
+        "delete" => Op::Forget { key },
+        "delete_tags" => Op::ForgetTagged {
+            tags: f.tags.clone(),
+        },
+        other => return Err(format!("unknown legacy op `{other}`")),
+    };
+    Ok(Event {
+        tx: when,
+        op,
+        source,
+    })
+}

@@ -1,0 +1,377 @@
+//! Reading a memory file: a line scanner that finds entries, decodes their values,
+//! computes the hash of their canonical bytes, and reports (never hides) what it cannot
+//! read: git conflict markers, torn tails, malformed envelopes.
+
+use super::envelope::Fields;
+use crate::core::chain::{ChainHash, ChainKey};
+
+/// One entry as found in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedEntry {
+    /// The heading text: the key (or, for a Go mem7 entry, the entity).
+    pub key: String,
+    /// 1-based line of the heading.
+    pub line: u32,
+    /// Byte range of the entry (heading through the closing `---` line).
+    pub start: usize,
+    pub end: usize,
+    pub fields: Fields,
+    /// The decoded value; `None` for entries without one (forget).
+    pub value: Option<String>,
+    /// Written by the Go mem7 (no `recorded`, no chain fields).
+    pub legacy: bool,
+    /// `hash(prev ‖ canonical bytes)` computed over what is in the file, with the
+    /// entry's own `prev` (genesis when absent). Equal to `fields.hash` when intact.
+    pub computed: ChainHash,
+}
+
+/// What kind of trouble a file has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// An unresolved git conflict (`<<<<<<<` / `=======` / `>>>>>>>` lines).
+    Conflict,
+    /// An entry that stops before its closing `---` (an interrupted write).
+    Torn,
+    /// An entry whose envelope or value cannot be read.
+    Malformed,
+}
+
+/// A located problem in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub line: u32,
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+/// Everything read from one file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParsedFile {
+    pub entries: Vec<ParsedEntry>,
+    pub problems: Vec<Problem>,
+    /// Whether nothing but blank lines follows the last complete entry.
+    pub clean_tail: bool,
+    /// Number of line feeds in the file (so an appender knows its entry's line number).
+    pub newlines: usize,
+}
+
+struct Line<'a> {
+    start: usize,
+    end: usize,
+    /// Without the line terminator (`\n` or `\r\n`).
+    text: &'a str,
+}
+
+fn lines(text: &str) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for raw in text.split_inclusive('\n') {
+        let end = start + raw.len();
+        let t = raw.strip_suffix('\n').unwrap_or(raw);
+        let t = t.strip_suffix('\r').unwrap_or(t);
+        out.push(Line {
+            start,
+            end,
+            text: t,
+        });
+        start = end;
+    }
+    out
+}
+
+fn is_fence_open(text: &str) -> bool {
+    text.trim_end() == concat!("```", "mem7")
+}
+
+fn is_fence_close(text: &str) -> bool {
+    text.trim_end() == "```"
+}
+
+fn is_terminator(text: &str) -> bool {
+    text.trim_end() == "---"
+}
+
+/// Git's conflict markers: seven `<`, `|`, `=` or `>` at the start of a line, alone or
+/// followed by a space. mem7 never writes such a line (values are block-quoted with `> `).
+pub fn is_conflict_marker(text: &str) -> bool {
+    ["<<<<<<<", "|||||||", "=======", ">>>>>>>"]
+        .iter()
+        .any(|m| {
+            text.strip_prefix(m)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+        })
+}
+
+fn next_nonblank(lines: &[Line<'_>], from: usize) -> usize {
+    let mut j = from;
+    while j < lines.len() && lines[j].text.trim().is_empty() {
+        j += 1;
+    }
+    j
+}
+
+/// Whether an entry starts at line `i`: a `## ` heading whose next non-blank line opens
+/// a ```` ```mem7 ```` block.
+fn entry_starts(lines: &[Line<'_>], i: usize) -> Option<usize> {
+    lines[i].text.strip_prefix("## ")?;
+    let j = next_nonblank(lines, i + 1);
+    (j < lines.len() && is_fence_open(lines[j].text)).then_some(j)
+}
+
+/// Parses one memory file. `key` selects plain or keyed hashing for `computed`.
+pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines = lines(text);
+    let mut out = ParsedFile {
+        newlines: text.bytes().filter(|&b| b == b'\n').count(),
+        ..ParsedFile::default()
+    };
+    let mut last_end_line = 0usize; // index after the last complete entry
+    let mut i = 0;
+    while i < lines.len() {
+        let line_no = (i + 1) as u32;
+        if is_conflict_marker(lines[i].text) {
+            out.problems.push(Problem {
+                line: line_no,
+                kind: ProblemKind::Conflict,
+                message: "unresolved git conflict marker".into(),
+            });
+            i += 1;
+            continue;
+        }
+        let Some(open) = entry_starts(&lines, i) else {
+            i += 1;
+            continue;
+        };
+        let key_text = lines[i].text[3..].trim().to_string();
+        // The envelope runs to the closing fence.
+        let mut close = open + 1;
+        while close < lines.len()
+            && !is_fence_close(lines[close].text)
+            && !is_conflict_marker(lines[close].text)
+        {
+            close += 1;
+        }
+        if close >= lines.len() || !is_fence_close(lines[close].text) {
+            out.problems.push(Problem {
+                line: line_no,
+                kind: ProblemKind::Torn,
+                message: format!(
+                    "entry `{key_text}` ends inside its envelope (an interrupted write?)"
+                ),
+            });
+            i = close.max(i + 1);
+            continue;
+        }
+        // The body runs to the `---` line; a new entry or a conflict first means torn.
+        let mut term = close + 1;
+        let mut found = false;
+        while term < lines.len() {
+            let t = lines[term].text;
+            if is_terminator(t) {
+                found = true;
+                break;
+            }
+            if is_conflict_marker(t) || entry_starts(&lines, term).is_some() {
+                break;
+            }
+            term += 1;
+        }
+        if !found {
+            out.problems.push(Problem {
+                line: line_no,
+                kind: ProblemKind::Torn,
+                message: format!(
+                    "entry `{key_text}` has no closing `---` line (an interrupted write?)"
+                ),
+            });
+            i = term;
+            continue;
+        }
+        match read_entry(&lines, i, open, close, term, key_text, key) {
+            Ok(entry) => out.entries.push(entry),
+            Err(message) => out.problems.push(Problem {
+                line: line_no,
+                kind: ProblemKind::Malformed,
+                message,
+            }),
+        }
+        last_end_line = term + 1;
+        i = term + 1;
+    }
+    out.clean_tail = lines[last_end_line.min(lines.len())..]
+        .iter()
+        .all(|l| l.text.trim().is_empty())
+        && out.problems.iter().all(|p| p.kind != ProblemKind::Torn);
+    out
+}
+
+fn read_entry(
+    lines: &[Line<'_>],
+    head: usize,
+    open: usize,
+    close: usize,
+    term: usize,
+    key_text: String,
+    key: &ChainKey,
+) -> Result<ParsedEntry, String> {
+    let envelope = &lines[open + 1..close];
+    let fields = Fields::parse(envelope.iter().map(|l| l.text))
+        .map_err(|e| format!("entry `{key_text}`: {e}"))?;
+    let legacy = fields.is_legacy();
+
+    // Canonical bytes: every line of the entry, LF-terminated, without the hash line.
+    let prev = match fields.prev.as_deref() {
+        Some(p) => ChainHash::from_hex(p.trim()).unwrap_or(ChainHash::GENESIS),
+        None => ChainHash::GENESIS,
+    };
+    let mut hasher = key.hasher(prev);
+    let mut skipped_hash = false;
+    for (idx, l) in lines[head..=term].iter().enumerate() {
+        let abs = head + idx;
+        if !skipped_hash && abs > open && abs < close && l.text.starts_with("hash:") {
+            skipped_hash = true;
+            continue;
+        }
+        hasher.update(l.text.as_bytes());
+        hasher.update(b"\n");
+    }
+    let computed = ChainHash(*hasher.finalize().as_bytes());
+
+    let body = &lines[close + 1..term];
+    let first = body.iter().position(|l| !l.text.trim().is_empty());
+    let last = body.iter().rposition(|l| !l.text.trim().is_empty());
+    let body: Vec<&str> = match (first, last) {
+        (Some(a), Some(b)) => body[a..=b].iter().map(|l| l.text).collect(),
+        _ => Vec::new(),
+    };
+    let op = fields.op.as_deref().unwrap_or("store");
+    let value = if op == "forget" || op == "delete" || op == "delete_tags" {
+        None
+    } else if legacy {
+        Some(body.join("\n"))
+    } else {
+        Some(
+            decode_value(&body, fields.encoding.as_deref())
+                .map_err(|e| format!("entry `{key_text}`: {e}"))?,
+        )
+    };
+    Ok(ParsedEntry {
+        key: key_text,
+        line: (head + 1) as u32,
+        start: lines[head].start,
+        end: lines[term].end,
+        fields,
+        value,
+        legacy,
+        computed,
+    })
+}
+
+fn unquote(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('>')?;
+    Some(rest.strip_prefix(' ').unwrap_or(rest))
+}
+
+fn decode_value(body: &[&str], encoding: Option<&str>) -> Result<String, String> {
+    match encoding {
+        Some("json") => {
+            let joined: String = body.iter().map(|l| unquote(l).unwrap_or(l)).collect();
+            serde_json::from_str::<String>(&joined).map_err(|e| {
+                format!("the value is marked `encoding: json` but is not a JSON string: {e}")
+            })
+        }
+        None | Some("") | Some("quote") => {
+            if !body.is_empty() && body.iter().all(|l| l.starts_with('>')) {
+                Ok(body
+                    .iter()
+                    .filter_map(|l| unquote(l))
+                    .collect::<Vec<_>>()
+                    .join("\n"))
+            } else {
+                // Hand-written markdown without the quote marks is taken as it stands.
+                Ok(body.join("\n"))
+            }
+        }
+        Some(other) => Err(format!(
+            "unknown value encoding `{other}` (expected json or none)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::time::{TxTime, ValidTime};
+    use crate::format::{EntryDraft, render_entry};
+
+    fn draft(value: &str) -> EntryDraft<'_> {
+        EntryDraft {
+            key: "k",
+            op: "store",
+            valid_from: Some(ValidTime::from_micros(0)),
+            valid_to: None,
+            recorded: TxTime::from_micros(0),
+            agent: "t",
+            tags: &[],
+            secret_allowed: false,
+            value: Some(value),
+        }
+    }
+
+    #[test]
+    fn written_entries_read_back_with_their_hash() {
+        for value in [
+            "",
+            "\n",
+            "plain",
+            "a\n\n## b\n---\n```mem7\n",
+            "x\r\ny",
+            "\u{0}nul",
+            " lead",
+            "trail ",
+        ] {
+            let (text, hash) = render_entry(&draft(value), ChainHash::GENESIS, &ChainKey::Plain);
+            let parsed = parse_file(&text, &ChainKey::Plain);
+            assert!(
+                parsed.problems.is_empty(),
+                "{value:?}: {:?}",
+                parsed.problems
+            );
+            assert_eq!(parsed.entries.len(), 1, "{value:?}");
+            let e = &parsed.entries[0];
+            assert_eq!(e.value.as_deref(), Some(value));
+            assert_eq!(e.computed, hash);
+            assert_eq!(e.fields.hash.as_deref(), Some(hash.to_hex().as_str()));
+            assert!(parsed.clean_tail);
+        }
+    }
+
+    #[test]
+    fn crlf_files_hash_the_same() {
+        let (text, hash) = render_entry(&draft("a\nb"), ChainHash::GENESIS, &ChainKey::Plain);
+        let crlf = text.replace('\n', "\r\n");
+        let parsed = parse_file(&crlf, &ChainKey::Plain);
+        assert_eq!(parsed.entries[0].computed, hash);
+        assert_eq!(parsed.entries[0].value.as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn torn_tail_and_conflicts_are_reported() {
+        let (text, _) = render_entry(&draft("v"), ChainHash::GENESIS, &ChainKey::Plain);
+        let torn = &text[..text.len() - 10];
+        let parsed = parse_file(&format!("{text}\n{torn}"), &ChainKey::Plain);
+        assert_eq!(parsed.entries.len(), 1);
+        assert_eq!(parsed.problems[0].kind, ProblemKind::Torn);
+        assert!(!parsed.clean_tail);
+
+        let conflicted = format!("<<<<<<< HEAD\n{text}=======\n{text}>>>>>>> other\n");
+        let parsed = parse_file(&conflicted, &ChainKey::Plain);
+        assert!(
+            parsed
+                .problems
+                .iter()
+                .any(|p| p.kind == ProblemKind::Conflict && p.line == 1)
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! Rendering entries. The writer is the reference for the canonical form: fields in a
+//! fixed order, one `name: value` per line, the value as a block quote.
+
+use crate::core::ValidEnd;
+use crate::core::chain::{ChainHash, ChainKey};
+use crate::core::time::{TxTime, ValidTime};
+
+/// What goes into one entry.
+#[derive(Clone, Debug)]
+pub struct EntryDraft<'a> {
+    pub key: &'a str,
+    /// `store` or `forget` (later: `seal`).
+    pub op: &'a str,
+    pub valid_from: Option<ValidTime>,
+    pub valid_to: Option<ValidEnd>,
+    pub recorded: TxTime,
+    pub agent: &'a str,
+    pub tags: &'a [String],
+    /// Set when the writer overrode the credential check (`--allow-secret`).
+    pub secret_allowed: bool,
+    /// `None` for an op without a value (forget).
+    pub value: Option<&'a str>,
+}
+
+/// Whether a value must be written as a JSON string rather than block-quoted lines:
+/// carriage returns and other control characters would not survive editors and git's
+/// line-ending normalisation.
+pub fn needs_json(value: &str) -> bool {
+    value
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+}
+
+/// Renders the entry linked to `prev`; returns its text (ending with `---\n`) and hash.
+pub fn render_entry(
+    draft: &EntryDraft<'_>,
+    prev: ChainHash,
+    key: &ChainKey,
+) -> (String, ChainHash) {
+    let mut head = String::with_capacity(256 + draft.value.map_or(0, str::len));
+    head.push_str("## ");
+    head.push_str(draft.key);
+    head.push_str("\n\n```");
+    head.push_str(super::FENCE_INFO);
+    head.push('\n');
+    field(&mut head, "op", draft.op);
+    if let Some(from) = draft.valid_from {
+        field(&mut head, "valid_from", &from.to_rfc3339());
+    }
+    match draft.valid_to {
+        None | Some(ValidEnd::Open) => {}
+        Some(ValidEnd::Infinity) => field(&mut head, "valid_to", "infinity"),
+        Some(ValidEnd::At(t)) => field(&mut head, "valid_to", &t.to_rfc3339()),
+    }
+    field(&mut head, "recorded", &draft.recorded.to_rfc3339());
+    field(&mut head, "agent", draft.agent);
+    if !draft.tags.is_empty() {
+        field(&mut head, "tags", &format!("[{}]", draft.tags.join(", ")));
+    }
+    if draft.secret_allowed {
+        field(&mut head, "secret", "allowed");
+    }
+    let json = draft.value.is_some_and(needs_json);
+    if json {
+        field(&mut head, "encoding", "json");
+    }
+    field(&mut head, "prev", &prev.to_hex());
+
+    let mut tail = String::from("```\n\n");
+    if let Some(value) = draft.value {
+        if json {
+            let quoted = serde_json::to_string(value).unwrap_or_else(|_| "\"\"".into());
+            tail.push_str("> ");
+            tail.push_str(&quoted);
+            tail.push('\n');
+        } else {
+            for line in value.split('\n') {
+                if line.is_empty() {
+                    tail.push_str(">\n");
+                } else {
+                    tail.push_str("> ");
+                    tail.push_str(line);
+                    tail.push('\n');
+                }
+            }
+        }
+        tail.push('\n');
+    }
+    tail.push_str("---\n");
+
+    let mut hasher = key.hasher(prev);
+    hasher.update(head.as_bytes());
+    hasher.update(tail.as_bytes());
+    let hash = ChainHash(*hasher.finalize().as_bytes());
+
+    let mut text = head;
+    field(&mut text, "hash", &hash.to_hex());
+    text.push_str(&tail);
+    (text, hash)
+}
+
+fn field(out: &mut String, name: &str, value: &str) {
+    out.push_str(name);
+    out.push_str(": ");
+    out.push_str(value);
+    out.push('\n');
+}

@@ -1,0 +1,768 @@
+//! The derived index: a SQLite database of every version, rebuilt from the markdown
+//! whenever it is missing, old or disagrees with the files, and caught up incrementally
+//! when entries were only appended.
+//!
+//! Generations: each full rebuild writes a fresh `index-<id>.sqlite` and then swaps the
+//! one-line `CURRENT` file to name it, so readers see the old index or the new one,
+//! never half of one. The index never writes the workspace.
+
+mod schema;
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::core::chain::{ChainHash, ChainKey};
+use crate::core::temporal::{self, Period};
+use crate::core::time::{TxTime, ValidTime};
+use crate::core::{Event, Fold, Op, Source, StoreOp, Version};
+use crate::error::{Error, Result};
+use crate::format::{self, ParsedFile, ProblemKind};
+use crate::store::{FileStat, Workspace};
+
+pub use schema::SCHEMA_VERSION;
+
+const CURRENT: &str = "CURRENT";
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A problem found while reading the workspace, located in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// What bringing the index up to date did.
+#[derive(Clone, Debug, Default)]
+pub struct SyncReport {
+    /// Set when a full rebuild ran, with the reason.
+    pub rebuilt: Option<String>,
+    /// Entries applied incrementally.
+    pub applied: usize,
+    /// Problems in the files that were read.
+    pub warnings: Vec<Warning>,
+}
+
+/// Counts from a full rebuild.
+#[derive(Clone, Debug, Default)]
+pub struct RebuildStats {
+    pub files: usize,
+    pub entries: usize,
+    pub versions: usize,
+    pub warnings: Vec<Warning>,
+}
+
+/// An open index generation.
+pub struct Index {
+    conn: Connection,
+}
+
+/// The fingerprint row of one file.
+#[derive(Clone, Debug)]
+struct FileRow {
+    size: u64,
+    mtime_ns: i64,
+    entries: usize,
+    digest: [u8; 32],
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")
+}
+
+/// The running digest over a file's entries: `d' = blake3(d ‖ entry hash)`.
+fn digest_step(digest: [u8; 32], entry: ChainHash) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(&digest);
+    h.update(&entry.0);
+    *h.finalize().as_bytes()
+}
+
+fn tags_text(tags: &[String]) -> String {
+    if tags.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\u{1f}");
+    for t in tags {
+        s.push_str(&t.replace('\u{1f}', ""));
+        s.push('\u{1f}');
+    }
+    s
+}
+
+fn tags_from_text(text: &str) -> Vec<String> {
+    text.split('\u{1f}')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Reads and parses a memory file; a git conflict stops everything.
+pub fn load_file(ws: &Workspace, name: &str, key: &ChainKey) -> Result<ParsedFile> {
+    let text = ws.read(name)?;
+    let parsed = format::parse_file(&text, key);
+    if let Some(p) = parsed
+        .problems
+        .iter()
+        .find(|p| p.kind == ProblemKind::Conflict)
+    {
+        return Err(Error::Conflict {
+            file: name.to_string(),
+            line: p.line,
+        });
+    }
+    Ok(parsed)
+}
+
+/// Turns a parsed file into events and warnings.
+fn file_events(
+    name: &str,
+    parsed: &ParsedFile,
+    skip: usize,
+    events: &mut Vec<Event>,
+    warnings: &mut Vec<Warning>,
+) {
+    for p in &parsed.problems {
+        warnings.push(Warning {
+            file: name.to_string(),
+            line: p.line,
+            message: p.message.clone(),
+        });
+    }
+    for entry in parsed.entries.iter().skip(skip) {
+        match entry.to_event(name) {
+            Ok(ev) => events.push(ev),
+            Err(message) => warnings.push(Warning {
+                file: name.to_string(),
+                line: entry.line,
+                message: format!("entry `{}` skipped: {message}", entry.key),
+            }),
+        }
+    }
+}
+
+fn file_digest(parsed: &ParsedFile, upto: usize) -> [u8; 32] {
+    parsed.entries[..upto]
+        .iter()
+        .fold([0u8; 32], |d, e| digest_step(d, e.computed))
+}
+
+/// The hash a new entry links to after this file's last entry.
+fn entry_head(entry: &format::ParsedEntry) -> ChainHash {
+    entry
+        .fields
+        .hash
+        .as_deref()
+        .and_then(|h| ChainHash::from_hex(h.trim()))
+        .unwrap_or(entry.computed)
+}
+
+fn event_order(a: &Event, b: &Event) -> std::cmp::Ordering {
+    (a.tx, &a.source.file, a.source.line).cmp(&(b.tx, &b.source.file, b.source.line))
+}
+
+impl Index {
+    /// Opens the current generation, if there is a usable one.
+    pub fn open(dir: &Path) -> Option<Index> {
+        let name = fs::read_to_string(dir.join(CURRENT)).ok()?;
+        let name = name.trim();
+        if name.is_empty() || name.contains('/') || name.contains("..") {
+            return None;
+        }
+        let path = dir.join(name);
+        if !path.is_file() {
+            return None;
+        }
+        let conn = Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .ok()?;
+        configure(&conn).ok()?;
+        let index = Index { conn };
+        match index.meta("schema") {
+            Ok(Some(v)) if v == SCHEMA_VERSION.to_string() => Some(index),
+            _ => None,
+        }
+    }
+
+    fn meta(&self, k: &str) -> rusqlite::Result<Option<String>> {
+        self.conn
+            .query_row("SELECT v FROM meta WHERE k = ?1", [k], |r| r.get(0))
+            .optional()
+    }
+
+    fn files(&self) -> Result<HashMap<String, FileRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name, size, mtime_ns, entries, digest FROM files")?;
+        let rows = stmt.query_map([], |r| {
+            let digest: Vec<u8> = r.get(4)?;
+            let mut d = [0u8; 32];
+            if digest.len() == 32 {
+                d.copy_from_slice(&digest);
+            }
+            Ok((
+                r.get::<_, String>(0)?,
+                FileRow {
+                    size: r.get::<_, i64>(1)? as u64,
+                    mtime_ns: r.get(2)?,
+                    entries: r.get::<_, i64>(3)? as usize,
+                    digest: d,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Whether the index reflects exactly these files (by size and mtime).
+    pub fn is_fresh(&self, scan: &[FileStat]) -> Result<bool> {
+        let files = self.files()?;
+        Ok(files.len() == scan.len()
+            && scan.iter().all(|s| {
+                files
+                    .get(&s.name)
+                    .is_some_and(|f| f.size == s.size && f.mtime_ns == s.mtime_ns)
+            }))
+    }
+
+    /// The latest transaction time applied, if any.
+    pub fn last_tx(&self) -> Result<Option<TxTime>> {
+        Ok(self
+            .meta("last_tx")?
+            .and_then(|v| v.parse().ok())
+            .map(TxTime::from_micros))
+    }
+
+    /// The hash the next entry links to (`prev`).
+    pub fn head(&self) -> Result<ChainHash> {
+        Ok(self
+            .meta("head")?
+            .and_then(|h| ChainHash::from_hex(&h))
+            .unwrap_or(ChainHash::GENESIS))
+    }
+
+    /// Problems recorded by the last fold.
+    pub fn warnings(&self) -> Result<Vec<Warning>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT file, line, message FROM problems ORDER BY file, line")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Warning {
+                file: r.get(0)?,
+                line: r.get(1)?,
+                message: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Full rebuild into a fresh generation, then an atomic swap.
+    pub fn rebuild(ws: &Workspace, key: &ChainKey) -> Result<(Index, RebuildStats)> {
+        let dir = ws.index_dir()?;
+        let scan = ws.scan()?;
+        let name = format!(
+            "index-{}-{}.sqlite",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+            std::process::id()
+        );
+        let path = dir.join(&name);
+        let _ = fs::remove_file(&path);
+        let mut conn = Connection::open(&path)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
+        )?;
+        conn.execute_batch(schema::TABLES)?;
+
+        let mut stats = RebuildStats {
+            files: scan.len(),
+            ..RebuildStats::default()
+        };
+        let mut events = Vec::new();
+        let tx = conn.transaction()?;
+        for file in &scan {
+            let parsed = load_file(ws, &file.name, key)?;
+            stats.entries += parsed.entries.len();
+            file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
+            insert_file_row(&tx, file, &parsed)?;
+        }
+        events.sort_by(event_order);
+        {
+            let mut insert = tx.prepare_cached(INSERT_VERSION)?;
+            let mut fold = Fold::new();
+            let mut result: rusqlite::Result<()> = Ok(());
+            let mut sink = |v: Version| {
+                if result.is_ok() {
+                    result = insert_version(&mut insert, &v).map(|_| ());
+                    stats.versions += 1;
+                }
+            };
+            for ev in &events {
+                if let Some(a) = fold.apply(ev, &mut sink) {
+                    stats.warnings.push(Warning {
+                        file: a.source.file,
+                        line: a.source.line,
+                        message: a.message,
+                    });
+                }
+            }
+            fold.finish(&mut sink);
+            result?;
+        }
+        if let Some(last) = events.last() {
+            set_last(&tx, last)?;
+        }
+        set_meta(&tx, "schema", &SCHEMA_VERSION.to_string())?;
+        insert_problems(&tx, &stats.warnings)?;
+        refresh_head(&tx)?;
+        tx.commit()?;
+        conn.execute_batch(schema::INDEXES)?;
+        conn.execute_batch("PRAGMA journal_mode = WAL;")?;
+        drop(conn);
+        if let Ok(f) = fs::File::open(&path) {
+            f.sync_all().map_err(|e| Error::io(&path, e))?;
+        }
+        swap_current(&dir, &name)?;
+        let index = Index::open(&dir).ok_or_else(|| {
+            Error::input(
+                format!(
+                    "the rebuilt index at {} could not be opened",
+                    path.display()
+                ),
+                "check that the workspace's .mem7/ directory is writable",
+            )
+        })?;
+        Ok((index, stats))
+    }
+
+    /// Applies appended entries; `Ok(Err(reason))` when only a rebuild can help.
+    pub fn catch_up(
+        &mut self,
+        ws: &Workspace,
+        key: &ChainKey,
+        scan: &[FileStat],
+    ) -> Result<std::result::Result<SyncReport, String>> {
+        let stored = self.files()?;
+        if let Some(gone) = stored.keys().find(|n| !scan.iter().any(|s| &s.name == *n)) {
+            return Ok(Err(format!("{gone} was removed")));
+        }
+        let mut report = SyncReport::default();
+        let mut events = Vec::new();
+        let mut changed = Vec::new();
+        for file in scan {
+            let row = stored.get(&file.name);
+            if row.is_some_and(|r| r.size == file.size && r.mtime_ns == file.mtime_ns) {
+                continue;
+            }
+            let parsed = load_file(ws, &file.name, key)?;
+            let known = row.map_or(0, |r| r.entries);
+            if parsed.entries.len() < known {
+                return Ok(Err(format!("{} lost entries", file.name)));
+            }
+            if let Some(r) = row {
+                if file_digest(&parsed, known) != r.digest {
+                    return Ok(Err(format!("{} was edited", file.name)));
+                }
+            }
+            file_events(
+                &file.name,
+                &parsed,
+                known,
+                &mut events,
+                &mut report.warnings,
+            );
+            changed.push((file.clone(), parsed));
+        }
+        events.sort_by(event_order);
+        if let (Some(first), Some(last_tx)) = (events.first(), self.last_tx()?) {
+            let last_file = self.meta("last_file")?.unwrap_or_default();
+            let last_line: u32 = self
+                .meta("last_line")?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            if (first.tx, &first.source.file, first.source.line) <= (last_tx, &last_file, last_line)
+            {
+                return Ok(Err(format!(
+                    "{}:{} was recorded before entries already indexed (a merge?)",
+                    first.source.file, first.source.line
+                )));
+            }
+        }
+        let tx = self.conn.transaction()?;
+        for ev in &events {
+            if let Some(w) = apply_event(&tx, ev)? {
+                report.warnings.push(w);
+            }
+            report.applied += 1;
+        }
+        if let Some(last) = events.last() {
+            set_last(&tx, last)?;
+        }
+        for (file, parsed) in &changed {
+            tx.execute("DELETE FROM problems WHERE file = ?1", [&file.name])?;
+            insert_file_row(&tx, file, parsed)?;
+        }
+        refresh_head(&tx)?;
+        insert_problems(&tx, &report.warnings)?;
+        tx.commit()?;
+        Ok(Ok(report))
+    }
+
+    /// Records an entry this process just appended: applies its event and advances the
+    /// file's fingerprint without re-reading the file.
+    pub fn record_append(
+        &mut self,
+        event: &Event,
+        file: &FileStat,
+        entry_hash: ChainHash,
+        added_newlines: usize,
+    ) -> Result<Option<Warning>> {
+        let tx = self.conn.transaction()?;
+        let warning = apply_event(&tx, event)?;
+        set_last(&tx, event)?;
+        let row: Option<(i64, Vec<u8>, i64)> = tx
+            .query_row(
+                "SELECT entries, digest, newlines FROM files WHERE name = ?1",
+                [&file.name],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let (entries, digest, newlines) = match row {
+            Some((n, d, l)) if d.len() == 32 => {
+                let mut a = [0u8; 32];
+                a.copy_from_slice(&d);
+                (n as usize, a, l as usize)
+            }
+            _ => (0, [0u8; 32], 0),
+        };
+        tx.execute(
+            "INSERT OR REPLACE INTO files (name, size, mtime_ns, entries, digest, head, newlines)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                file.name,
+                file.size as i64,
+                file.mtime_ns,
+                (entries + 1) as i64,
+                digest_step(digest, entry_hash).to_vec(),
+                entry_hash.to_hex(),
+                (newlines + added_newlines) as i64
+            ],
+        )?;
+        refresh_head(&tx)?;
+        tx.commit()?;
+        Ok(warning)
+    }
+
+    /// How many line feeds the index has seen in `file` (0 for an unknown file).
+    pub fn file_newlines(&self, file: &str) -> Result<usize> {
+        let n: Option<i64> = self
+            .conn
+            .query_row("SELECT newlines FROM files WHERE name = ?1", [file], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(n.unwrap_or(0) as usize)
+    }
+
+    /// Versions of `key` believed now (transaction time still open).
+    pub fn believed(&self, key: &str) -> Result<Vec<Version>> {
+        self.query(
+            "SELECT * FROM versions WHERE key = ?1 AND tx_to = ?2 ORDER BY valid_from",
+            params![key, i64::MAX],
+        )
+    }
+
+    /// The version(s) of `key` matching (`valid_at`, `as_of`).
+    pub fn recall(&self, key: &str, valid_at: ValidTime, as_of: TxTime) -> Result<Vec<Version>> {
+        self.query(
+            "SELECT * FROM versions WHERE key = ?1 AND tx_to > ?3 AND tx_from <= ?3
+               AND valid_from <= ?2 AND valid_to > ?2 ORDER BY valid_from, id",
+            params![key, valid_at.micros(), as_of.micros()],
+        )
+    }
+
+    /// Every version of `key` ever recorded (or believed at `as_of`), in transaction order.
+    pub fn history(&self, key: &str, as_of: Option<TxTime>) -> Result<Vec<Version>> {
+        match as_of {
+            None => self.query(
+                "SELECT * FROM versions WHERE key = ?1 ORDER BY tx_from, valid_from, id",
+                params![key],
+            ),
+            Some(t) => self.query(
+                "SELECT * FROM versions WHERE key = ?1 AND tx_from <= ?2 AND tx_to > ?2
+                   ORDER BY tx_from, valid_from, id",
+                params![key, t.micros()],
+            ),
+        }
+    }
+
+    /// Matching versions of every key, optionally under a prefix and carrying all `tags`.
+    pub fn list(
+        &self,
+        prefix: Option<&str>,
+        tags: &[String],
+        valid_at: ValidTime,
+        as_of: TxTime,
+    ) -> Result<Vec<Version>> {
+        let mut sql = String::from(
+            "SELECT * FROM versions WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2",
+        );
+        let mut args: Vec<rusqlite::types::Value> =
+            vec![as_of.micros().into(), valid_at.micros().into()];
+        if let Some(p) = prefix.filter(|p| !p.is_empty()) {
+            args.push(p.to_string().into());
+            sql.push_str(&format!(
+                " AND substr(key, 1, length(?{n})) = ?{n}",
+                n = args.len()
+            ));
+        }
+        for t in tags {
+            args.push(format!("\u{1f}{t}\u{1f}").into());
+            sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
+        }
+        sql.push_str(" ORDER BY key, valid_from, id");
+        self.query(&sql, rusqlite::params_from_iter(args))
+    }
+
+    /// Every version in the index (for consistency checks).
+    pub fn all_versions(&self) -> Result<Vec<Version>> {
+        self.query(
+            "SELECT * FROM versions ORDER BY key, tx_from, valid_from, id",
+            [],
+        )
+    }
+
+    fn query(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Version>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(args, row_version)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+const INSERT_VERSION: &str = "INSERT INTO versions
+    (key, value, tags, agent, valid_from, valid_to, tx_from, tx_to, file, line, hash)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+
+fn insert_version(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    v: &Version,
+) -> rusqlite::Result<usize> {
+    stmt.execute(params![
+        v.key,
+        v.value,
+        tags_text(&v.tags),
+        v.agent,
+        v.valid_from.micros(),
+        v.valid_to.micros(),
+        v.tx_from.micros(),
+        v.tx_to.micros(),
+        v.source.file,
+        v.source.line,
+        v.source.hash,
+    ])
+}
+
+fn row_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
+    Ok(Version {
+        key: r.get("key")?,
+        value: r.get("value")?,
+        tags: tags_from_text(&r.get::<_, String>("tags")?),
+        agent: r.get("agent")?,
+        valid_from: ValidTime::from_micros(r.get("valid_from")?),
+        valid_to: ValidTime::from_micros(r.get("valid_to")?),
+        tx_from: TxTime::from_micros(r.get("tx_from")?),
+        tx_to: TxTime::from_micros(r.get("tx_to")?),
+        source: Source {
+            file: r.get("file")?,
+            line: r.get("line")?,
+            hash: r.get("hash")?,
+        },
+    })
+}
+
+fn set_meta(tx: &Transaction<'_>, k: &str, v: &str) -> rusqlite::Result<()> {
+    tx.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?1, ?2)", [k, v])?;
+    Ok(())
+}
+
+fn set_last(tx: &Transaction<'_>, ev: &Event) -> rusqlite::Result<()> {
+    set_meta(tx, "last_tx", &ev.tx.micros().to_string())?;
+    set_meta(tx, "last_file", &ev.source.file)?;
+    set_meta(tx, "last_line", &ev.source.line.to_string())
+}
+
+fn insert_file_row(
+    tx: &Transaction<'_>,
+    file: &FileStat,
+    parsed: &ParsedFile,
+) -> rusqlite::Result<()> {
+    let head = parsed
+        .entries
+        .last()
+        .map(entry_head)
+        .unwrap_or(ChainHash::GENESIS);
+    tx.execute(
+        "INSERT OR REPLACE INTO files (name, size, mtime_ns, entries, digest, head, newlines)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            file.name,
+            file.size as i64,
+            file.mtime_ns,
+            parsed.entries.len() as i64,
+            file_digest(parsed, parsed.entries.len()).to_vec(),
+            head.to_hex(),
+            parsed.newlines as i64
+        ],
+    )?;
+    Ok(())
+}
+
+/// The chain head: the last entry of the last file (by name) that has entries.
+fn refresh_head(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let head: Option<String> = tx
+        .query_row(
+            "SELECT head FROM files WHERE entries > 0 ORDER BY name DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    set_meta(
+        tx,
+        "head",
+        &head.unwrap_or_else(|| ChainHash::GENESIS.to_hex()),
+    )
+}
+
+fn insert_problems(tx: &Transaction<'_>, warnings: &[Warning]) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO problems (file, line, kind, message) VALUES (?1, ?2, '', ?3)",
+    )?;
+    for w in warnings {
+        stmt.execute(params![w.file, w.line, w.message])?;
+    }
+    Ok(())
+}
+
+fn believed_in(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<Vec<(i64, Version)>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT * FROM versions WHERE key = ?1 AND tx_to = ?2 ORDER BY valid_from, id",
+    )?;
+    let rows = stmt.query_map(params![key, i64::MAX], |r| {
+        Ok((r.get("id")?, row_version(r)?))
+    })?;
+    rows.collect()
+}
+
+fn close_version(tx: &Transaction<'_>, id: i64, at: TxTime) -> rusqlite::Result<()> {
+    tx.prepare_cached("UPDATE versions SET tx_to = ?2 WHERE id = ?1")?
+        .execute(params![id, at.micros()])?;
+    Ok(())
+}
+
+/// Applies one event to the version table with the same rules as the in-memory fold.
+fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<Warning>> {
+    match &ev.op {
+        Op::Store(op) => {
+            let believed = believed_in(tx, &op.key)?;
+            let periods: Vec<Period> = believed.iter().map(|(_, v)| v.period()).collect();
+            let plan = match temporal::plan_store(&periods, op.valid_from, op.valid_to) {
+                Ok(p) => p,
+                Err(e) => {
+                    return Ok(Some(Warning {
+                        file: ev.source.file.clone(),
+                        line: ev.source.line,
+                        message: format!("ignored: {e}"),
+                    }));
+                }
+            };
+            let mut insert = tx.prepare_cached(INSERT_VERSION)?;
+            for &(i, period) in &plan.remnants {
+                let mut r = believed[i].1.clone();
+                r.valid_from = period.from;
+                r.valid_to = period.to;
+                r.tx_from = ev.tx;
+                r.tx_to = TxTime::INFINITY;
+                insert_version(&mut insert, &r)?;
+            }
+            insert_version(&mut insert, &new_version(op, plan.new, ev))?;
+            for &i in &plan.close {
+                close_version(tx, believed[i].0, ev.tx)?;
+            }
+        }
+        Op::Forget { key } => {
+            tx.prepare_cached("UPDATE versions SET tx_to = ?2 WHERE key = ?1 AND tx_to = ?3")?
+                .execute(params![key, ev.tx.micros(), i64::MAX])?;
+        }
+        Op::ForgetTagged { tags } => {
+            let mut sql = String::from("UPDATE versions SET tx_to = ?1 WHERE tx_to = ?2");
+            let mut args: Vec<rusqlite::types::Value> =
+                vec![ev.tx.micros().into(), i64::MAX.into()];
+            for t in tags {
+                args.push(format!("\u{1f}{t}\u{1f}").into());
+                sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
+            }
+            if !tags.is_empty() {
+                tx.execute(&sql, rusqlite::params_from_iter(args))?;
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn new_version(op: &StoreOp, period: Period, ev: &Event) -> Version {
+    Version {
+        key: op.key.clone(),
+        value: op.value.clone(),
+        tags: op.tags.clone(),
+        agent: op.agent.clone(),
+        valid_from: period.from,
+        valid_to: period.to,
+        tx_from: ev.tx,
+        tx_to: TxTime::INFINITY,
+        source: ev.source.clone(),
+    }
+}
+
+/// Points `CURRENT` at `name` atomically, then removes older generations.
+fn swap_current(dir: &Path, name: &str) -> Result<()> {
+    let tmp = dir.join(format!("{CURRENT}.{}.tmp", std::process::id()));
+    let target = dir.join(CURRENT);
+    {
+        use std::io::Write;
+        let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(format!("{name}\n").as_bytes())
+            .and_then(|_| f.sync_all())
+            .map_err(|e| Error::io(&tmp, e))?;
+    }
+    fs::rename(&tmp, &target).map_err(|e| Error::io(&target, e))?;
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    remove_old_generations(dir, name);
+    Ok(())
+}
+
+fn remove_old_generations(dir: &Path, keep: &str) {
+    let Ok(read) = fs::read_dir(dir) else { return };
+    for item in read.flatten() {
+        let n = item.file_name();
+        let Some(n) = n.to_str() else { continue };
+        if n.starts_with("index-") && !n.starts_with(keep) {
+            let _ = fs::remove_file(item.path());
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The SQLite schema of the derived index. Bumping `SCHEMA_VERSION` makes every older
+//! index rebuild itself from the markdown on the next start.
+
+/// Version of the layout below.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Tables, created empty before a rebuild fills them.
+pub const TABLES: &str = "
+CREATE TABLE meta (
+    k TEXT PRIMARY KEY,
+    v TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- One row per memory file: the cheap fingerprint (size, mtime) and, to tell an append
+-- from an edit, how many entries were folded and a running digest over their hashes.
+CREATE TABLE files (
+    name     TEXT PRIMARY KEY,
+    size     INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    entries  INTEGER NOT NULL,
+    digest   BLOB NOT NULL,
+    head     TEXT NOT NULL,
+    newlines INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Every version with its four clocks. Open ends are i64::MAX, so period tests are
+-- plain comparisons. Tags are stored as \\x1f-delimited text: \\x1f tag \\x1f tag \\x1f.
+CREATE TABLE versions (
+    id         INTEGER PRIMARY KEY,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    tags       TEXT NOT NULL,
+    agent      TEXT NOT NULL,
+    valid_from INTEGER NOT NULL,
+    valid_to   INTEGER NOT NULL,
+    tx_from    INTEGER NOT NULL,
+    tx_to      INTEGER NOT NULL,
+    file       TEXT NOT NULL,
+    line       INTEGER NOT NULL,
+    hash       TEXT NOT NULL
+);
+
+-- What the last fold could not read (torn tails, malformed entries).
+CREATE TABLE problems (
+    file    TEXT NOT NULL,
+    line    INTEGER NOT NULL,
+    kind    TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+";
+
+/// Indexes, created after a rebuild's bulk insert (faster than maintaining them row by row).
+pub const INDEXES: &str = "
+CREATE INDEX versions_by_key ON versions (key, tx_to, valid_from);
+CREATE INDEX versions_by_tx ON versions (tx_from);
+";

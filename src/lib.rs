@@ -1,0 +1,17 @@
+//! mem7: a bi-temporal memory for AI coding agents and their people.
+//!
+//! Facts are appended as hash-chained entries to markdown files in a git-friendly
+//! workspace (the source of truth); a disposable SQLite index answers `valid_at` /
+//! `as_of` queries. See `docs/architecture.md` for the map of this crate.
+
+pub mod cli;
+pub mod config;
+pub mod core;
+pub mod engine;
+pub mod error;
+pub mod format;
+pub mod index;
+pub mod store;
+mod yaml;
+
+pub use error::{Error, Result};

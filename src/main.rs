@@ -1,0 +1,5 @@
+//! The `mem7` binary: everything happens in the library.
+
+fn main() -> std::process::ExitCode {
+    mem7::cli::run()
+}

@@ -1,0 +1,279 @@
+//! The workspace on disk: finding it, creating it, listing memory files, the writers'
+//! lock, and crash-safe appends. Knows nothing about the index.
+
+mod lock;
+
+pub use lock::WorkspaceLock;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// The name of the settings file that marks a workspace.
+pub const CONFIG_FILE: &str = "mem7.yaml";
+/// Where entries live, relative to the workspace.
+pub const MEMORY_DIR: &str = "memory";
+/// The derived index directory.
+pub const INDEX_DIR: &str = ".mem7";
+
+/// The files `mem7 init` writes, from the repository's `workspace-template/`.
+const TEMPLATE: &[(&str, &str)] = &[
+    (
+        CONFIG_FILE,
+        include_str!("../../workspace-template/mem7.yaml"),
+    ),
+    (
+        "README.md",
+        include_str!("../../workspace-template/README.md"),
+    ),
+    (
+        ".gitattributes",
+        include_str!("../../workspace-template/.gitattributes"),
+    ),
+    (
+        ".gitignore",
+        include_str!("../../workspace-template/.gitignore"),
+    ),
+    ("memory/.gitkeep", ""),
+];
+
+/// An opened workspace.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    config: Config,
+}
+
+/// Size and modification time of a memory file: the cheap fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileStat {
+    /// Relative, `/`-separated: `memory/2026-02-15.md`.
+    pub name: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+/// The result of an append.
+#[derive(Clone, Debug)]
+pub struct Appended {
+    /// The file's fingerprint after the append.
+    pub stat: FileStat,
+    /// Line feeds written before the entry to start it after a blank line.
+    pub separator_newlines: usize,
+}
+
+/// Whether `dir` is a workspace: it has `mem7.yaml`, or (Go mem7 layout) a `memory/` dir.
+pub fn is_workspace(dir: &Path) -> bool {
+    dir.join(CONFIG_FILE).is_file() || dir.join(MEMORY_DIR).is_dir()
+}
+
+/// What `init` did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum InitOutcome {
+    Created,
+    AlreadyWorkspace,
+}
+
+/// Creates a workspace in `dir` (which may exist, if empty of mem7 files).
+pub fn init(dir: &Path) -> Result<InitOutcome> {
+    if is_workspace(dir) {
+        return Ok(InitOutcome::AlreadyWorkspace);
+    }
+    for (name, _) in TEMPLATE {
+        let path = dir.join(name);
+        if path.exists() {
+            return Err(Error::input(
+                format!(
+                    "{} already exists; mem7 init does not overwrite files",
+                    path.display()
+                ),
+                "choose an empty directory, or move the file away first",
+            ));
+        }
+    }
+    fs::create_dir_all(dir.join(MEMORY_DIR)).map_err(|e| Error::io(dir, e))?;
+    for (name, content) in TEMPLATE {
+        let path = dir.join(name);
+        fs::write(&path, content).map_err(|e| Error::io(&path, e))?;
+    }
+    Ok(InitOutcome::Created)
+}
+
+impl Workspace {
+    /// Opens the workspace at `root`.
+    pub fn open(root: &Path) -> Result<Workspace> {
+        if !is_workspace(root) {
+            return Err(Error::NoWorkspace {
+                path: root.to_path_buf(),
+            });
+        }
+        let config_path = root.join(CONFIG_FILE);
+        let config = match fs::read_to_string(&config_path) {
+            Ok(text) => Config::parse(&text).map_err(|e| {
+                Error::input(
+                    format!("{}: {e}", config_path.display()),
+                    "fix the YAML in mem7.yaml (every setting is optional; an empty file is fine)",
+                )
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(e) => return Err(Error::io(config_path, e)),
+        };
+        Ok(Workspace {
+            root: root.to_path_buf(),
+            config,
+        })
+    }
+
+    /// The workspace directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Settings from `mem7.yaml`.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The derived index directory (created on demand).
+    pub fn index_dir(&self) -> Result<PathBuf> {
+        let dir = self.root.join(INDEX_DIR);
+        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(dir)
+    }
+
+    /// Takes the writers' lock (blocking until other writers finish).
+    pub fn lock(&self) -> Result<WorkspaceLock> {
+        WorkspaceLock::acquire(&self.index_dir()?.join("lock"))
+    }
+
+    /// Absolute path of a workspace-relative name.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Every `memory/*.md` file, sorted by name, with its fingerprint.
+    pub fn scan(&self) -> Result<Vec<FileStat>> {
+        let dir = self.root.join(MEMORY_DIR);
+        let read = match fs::read_dir(&dir) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        let mut out = Vec::new();
+        for item in read {
+            let item = item.map_err(|e| Error::io(&dir, e))?;
+            let file_name = item.file_name();
+            let Some(name) = file_name.to_str() else {
+                continue;
+            };
+            if !name.ends_with(".md") || name.starts_with('.') {
+                continue;
+            }
+            let meta = item.metadata().map_err(|e| Error::io(item.path(), e))?;
+            if !meta.is_file() {
+                continue;
+            }
+            out.push(FileStat {
+                name: format!("{MEMORY_DIR}/{name}"),
+                size: meta.len(),
+                mtime_ns: mtime_ns(&meta),
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    /// Reads a memory file as text.
+    pub fn read(&self, name: &str) -> Result<String> {
+        let path = self.path(name);
+        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        String::from_utf8(bytes).map_err(|e| {
+            Error::input(
+                format!(
+                    "{}: not valid UTF-8 (byte {})",
+                    path.display(),
+                    e.utf8_error().valid_up_to()
+                ),
+                "memory files are UTF-8 markdown; restore the file from git",
+            )
+        })
+    }
+
+    /// The memory file for the UTC day `day` (`YYYY-MM-DD`).
+    pub fn day_file(day: &str) -> String {
+        format!("{MEMORY_DIR}/{day}.md")
+    }
+
+    /// Appends `entry` to the file `name` and makes it durable before returning.
+    ///
+    /// The entry always starts on a fresh line after a blank one, whatever the file ended
+    /// with (a torn tail, a hand edit without a final newline).
+    pub fn append(&self, name: &str, entry: &str) -> Result<Appended> {
+        let path = self.path(name);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let created = !path.exists();
+        if created {
+            fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        let sep = separator(&mut file).map_err(|e| Error::io(&path, e))?;
+        let mut bytes = Vec::with_capacity(sep.len() + entry.len() + 1);
+        bytes.extend_from_slice(sep.as_bytes());
+        bytes.extend_from_slice(entry.as_bytes());
+        bytes.push(b'\n');
+        file.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+        file.sync_data().map_err(|e| Error::io(&path, e))?;
+        if created {
+            // Make the new directory entry durable too.
+            if let Ok(d) = File::open(&dir) {
+                let _ = d.sync_all();
+            }
+        }
+        let meta = file.metadata().map_err(|e| Error::io(&path, e))?;
+        Ok(Appended {
+            stat: FileStat {
+                name: name.to_string(),
+                size: meta.len(),
+                mtime_ns: mtime_ns(&meta),
+            },
+            separator_newlines: sep.len(),
+        })
+    }
+}
+
+/// What must precede a new entry so that it starts after a blank line.
+fn separator(file: &mut File) -> std::io::Result<&'static str> {
+    let len = file.seek(SeekFrom::End(0))?;
+    if len == 0 {
+        return Ok("");
+    }
+    let take = len.min(2);
+    file.seek(SeekFrom::Start(len - take))?;
+    let mut tail = [0u8; 2];
+    file.read_exact(&mut tail[..take as usize])?;
+    let tail = &tail[..take as usize];
+    Ok(if tail.ends_with(b"\n\n") || (take == 1 && tail == b"\n") {
+        ""
+    } else if tail.ends_with(b"\n") {
+        "\n"
+    } else {
+        "\n\n"
+    })
+}
+
+/// Modification time in nanoseconds since the epoch (0 when unknown).
+pub fn mtime_ns(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
