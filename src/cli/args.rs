@@ -103,6 +103,7 @@ pub struct StoreArgs {
     /// The key: one word of letters, digits and _ - . : / @ + (at most 200 bytes).
     pub key: String,
     /// The value (markdown text); `-` reads it from standard input.
+    #[arg(allow_hyphen_values = true)]
     pub value: String,
     #[arg(long, value_name = "T", help = format!("When the fact started to hold (default: now): {TIME_HELP}"))]
     pub valid_from: Option<String>,

@@ -1,0 +1,739 @@
+//! End-to-end tests of the `mem7` binary: real files, real SQLite, real processes.
+
+mod common;
+
+use common::Sandbox;
+use serde_json::Value;
+
+const T1: &str = "2026-02-15T00:00:00Z";
+const T2: &str = "2026-03-20T00:00:00Z";
+const T3: &str = "2026-04-12T00:00:00Z";
+const NOW: &str = "2026-04-12T12:00:00Z";
+
+fn worked_example() -> Sandbox {
+    let s = Sandbox::new();
+    s.ok(&["store", "event7:host", "Railway"], Some(T1));
+    s.ok(&["store", "event7:host", "Cloudflare"], Some(T2));
+    s.ok(
+        &[
+            "store",
+            "event7:host",
+            "local only",
+            "--valid-from",
+            "2026-04-05",
+        ],
+        Some(T3),
+    );
+    s
+}
+
+fn recall_values(s: &Sandbox, args: &[&str]) -> Vec<String> {
+    let mut full = vec!["recall", "event7:host", "--json"];
+    full.extend_from_slice(args);
+    let r = s.ok(&full, Some(NOW));
+    r.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn worked_example_answers_the_four_questions() {
+    let s = worked_example();
+    assert_eq!(
+        recall_values(&s, &["--valid-at", "2026-04-10", "--as-of", "2026-04-11"]),
+        ["Cloudflare"]
+    );
+    assert_eq!(
+        recall_values(&s, &["--valid-at", "2026-04-10"]),
+        ["local only"]
+    );
+    assert_eq!(
+        recall_values(&s, &["--valid-at", "2026-03-01"]),
+        ["Railway"]
+    );
+    assert!(recall_values(&s, &["--valid-at", "2026-02-01"]).is_empty());
+}
+
+#[test]
+fn recall_json_carries_the_contract_fields() {
+    let s = worked_example();
+    let r = s.ok(
+        &[
+            "recall",
+            "event7:host",
+            "--valid-at",
+            "2026-03-25",
+            "--json",
+        ],
+        Some(NOW),
+    );
+    let v = &r.json()[0];
+    assert_eq!(v["key"], "event7:host");
+    assert_eq!(v["value"], "Cloudflare");
+    assert_eq!(v["valid_from"], "2026-03-20T00:00:00Z");
+    assert_eq!(v["valid_to"], "2026-04-05T00:00:00Z");
+    assert_eq!(v["tx_from"], "2026-04-12T00:00:00Z");
+    assert_eq!(v["tx_to"], Value::Null);
+    assert_eq!(v["tags"], serde_json::json!([]));
+    assert_eq!(v["agent"], "tester");
+    assert_eq!(v["file"], "memory/2026-03-20.md");
+    assert_eq!(v["line"], 1);
+    // The open version has null valid_to.
+    let r = s.ok(&["recall", "event7:host", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["valid_to"], Value::Null);
+}
+
+#[test]
+fn human_output_shows_the_valid_line() {
+    let s = worked_example();
+    let r = s.ok(
+        &["recall", "event7:host", "--valid-at", "2026-03-01"],
+        Some(NOW),
+    );
+    assert!(r.stdout.contains("event7:host = Railway"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("Valid: 2026-02-15T00:00:00Z → 2026-03-20T00:00:00Z"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn history_lists_every_version_with_its_source() {
+    let s = worked_example();
+    let r = s.ok(&["history", "event7:host", "--json"], Some(NOW));
+    let versions = r.json();
+    let rows: Vec<(
+        String,
+        Option<String>,
+        Option<String>,
+        String,
+        Option<String>,
+    )> = versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["value"].as_str().unwrap().to_string(),
+                v["valid_to"].as_str().map(str::to_string),
+                v["tx_to"].as_str().map(str::to_string),
+                v["tx_from"].as_str().unwrap().to_string(),
+                v["file"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    // Railway [02-15, ∞) believed until 03-20; its remnant [02-15, 03-20) from 03-20 on;
+    // Cloudflare [03-20, ∞) until 04-12, its remnant [03-20, 04-05) from 04-12; local only.
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    assert_eq!(rows[0].0, "Railway");
+    assert_eq!(rows[0].2.as_deref(), Some(T2));
+    assert_eq!(rows[1].0, "Railway");
+    assert_eq!(rows[1].1.as_deref(), Some(T2));
+    assert_eq!(rows[1].4.as_deref(), Some("memory/2026-02-15.md"));
+    assert!(
+        rows.iter()
+            .any(|r| r.0 == "local only" && r.2.is_none() && r.1.is_none())
+    );
+    // as_of restricts to what was believed then.
+    let r = s.ok(
+        &["history", "event7:host", "--as-of", "2026-04-11", "--json"],
+        Some(NOW),
+    );
+    let json = r.json();
+    let values: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["Railway", "Cloudflare"]);
+}
+
+#[test]
+fn empty_results_are_empty_arrays_with_exit_zero() {
+    let s = Sandbox::new();
+    for args in [
+        vec!["recall", "nothing:here", "--json"],
+        vec!["history", "nothing:here", "--json"],
+        vec!["list", "--json"],
+    ] {
+        let r = s.run(&args, Some(NOW));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_eq!(r.json(), serde_json::json!([]), "{args:?}");
+    }
+}
+
+#[test]
+fn confirmation_writes_nothing_but_explicit_periods_always_apply() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some(T1));
+    let before = s.snapshot();
+    let r = s.ok(&["store", "k", "v"], Some(T2));
+    assert!(r.stdout.starts_with("unchanged"), "{}", r.stdout);
+    assert_eq!(s.snapshot(), before, "a confirmation must not write");
+    let r = s.ok(&["store", "k", "v", "--json"], Some(T2));
+    assert_eq!(r.json()["status"], "unchanged");
+    // Same value with an explicit valid_from is a statement about a start: applied.
+    let r = s.ok(
+        &["store", "k", "v", "--valid-from", "2026-03-01", "--json"],
+        Some(T3),
+    );
+    assert_eq!(r.json()["status"], "stored");
+    assert_ne!(s.snapshot(), before);
+}
+
+#[test]
+fn open_ended_late_write_fills_history_without_overwriting() {
+    let s = Sandbox::new();
+    s.ok(
+        &["store", "k", "new", "--valid-from", "2026-03-01"],
+        Some(T2),
+    );
+    s.ok(
+        &["store", "k", "old", "--valid-from", "2026-01-01"],
+        Some(T3),
+    );
+    let r = s.ok(
+        &["recall", "k", "--valid-at", "2026-02-01", "--json"],
+        Some(NOW),
+    );
+    assert_eq!(r.json()[0]["value"], "old");
+    assert_eq!(r.json()[0]["valid_to"], "2026-03-01T00:00:00Z");
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "new");
+    // infinity overrides the later change.
+    s.ok(
+        &[
+            "store",
+            "k",
+            "forever",
+            "--valid-from",
+            "2026-01-15",
+            "--valid-to",
+            "infinity",
+        ],
+        Some(NOW),
+    );
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "forever");
+}
+
+#[test]
+fn explicit_window_keeps_both_sides() {
+    let s = Sandbox::new();
+    s.ok(
+        &["store", "k", "base", "--valid-from", "2026-01-01"],
+        Some(T1),
+    );
+    s.ok(
+        &[
+            "store",
+            "k",
+            "window",
+            "--valid-from",
+            "2026-02-01",
+            "--valid-to",
+            "2026-02-10",
+        ],
+        Some(T2),
+    );
+    for (at, want) in [
+        ("2026-01-15", "base"),
+        ("2026-02-05", "window"),
+        ("2026-02-10", "base"),
+    ] {
+        let r = s.ok(&["recall", "k", "--valid-at", at, "--json"], Some(NOW));
+        assert_eq!(r.json()[0]["value"], want, "at {at}");
+    }
+}
+
+#[test]
+fn forget_stops_belief_but_keeps_the_past() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v", "--tag", "infra"], Some(T1));
+    let r = s.ok(&["forget", "k"], Some(T2));
+    assert!(r.stdout.contains("forgot k"), "{}", r.stdout);
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json(), serde_json::json!([]));
+    let r = s.ok(
+        &["recall", "k", "--as-of", "2026-03-01", "--json"],
+        Some(NOW),
+    );
+    assert_eq!(r.json()[0]["value"], "v");
+    // Forgetting again writes nothing.
+    let before = s.snapshot();
+    let r = s.ok(&["forget", "k"], Some(T3));
+    assert!(r.stdout.contains("nothing to forget"));
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn list_filters_by_prefix_and_tag() {
+    let s = Sandbox::new();
+    s.ok(&["store", "proj:a", "1", "--tag", "x"], Some(T1));
+    s.ok(
+        &["store", "proj:b", "2", "--tag", "x", "--tag", "y"],
+        Some(T1),
+    );
+    s.ok(&["store", "other", "3", "--tag", "y"], Some(T1));
+    let keys = |args: &[&str]| -> Vec<String> {
+        let mut full = vec!["list", "--json"];
+        full.extend_from_slice(args);
+        s.ok(&full, Some(NOW))
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(keys(&[]), ["other", "proj:a", "proj:b"]);
+    assert_eq!(keys(&["--prefix", "proj:"]), ["proj:a", "proj:b"]);
+    assert_eq!(keys(&["--tag", "y"]), ["other", "proj:b"]);
+    assert_eq!(keys(&["--tag", "x", "--tag", "y"]), ["proj:b"]);
+    assert!(keys(&["--valid-at", "2026-01-01"]).is_empty());
+}
+
+#[test]
+fn transaction_time_is_monotonic_under_a_fixed_clock() {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "1"], Some(T1));
+    s.ok(&["store", "b", "2"], Some(T1));
+    s.ok(&["store", "c", "3"], Some("2026-01-01T00:00:00Z")); // a clock that went back
+    let r = s.ok(&["list", "--json"], Some(NOW));
+    let tx: Vec<String> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["tx_from"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        tx,
+        [
+            "2026-02-15T00:00:00Z",
+            "2026-02-15T00:00:00.000001Z",
+            "2026-02-15T00:00:00.000002Z"
+        ]
+    );
+}
+
+#[test]
+fn value_from_stdin_round_trips_awkward_text() {
+    let s = Sandbox::new();
+    let value =
+        "line one\n\n## not a heading\n---\n```mem7\nop: forget\n```\n> quoted\n  trailing  ";
+    s.run_stdin(&["store", "k", "-"], Some(T1), &format!("{value}\n"));
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], value);
+    // Drop the index: the markdown alone gives the same value back.
+    std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], value);
+    let r = s.ok(&["list", "--json"], Some(NOW));
+    assert_eq!(
+        r.json().as_array().unwrap().len(),
+        1,
+        "the value must not inject entries"
+    );
+}
+
+#[test]
+fn carriage_returns_and_control_characters_survive() {
+    let s = Sandbox::new();
+    let value = "windows\r\nline\u{7}bell";
+    s.ok(&["store", "k", value], Some(T1));
+    std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], value);
+}
+
+#[test]
+fn deleting_the_index_between_commands_gives_the_same_answers() {
+    let s = worked_example();
+    s.ok(&["forget", "event7:host"], Some(NOW));
+    s.ok(&["store", "other", "x", "--tag", "t"], Some(NOW));
+    let queries: Vec<Vec<&str>> = vec![
+        vec!["history", "event7:host", "--json"],
+        vec![
+            "recall",
+            "event7:host",
+            "--valid-at",
+            "2026-04-10",
+            "--as-of",
+            "2026-04-11",
+            "--json",
+        ],
+        vec!["list", "--json"],
+        vec!["list", "--as-of", "2026-03-25", "--json"],
+    ];
+    let answers: Vec<String> = queries
+        .iter()
+        .map(|q| s.ok(q, Some("2026-05-01T00:00:00Z")).stdout)
+        .collect();
+    std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
+    let again: Vec<String> = queries
+        .iter()
+        .map(|q| s.ok(q, Some("2026-05-01T00:00:00Z")).stdout)
+        .collect();
+    assert_eq!(answers, again);
+    let r = s.ok(&["reindex"], None);
+    assert!(r.stdout.contains("reindexed 5 entries"), "{}", r.stdout);
+    let third: Vec<String> = queries
+        .iter()
+        .map(|q| s.ok(q, Some("2026-05-01T00:00:00Z")).stdout)
+        .collect();
+    assert_eq!(answers, third);
+}
+
+#[test]
+fn entries_appended_by_hand_or_by_git_are_picked_up() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "first"], Some(T1));
+    // A person appends an entry by hand (no chain fields), in the YAML style they like.
+    let file = s.memory_dir().join("2026-02-15.md");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n## k\n\n```mem7\nop: store\nrecorded: \"2026-02-16T00:00:00Z\"\nagent: a person\n```\n\nsecond, by hand\n\n---\n");
+    std::fs::write(&file, text).unwrap();
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "second, by hand");
+    assert_eq!(r.json()[0]["valid_from"], "2026-02-16T00:00:00Z");
+    // An edit of an older entry is picked up too (by a rebuild).
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("> first", "> first, edited");
+    std::fs::write(&file, text).unwrap();
+    let r = s.ok(&["history", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "first, edited");
+}
+
+#[test]
+fn git_conflict_markers_are_never_read_as_memory() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some(T1));
+    let file = s.memory_dir().join("2026-02-15.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        format!(
+            "<<<<<<< HEAD\n{text}=======\n{}>>>>>>> theirs\n",
+            text.replace("> v", "> w")
+        ),
+    )
+    .unwrap();
+    let r = s.run(&["recall", "k"], Some(NOW));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("memory/2026-02-15.md:1"), "{}", r.stderr);
+    assert!(r.stderr.contains("conflict"), "{}", r.stderr);
+    assert!(r.stderr.contains("hint"), "{}", r.stderr);
+    let r = s.run(&["store", "k", "x"], Some(NOW));
+    assert_eq!(r.code, 2, "no writes on top of a conflict");
+}
+
+#[test]
+fn torn_tails_are_reported_and_skipped() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some(T1));
+    let file = s.memory_dir().join("2026-02-15.md");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n## k\n\n```mem7\nop: store\nrecorded: 2026-02-15T01:00:00Z\n");
+    std::fs::write(&file, text).unwrap();
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "v");
+    assert!(r.stderr.contains("memory/2026-02-15.md:"), "{}", r.stderr);
+    // The next write starts on a line of its own and is read back.
+    s.ok(&["store", "k", "after the tear"], Some(NOW));
+    std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
+    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "after the tear");
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2_and_nothing_written() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some(T1));
+    let before = s.snapshot();
+    let long_key = "k".repeat(201);
+    let big = "x".repeat(64 * 1024 + 1);
+    let cases: Vec<(Vec<&str>, Option<&str>, &str)> = vec![
+        (
+            vec!["store", "k", "v", "--valid-from", "yesterday"],
+            Some(NOW),
+            "valid-from",
+        ),
+        (
+            vec!["store", "k", "v", "--valid-to", "2026-13-01"],
+            Some(NOW),
+            "valid-to",
+        ),
+        (
+            vec![
+                "store",
+                "k",
+                "v",
+                "--valid-from",
+                "2026-03-01",
+                "--valid-to",
+                "2026-03-01",
+            ],
+            Some(NOW),
+            "after",
+        ),
+        (
+            vec![
+                "store",
+                "k",
+                "v",
+                "--valid-from",
+                "2026-03-01",
+                "--valid-to",
+                "2026-02-01",
+            ],
+            Some(NOW),
+            "after",
+        ),
+        (
+            vec!["store", "k", "v", "--valid-to", "2026-01-01"],
+            Some(NOW),
+            "after",
+        ),
+        (vec!["store", "", "v"], Some(NOW), "empty"),
+        (vec!["store", "a b", "v"], Some(NOW), "whitespace"),
+        (vec!["store", "a\nb", "v"], Some(NOW), "whitespace"),
+        (vec!["store", &long_key, "v"], Some(NOW), "200"),
+        (vec!["store", "k", &big], Some(NOW), "limit"),
+        (vec!["store", "k", "v"], Some("2026-04-12"), "MEM7_NOW"),
+        (vec!["store", "k", "v"], Some("tomorrow"), "MEM7_NOW"),
+        (
+            vec![
+                "store",
+                "k",
+                "my key is sk-proj-abcdefghijklmnopqrstuvwxyz123",
+            ],
+            Some(NOW),
+            "credential",
+        ),
+        (
+            vec!["store", "k", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
+            Some(NOW),
+            "credential",
+        ),
+        (
+            vec!["store", "k", "-----BEGIN RSA PRIVATE KEY-----\nMIIE"],
+            Some(NOW),
+            "credential",
+        ),
+        (
+            vec!["store", "k", "password=hunter2hunter2"],
+            Some(NOW),
+            "credential",
+        ),
+        (
+            vec!["store", "AKIAIOSFODNN7EXAMPLE", "v"],
+            Some(NOW),
+            "credential",
+        ),
+        (
+            vec!["store", "k", "v", "--tag", "two words"],
+            Some(NOW),
+            "tag",
+        ),
+        (
+            vec!["recall", "k", "--valid-at", "soon"],
+            Some(NOW),
+            "valid-at",
+        ),
+        (
+            vec!["recall", "k", "--as-of", "2026-02-30"],
+            Some(NOW),
+            "as-of",
+        ),
+        (vec!["store"], Some(NOW), "Usage"),
+        (vec!["frobnicate"], Some(NOW), "unrecognized"),
+    ];
+    for (args, now, needle) in cases {
+        let r = s.run(&args, now);
+        assert_eq!(r.code, 2, "{args:?} should fail with 2: {}", r.stderr);
+        assert!(
+            r.stderr.contains(needle),
+            "{args:?}: stderr should mention {needle:?}: {}",
+            r.stderr
+        );
+        assert_eq!(s.snapshot(), before, "{args:?} changed the workspace");
+    }
+}
+
+#[test]
+fn allow_secret_overrides_and_says_so_in_the_entry() {
+    let s = Sandbox::new();
+    let r = s.run(
+        &[
+            "store",
+            "k",
+            "sk-test-abcdefghijklmnopqrstuvwxyz",
+            "--allow-secret",
+        ],
+        Some(T1),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(s.memory_dir().join("2026-02-15.md")).unwrap();
+    assert!(text.contains("secret: allowed"), "{text}");
+}
+
+#[test]
+fn value_limit_is_configurable() {
+    let s = Sandbox::new();
+    std::fs::write(s.ws.join("mem7.yaml"), "max_value_bytes: 10\n").unwrap();
+    let r = s.run(&["store", "k", "01234567890"], Some(T1));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("max_value_bytes"), "{}", r.stderr);
+    s.ok(&["store", "k", "0123456789"], Some(T1));
+}
+
+#[test]
+fn no_workspace_suggests_init_and_creates_nothing() {
+    let s = Sandbox::bare();
+    let r = s.run(&["recall", "k"], Some(NOW));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("mem7 init"), "{}", r.stderr);
+    let r = s.run(&["store", "k", "v"], Some(NOW));
+    assert_eq!(r.code, 2);
+    assert!(
+        !s.ws.exists(),
+        "a failed store must not create the workspace"
+    );
+}
+
+#[test]
+fn init_is_idempotent_and_never_clobbers() {
+    let s = Sandbox::bare();
+    let r = s.ok(&["init"], None);
+    assert!(r.stdout.contains("Created"), "{}", r.stdout);
+    for f in ["mem7.yaml", "README.md", ".gitattributes", ".gitignore"] {
+        assert!(s.ws.join(f).is_file(), "{f}");
+    }
+    let gitattributes = std::fs::read_to_string(s.ws.join(".gitattributes")).unwrap();
+    assert!(gitattributes.contains("memory/*.md merge=union"));
+    std::fs::write(s.ws.join("mem7.yaml"), "# mine\n").unwrap();
+    let r = s.ok(&["init"], None);
+    assert!(r.stdout.contains("already"), "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("mem7.yaml")).unwrap(),
+        "# mine\n"
+    );
+    // An explicit DIR wins, and a directory holding a README is refused untouched.
+    let other = s.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("README.md"), "mine").unwrap();
+    let r = s.run(&["init", other.to_str().unwrap()], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(other.join("README.md")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn workspace_is_found_from_an_ancestor_directory() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some(T1));
+    let deep = s.ws.join("memory").join("sub");
+    std::fs::create_dir_all(&deep).unwrap();
+    let out = s
+        .command(&["recall", "k", "--json"], Some(NOW))
+        .env_remove("MEM7_WORKSPACE")
+        .current_dir(&deep)
+        .output()
+        .unwrap();
+    let r = common::finish(out);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()[0]["value"], "v");
+    // --workspace beats MEM7_WORKSPACE.
+    let r = s.run(
+        &[
+            "--workspace",
+            s.ws.to_str().unwrap(),
+            "recall",
+            "k",
+            "--json",
+        ],
+        Some(NOW),
+    );
+    assert_eq!(r.json()[0]["value"], "v");
+}
+
+#[test]
+fn demo_prints_the_four_answers_and_the_markdown() {
+    let s = Sandbox::bare();
+    let r = s.ok(&["demo"], None);
+    let answers: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("→"))
+        .collect();
+    assert_eq!(answers.len(), 4, "{}", r.stdout);
+    assert!(answers[0].contains("Cloudflare"));
+    assert!(answers[1].contains("local only"));
+    assert!(answers[2].contains("Railway"));
+    assert!(answers[3].contains("nothing"));
+    assert!(r.stdout.contains("```mem7"));
+    assert!(r.stdout.contains("> local only"));
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    let s = Sandbox::new();
+    let writers = 8;
+    let per = 200;
+    let mut children = Vec::new();
+    for w in 0..writers {
+        // Each writer is a shell loop of real `mem7 store` processes.
+        let script = format!(
+            "for i in $(seq 1 {per}); do \"$MEM7\" store w{w}:k$i \"value $i from writer {w}\" || exit 1; done"
+        );
+        let child = s
+            .shell(&script)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push(child);
+    }
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "a writer failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let r = s.ok(&["list", "--json"], None);
+    let versions = r.json();
+    assert_eq!(versions.as_array().unwrap().len(), writers * per);
+    // Every entry intact on disk: rebuild from the markdown and count again.
+    std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
+    let r = s.ok(&["list", "--json"], None);
+    assert_eq!(r.json().as_array().unwrap().len(), writers * per);
+    assert!(
+        r.stderr.is_empty(),
+        "no torn or malformed entries: {}",
+        r.stderr
+    );
+    let text: String = std::fs::read_dir(s.memory_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(text.matches("\n---\n").count(), writers * per);
+    for w in 0..writers {
+        for i in [1, per / 2, per] {
+            assert!(text.contains(&format!("> value {i} from writer {w}\n")));
+        }
+    }
+}

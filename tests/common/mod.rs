@@ -1,0 +1,149 @@
+//! Helpers for driving the real `mem7` binary in a scratch directory.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A scratch home with a workspace path; every command runs with a pinned environment.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub ws: PathBuf,
+}
+
+/// The outcome of one run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
+    }
+}
+
+impl Sandbox {
+    /// A sandbox with an initialised workspace.
+    pub fn new() -> Sandbox {
+        let s = Sandbox::bare();
+        let r = s.run(&["init"], None);
+        assert_eq!(r.code, 0, "init failed: {}", r.stderr);
+        s
+    }
+
+    /// A sandbox without a workspace.
+    pub fn bare() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        Sandbox { dir, ws }
+    }
+
+    pub fn command(&self, args: &[&str], now: Option<&str>) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mem7"));
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .env("HOME", self.dir.path().join("home"))
+            .env("MEM7_WORKSPACE", &self.ws)
+            .env("MEM7_AGENT", "tester")
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        if let Some(now) = now {
+            cmd.env("MEM7_NOW", now);
+        }
+        cmd
+    }
+
+    /// A `sh -c SCRIPT` with the same pinned environment; `$MEM7` is the binary.
+    pub fn shell(&self, script: &str) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(script)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .env("HOME", self.dir.path().join("home"))
+            .env("MEM7_WORKSPACE", &self.ws)
+            .env("MEM7_AGENT", "tester")
+            .env("MEM7", env!("CARGO_BIN_EXE_mem7"))
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str], now: Option<&str>) -> Run {
+        finish(self.command(args, now).output().unwrap())
+    }
+
+    pub fn run_stdin(&self, args: &[&str], now: Option<&str>, input: &str) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command(args, now)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        finish(child.wait_with_output().unwrap())
+    }
+
+    /// Runs and asserts success.
+    pub fn ok(&self, args: &[&str], now: Option<&str>) -> Run {
+        let r = self.run(args, now);
+        assert_eq!(r.code, 0, "mem7 {args:?} failed: {}{}", r.stdout, r.stderr);
+        r
+    }
+
+    pub fn memory_dir(&self) -> PathBuf {
+        self.ws.join("memory")
+    }
+
+    /// Every memory file's name and content, for "nothing changed on disk" checks.
+    pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        snapshot(&self.ws)
+    }
+}
+
+pub fn finish(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Names and bytes of every file under `root` outside the index directory.
+pub fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for item in read.flatten() {
+        let path = item.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel == ".mem7" {
+            continue;
+        }
+        if path.is_dir() {
+            walk(root, &path, out);
+        } else {
+            out.push((rel, std::fs::read(&path).unwrap()));
+        }
+    }
+}
