@@ -58,15 +58,15 @@ impl Engine {
         let ws = Workspace::open(root)?;
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
-        if let Some(index) = Index::open(&dir) {
-            if index.is_fresh(&scan)? {
-                return Ok(Engine {
-                    ws,
-                    index,
-                    key,
-                    sync: SyncReport::default(),
-                });
-            }
+        if let Some(index) = Index::open(&dir)
+            && index.is_fresh(&scan)?
+        {
+            return Ok(Engine {
+                ws,
+                index,
+                key,
+                sync: SyncReport::default(),
+            });
         }
         let _lock = ws.lock()?;
         let (index, sync) = refresh_locked(&ws, &key)?;
@@ -101,10 +101,10 @@ impl Engine {
         }
         validate::agent(&req.agent)?;
         validate::value_size(&req.value, self.ws.config().max_value_bytes())?;
-        if let (Some(from), Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to) {
-            if to <= from {
-                return Err(period_error(from, to));
-            }
+        if let (Some(from), Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
+            && to <= from
+        {
+            return Err(period_error(from, to));
         }
         if !req.allow_secret {
             for (what, text) in [("key", req.key.as_str()), ("value", req.value.as_str())] {

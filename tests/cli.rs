@@ -106,38 +106,21 @@ fn human_output_shows_the_valid_line() {
 fn history_lists_every_version_with_its_source() {
     let s = worked_example();
     let r = s.ok(&["history", "event7:host", "--json"], Some(NOW));
-    let versions = r.json();
-    let rows: Vec<(
-        String,
-        Option<String>,
-        Option<String>,
-        String,
-        Option<String>,
-    )> = versions
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| {
-            (
-                v["value"].as_str().unwrap().to_string(),
-                v["valid_to"].as_str().map(str::to_string),
-                v["tx_to"].as_str().map(str::to_string),
-                v["tx_from"].as_str().unwrap().to_string(),
-                v["file"].as_str().map(str::to_string),
-            )
-        })
-        .collect();
+    let json = r.json();
+    let rows = json.as_array().unwrap();
+    let field = |i: usize, f: &str| rows[i][f].as_str().map(str::to_string);
     // Railway [02-15, ∞) believed until 03-20; its remnant [02-15, 03-20) from 03-20 on;
     // Cloudflare [03-20, ∞) until 04-12, its remnant [03-20, 04-05) from 04-12; local only.
-    assert_eq!(rows.len(), 5, "{rows:?}");
-    assert_eq!(rows[0].0, "Railway");
-    assert_eq!(rows[0].2.as_deref(), Some(T2));
-    assert_eq!(rows[1].0, "Railway");
-    assert_eq!(rows[1].1.as_deref(), Some(T2));
-    assert_eq!(rows[1].4.as_deref(), Some("memory/2026-02-15.md"));
+    assert_eq!(rows.len(), 5, "{json}");
+    assert_eq!(field(0, "value").as_deref(), Some("Railway"));
+    assert_eq!(field(0, "tx_to").as_deref(), Some(T2));
+    assert_eq!(field(1, "value").as_deref(), Some("Railway"));
+    assert_eq!(field(1, "valid_to").as_deref(), Some(T2));
+    assert_eq!(field(1, "tx_from").as_deref(), Some(T2));
+    assert_eq!(field(1, "file").as_deref(), Some("memory/2026-02-15.md"));
     assert!(
         rows.iter()
-            .any(|r| r.0 == "local only" && r.2.is_none() && r.1.is_none())
+            .any(|r| r["value"] == "local only" && r["tx_to"].is_null() && r["valid_to"].is_null())
     );
     // as_of restricts to what was believed then.
     let r = s.ok(
@@ -736,4 +719,105 @@ fn concurrent_writers_lose_nothing() {
             assert!(text.contains(&format!("> value {i} from writer {w}\n")));
         }
     }
+}
+
+/// Copies the hand-made Go mem7 data directory into the sandbox; returns its path.
+fn legacy_dir(s: &Sandbox) -> std::path::PathBuf {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/legacy-go");
+    let dst = s.dir.path().join("mem7-go");
+    for (rel, bytes) in common::snapshot(&src) {
+        let path = dst.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    dst
+}
+
+#[test]
+fn go_mem7_workspaces_load() {
+    let s = Sandbox::bare();
+    let dir = legacy_dir(&s);
+    let run = |args: &[&str]| {
+        let out = s
+            .command(args, Some("2025-02-01T00:00:00Z"))
+            .env_remove("MEM7_WORKSPACE")
+            .env("MEM7_DIR", &dir)
+            .output()
+            .unwrap();
+        let r = common::finish(out);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.is_empty(), "{args:?}: {}", r.stderr);
+        r.json()
+    };
+    // (entity, predicate) → entity:predicate; a later `updated` supersedes.
+    let v = run(&["recall", "event7:host", "--json"]);
+    assert_eq!(v[0]["value"], "Cloudflare");
+    assert_eq!(v[0]["valid_from"], "2025-01-11T07:00:00.123456Z");
+    assert_eq!(v[0]["tags"], serde_json::json!(["infra"]));
+    assert_eq!(v[0]["agent"], "claude-code");
+    let v = run(&[
+        "recall",
+        "event7:host",
+        "--valid-at",
+        "2025-01-10T12:00:00Z",
+        "--json",
+    ]);
+    assert_eq!(v[0]["value"], "Railway");
+    assert_eq!(v[0]["file"], "memory/2025-01-10.md");
+    assert_eq!(v[0]["line"], 1);
+    // The default predicate `note` maps to the entity alone; ttl bounds valid time.
+    let v = run(&[
+        "recall",
+        "user",
+        "--valid-at",
+        "2025-01-10T10:30:00Z",
+        "--json",
+    ]);
+    assert_eq!(v[0]["value"], "Prefers short answers.\nUses **vim**.");
+    assert_eq!(v[0]["valid_to"], "2025-01-10T11:00:00Z");
+    assert_eq!(
+        run(&[
+            "recall",
+            "user",
+            "--valid-at",
+            "2025-01-10T11:30:00Z",
+            "--json"
+        ]),
+        serde_json::json!([])
+    );
+    // delete forgets one key; delete_tags forgets every key with the tags.
+    let keys = |v: serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(keys(run(&["list", "--json"])), ["event7:host"]);
+    let before = run(&[
+        "list",
+        "--as-of",
+        "2025-01-11T09:15:00Z",
+        "--valid-at",
+        "2025-01-11T09:15:00Z",
+        "--json",
+    ]);
+    assert_eq!(keys(before), ["event7:db", "event7:host", "scratch"]);
+    let h = run(&["history", "event7:host", "--json"]);
+    assert_eq!(h.as_array().unwrap().len(), 3, "{h}");
+    // New writes go on top of the legacy files and chain after them.
+    let out = s
+        .command(
+            &["store", "event7:host", "Fly.io"],
+            Some("2025-02-01T00:00:00Z"),
+        )
+        .env_remove("MEM7_WORKSPACE")
+        .env("MEM7_DIR", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(common::finish(out).code, 0);
+    assert_eq!(
+        run(&["recall", "event7:host", "--json"])[0]["value"],
+        "Fly.io"
+    );
 }

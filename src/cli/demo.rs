@@ -44,7 +44,7 @@ pub fn run(out: &mut dyn Write) -> Result<()> {
         let req = StoreRequest {
             key: "event7:host".into(),
             value: value.into(),
-            valid_from: from.map(|f| ValidTime::parse(f)).transpose()?,
+            valid_from: from.map(ValidTime::parse).transpose()?,
             valid_to: None,
             tags: vec!["infra".into()],
             agent: "demo".into(),

@@ -133,20 +133,20 @@ pub fn run() -> ExitCode {
             EXIT_ERROR
         }
     };
-    if let Err(e) = out.flush() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("mem7: error: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
+    if let Err(e) = out.flush()
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        eprintln!("mem7: error: {e}");
+        return ExitCode::from(EXIT_ERROR);
     }
     ExitCode::from(code)
 }
 
 fn report_error(e: &Error) {
-    if let Error::Io { source, .. } = e {
-        if source.kind() == io::ErrorKind::BrokenPipe {
-            return;
-        }
+    if let Error::Io { source, .. } = e
+        && source.kind() == io::ErrorKind::BrokenPipe
+    {
+        return;
     }
     eprintln!("mem7: error: {e}");
     if let Some(hint) = e.hint() {
@@ -193,10 +193,10 @@ fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
     let root = env.workspace(cli.workspace.as_deref());
     let engine = Engine::open(&root, ChainKey::Plain)?;
     let report = engine.sync_report();
-    if let Some(reason) = &report.rebuilt {
-        if reason != "no usable index" {
-            eprintln!("mem7: reindexed ({reason})");
-        }
+    if let Some(reason) = &report.rebuilt
+        && reason != "no usable index"
+    {
+        eprintln!("mem7: reindexed ({reason})");
     }
     for w in &report.warnings {
         eprintln!("mem7: warning: {w}");

@@ -181,15 +181,15 @@ pub fn find(text: &str) -> Option<Finding> {
             }
         }
         for name in SECRET_NAMES {
-            if rest.len() > name.len() && rest[..name.len()].eq_ignore_ascii_case(name.as_bytes()) {
-                if let Some(len) = pair_value_len(&rest[name.len()..]) {
-                    if len >= MIN_PAIR_VALUE {
-                        return Some(Finding {
-                            kind: "credential assignment (name=value)",
-                            offset: i,
-                        });
-                    }
-                }
+            if rest.len() > name.len()
+                && rest[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && let Some(len) = pair_value_len(&rest[name.len()..])
+                && len >= MIN_PAIR_VALUE
+            {
+                return Some(Finding {
+                    kind: "credential assignment (name=value)",
+                    offset: i,
+                });
             }
         }
     }

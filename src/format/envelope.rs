@@ -110,9 +110,13 @@ impl Fields {
         }
     }
 
-    /// Whether this is a Go mem7 entry: no `recorded`, but Go's timestamps.
+    /// Whether this is a Go mem7 entry: no `recorded`, but Go's timestamps or ops.
     pub fn is_legacy(&self) -> bool {
-        self.recorded.is_none() && (self.updated.is_some() || self.created.is_some())
+        self.recorded.is_none()
+            && (self.updated.is_some()
+                || self.created.is_some()
+                || self.deleted.is_some()
+                || matches!(self.op.as_deref(), Some("delete" | "delete_tags")))
     }
 }
 

@@ -373,10 +373,10 @@ impl Index {
             if parsed.entries.len() < known {
                 return Ok(Err(format!("{} lost entries", file.name)));
             }
-            if let Some(r) = row {
-                if file_digest(&parsed, known) != r.digest {
-                    return Ok(Err(format!("{} was edited", file.name)));
-                }
+            if let Some(r) = row
+                && file_digest(&parsed, known) != r.digest
+            {
+                return Ok(Err(format!("{} was edited", file.name)));
             }
             file_events(
                 &file.name,

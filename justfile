@@ -1,0 +1,23 @@
+# mem7 tasks. `just check` is what CI runs (.ci/run).
+
+default: check
+
+# fmt, clippy, tests, docs: the CI gate
+check:
+    .ci/run
+
+test:
+    cargo test --workspace
+
+# Whole-process and in-process timings at 10k and 100k versions (add 1000000 for 1M).
+bench *sizes="10000 100000":
+    cargo build --release
+    cargo run --release --example bench -- {{sizes}}
+
+# Write a synthetic workspace of N versions into DIR.
+gen n dir:
+    cargo run --release --example bench -- --gen-only {{n}} {{dir}}
+
+# Fuzz the markdown round trip (needs cargo-fuzz; runs on stable via RUSTC_BOOTSTRAP).
+fuzz seconds="60":
+    RUSTC_BOOTSTRAP=1 cargo fuzz run round_trip -- -max_total_time={{seconds}}
