@@ -1,0 +1,258 @@
+//! `just bench`: builds synthetic workspaces and times the release binary as whole
+//! processes (median of repeated runs), at each size given on the command line.
+//!
+//!     cargo run --release --example bench -- 10000 100000
+//!     cargo run --release --example bench -- --gen-only 100000 /tmp/ws100k
+//!
+//! Sizes count versions: each generated key is stored twice (open-ended), which yields
+//! three versions (the first, its remnant, the second), so N versions take 2N/3 entries.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mem7::core::chain::{ChainHash, ChainKey};
+use mem7::core::time::{TxTime, ValidTime};
+use mem7::format::{EntryDraft, render_entry};
+
+const ENTRIES_PER_DAY: usize = 500;
+const WORDS: &[&str] = &[
+    "deploy",
+    "target",
+    "railway",
+    "cloudflare",
+    "postgres",
+    "staging",
+    "prod",
+    "cache",
+    "user",
+    "prefers",
+    "short",
+    "answers",
+    "ticket",
+    "review",
+    "branch",
+    "merge",
+    "latency",
+    "budget",
+    "owner",
+    "team",
+    "service",
+    "region",
+    "europe",
+    "queue",
+    "worker",
+    "retry",
+    "timeout",
+    "secretless",
+    "config",
+    "feature",
+    "flag",
+];
+
+/// A small deterministic PRNG (xorshift), so runs are comparable.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn sentence(&mut self, words: usize) -> String {
+        (0..words)
+            .map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Writes a workspace holding about `versions` versions; returns the number of entries.
+fn generate(versions: usize, root: &Path) -> usize {
+    if root.exists() {
+        std::fs::remove_dir_all(root).expect("remove old workspace");
+    }
+    mem7::store::init(root).expect("init");
+    let keys = versions.div_ceil(3);
+    let entries = keys * 2;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let start = ValidTime::parse("2024-01-01").unwrap().micros();
+    let mut prev = ChainHash::GENESIS;
+    let mut day_text = String::new();
+    let mut day = String::new();
+    let tags = [
+        vec!["infra".to_string()],
+        vec!["user".to_string(), "prefs".to_string()],
+        vec![],
+    ];
+    for i in 0..entries {
+        let key_no = if i < keys { i } else { i - keys };
+        let recorded = TxTime::from_micros(
+            start
+                + (i / ENTRIES_PER_DAY) as i64 * 86_400_000_000
+                + (i % ENTRIES_PER_DAY) as i64 * 1_000_000,
+        );
+        let this_day = recorded.utc_day();
+        if this_day != day && !day_text.is_empty() {
+            std::fs::write(root.join(format!("memory/{day}.md")), &day_text).expect("write day");
+            day_text.clear();
+        }
+        day = this_day;
+        let key = format!("project{}:fact{}", key_no % 97, key_no);
+        let words = 20 + (rng.next() % 20) as usize;
+        let value = format!("{} {}", rng.sentence(words), key_no);
+        let t = &tags[key_no % 3];
+        let draft = EntryDraft {
+            key: &key,
+            op: "store",
+            valid_from: Some(recorded.as_valid()),
+            valid_to: None,
+            recorded,
+            agent: "bench",
+            tags: t,
+            secret_allowed: false,
+            value: Some(&value),
+        };
+        let (text, hash) = render_entry(&draft, prev, &ChainKey::Plain);
+        prev = hash;
+        day_text.push_str(&text);
+        day_text.push('\n');
+    }
+    if !day_text.is_empty() {
+        std::fs::write(root.join(format!("memory/{day}.md")), &day_text).expect("write day");
+    }
+    entries
+}
+
+fn mem7_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    // target/release/examples/bench → target/release/mem7
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("mem7")
+}
+
+fn run(ws: &Path, args: &[&str]) -> Duration {
+    let started = Instant::now();
+    let out = Command::new(mem7_bin())
+        .args(args)
+        .env("MEM7_WORKSPACE", ws)
+        .env("MEM7_AGENT", "bench")
+        .output()
+        .expect("run mem7");
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "mem7 {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn time_n(n: usize, mut f: impl FnMut(usize) -> Duration) -> Duration {
+    median((0..n).map(&mut f).collect())
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(read) = std::fs::read_dir(p) {
+        for e in read.flatten() {
+            let m = e.metadata().unwrap();
+            total += if m.is_dir() {
+                dir_size(&e.path())
+            } else {
+                m.len()
+            };
+        }
+    }
+    total
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn bench(versions: usize, root: &Path) {
+    let t = Instant::now();
+    let entries = generate(versions, root);
+    let gen_time = t.elapsed();
+    let markdown = dir_size(&root.join("memory"));
+    let reindex = time_n(3, |_| run(root, &["reindex"]));
+    let index = dir_size(&root.join(".mem7"));
+    let spawn = time_n(20, |_| run(root, &["--version"]));
+    let startup = time_n(20, |_| run(root, &["recall", "no:such_key"]));
+    let recall = time_n(20, |i| {
+        run(
+            root,
+            &["recall", &format!("project{}:fact{}", i % 97, i * 7)],
+        )
+    });
+    let list = time_n(5, |_| run(root, &["list", "--prefix", "project5:"]));
+    let store = time_n(20, |i| {
+        run(
+            root,
+            &["store", &format!("bench:new{i}"), &format!("value {i}")],
+        )
+    });
+    println!(
+        "\n## {versions} versions ({entries} entries, {:.1} MB markdown, generated in {})",
+        markdown as f64 / 1e6,
+        ms(gen_time)
+    );
+    println!("| measure (median) | time |");
+    println!("|---|---|");
+    println!(
+        "| process spawn baseline (`mem7 --version`) | {} |",
+        ms(spawn)
+    );
+    println!(
+        "| full rebuild (`mem7 reindex`, whole process) | {} |",
+        ms(reindex)
+    );
+    println!(
+        "| no-change start-up + miss (`mem7 recall no:such_key`) | {} |",
+        ms(startup)
+    );
+    println!("| `mem7 recall KEY` | {} |", ms(recall));
+    println!("| `mem7 list --prefix P` | {} |", ms(list));
+    println!("| `mem7 store KEY VALUE` | {} |", ms(store));
+    println!("| index size on disk | {:.1} MB |", index as f64 / 1e6);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--gen-only") {
+        let n: usize = args
+            .get(1)
+            .and_then(|s| s.parse().ok())
+            .expect("--gen-only N DIR");
+        let dir = PathBuf::from(args.get(2).expect("--gen-only N DIR"));
+        let entries = generate(n, &dir);
+        println!(
+            "wrote {entries} entries (~{n} versions) to {}",
+            dir.display()
+        );
+        return;
+    }
+    let sizes: Vec<usize> = if args.is_empty() {
+        vec![10_000, 100_000]
+    } else {
+        args.iter()
+            .map(|s| s.parse().expect("sizes are numbers of versions"))
+            .collect()
+    };
+    let scratch = tempfile::tempdir().expect("tempdir");
+    println!(
+        "mem7 bench: {} (medians; machine is shared, compare ratios)",
+        mem7_bin().display()
+    );
+    for n in sizes {
+        bench(n, &scratch.path().join(format!("ws{n}")));
+    }
+}
