@@ -183,7 +183,7 @@ impl Engine {
 
     /// Stops believing every version of `key` at `now`.
     pub fn forget(&mut self, key: &str, agent: &str, now: TxTime) -> Result<ForgetOutcome> {
-        validate::key(key)?;
+        validate::lookup_key(key)?;
         validate::agent(agent)?;
         let _lock = self.ws.lock()?;
         self.refresh()?;
@@ -252,8 +252,19 @@ impl Engine {
         let prev = self.index.head()?;
         let (text, hash) = render_entry(draft, prev, &self.key);
         let file = Workspace::day_file(&tx.utc_day());
-        let newlines_before = self.index.file_newlines(&file)?;
+        let (known_size, newlines_before) = self.index.file_state(&file)?.unwrap_or((0, 0));
         let appended = self.ws.append(&file, &text)?;
+        if appended.offset != known_size {
+            // Someone outside the lock (an editor, git) changed the file since the index
+            // looked at it: read it again instead of assuming only our entry was added.
+            self.refresh()?;
+            let line = self.index.line_of(&file, &hash.to_hex())?.unwrap_or(0);
+            return Ok(Source {
+                file,
+                line,
+                hash: hash.to_hex(),
+            });
+        }
         let source = Source {
             file: file.clone(),
             line: (newlines_before + appended.separator_newlines + 1) as u32,

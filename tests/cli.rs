@@ -396,6 +396,26 @@ fn entries_appended_by_hand_or_by_git_are_picked_up() {
 }
 
 #[test]
+fn only_day_files_are_memory() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some(T1));
+    let entry = std::fs::read_to_string(s.memory_dir().join("2026-02-15.md")).unwrap();
+    std::fs::write(
+        s.memory_dir().join("notes.md"),
+        entry.replace("> v", "> from notes"),
+    )
+    .unwrap();
+    std::fs::write(
+        s.memory_dir().join("2026-02-30.md.bak"),
+        entry.replace("> v", "> from a backup"),
+    )
+    .unwrap();
+    let r = s.ok(&["list", "--json"], Some(NOW));
+    assert_eq!(r.json().as_array().unwrap().len(), 1);
+    assert_eq!(r.json()[0]["value"], "v");
+}
+
+#[test]
 fn git_conflict_markers_are_never_read_as_memory() {
     let s = Sandbox::new();
     s.ok(&["store", "k", "v"], Some(T1));
@@ -802,7 +822,26 @@ fn go_mem7_workspaces_load() {
         "2025-01-11T09:15:00Z",
         "--json",
     ]);
-    assert_eq!(keys(before), ["event7:db", "event7:host", "scratch"]);
+    assert_eq!(
+        keys(before),
+        [
+            "event7:db",
+            "event7:host",
+            "oldproj",
+            "oldproj:lang",
+            "scratch"
+        ]
+    );
+    // A delete without a predicate forgets the whole entity.
+    let before = run(&[
+        "list",
+        "--as-of",
+        "2025-01-11T10:59:00Z",
+        "--prefix",
+        "oldproj",
+        "--json",
+    ]);
+    assert_eq!(keys(before), ["oldproj", "oldproj:lang"]);
     let h = run(&["history", "event7:host", "--json"]);
     assert_eq!(h.as_array().unwrap().len(), 3, "{h}");
     // New writes go on top of the legacy files and chain after them.

@@ -39,7 +39,7 @@ pub fn run(out: &mut dyn Write) -> Result<()> {
             .map(|f| format!(" --valid-from {f}"))
             .unwrap_or_default();
         text.push_str(&format!(
-            "$ MEM7_NOW={now} mem7 store event7:host {value:?}{shown_from}\n"
+            "$ MEM7_NOW={now} mem7 store event7:host {value:?} --tag infra{shown_from}\n"
         ));
         let req = StoreRequest {
             key: "event7:host".into(),

@@ -127,6 +127,7 @@ pub fn run() -> ExitCode {
     let mut out = stdout.lock();
     let code = match execute(&cli, &env, &mut out) {
         Ok(code) => code,
+        Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
         Err(e) => {
             let _ = out.flush();
             report_error(&e);
@@ -143,11 +144,6 @@ pub fn run() -> ExitCode {
 }
 
 fn report_error(e: &Error) {
-    if let Error::Io { source, .. } = e
-        && source.kind() == io::ErrorKind::BrokenPipe
-    {
-        return;
-    }
     eprintln!("mem7: error: {e}");
     if let Some(hint) = e.hint() {
         eprintln!("  hint: {hint}");
@@ -275,7 +271,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         Command::Recall { key, at, json } => {
             let now = env.now()?;
             let (valid_at, as_of) = read_times(at, now)?;
-            crate::core::validate::key(key)?;
+            crate::core::validate::lookup_key(key)?;
             let engine = open_engine(cli, env)?;
             let versions = engine.index().recall(key, valid_at, as_of)?;
             if *json {
@@ -290,7 +286,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         Command::History { key, as_of, json } => {
             let as_of = as_of.as_deref().map(|t| parse_tx("as-of", t)).transpose()?;
             env.now()?;
-            crate::core::validate::key(key)?;
+            crate::core::validate::lookup_key(key)?;
             let engine = open_engine(cli, env)?;
             let versions = engine.index().history(key, as_of)?;
             if *json {
@@ -325,7 +321,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         }
         Command::Forget { key, agent } => {
             let now = env.now()?;
-            crate::core::validate::key(key)?;
+            crate::core::validate::lookup_key(key)?;
             let agent = env.agent(agent.as_deref());
             crate::core::validate::agent(&agent)?;
             let mut engine = open_engine(cli, env)?;

@@ -74,7 +74,13 @@ pub enum Op {
     Forget {
         key: String,
     },
+    /// Stop believing the entity's key and every `entity:predicate` key (a Go mem7
+    /// `delete` without a predicate).
+    ForgetEntity {
+        entity: String,
+    },
     /// Stop believing every version carrying all of these tags (Go mem7 `delete_tags`).
+    /// An empty tag list forgets nothing.
     ForgetTagged {
         tags: Vec<String>,
     },
@@ -158,6 +164,21 @@ impl Fold {
                     }
                 }
             }
+            Op::ForgetEntity { entity } => {
+                let keys: Vec<String> = self
+                    .believed
+                    .keys()
+                    .filter(|k| belongs_to_entity(k, entity))
+                    .cloned()
+                    .collect();
+                for key in keys {
+                    for mut v in self.believed.remove(&key).unwrap_or_default() {
+                        v.tx_to = tx;
+                        closed(v);
+                    }
+                }
+            }
+            Op::ForgetTagged { tags } if tags.is_empty() => {}
             Op::ForgetTagged { tags } => {
                 let keys: Vec<String> = self
                     .believed
@@ -193,6 +214,14 @@ impl Fold {
             }
         }
     }
+}
+
+/// Whether `key` is the entity itself or one of its `entity:predicate` keys.
+pub fn belongs_to_entity(key: &str, entity: &str) -> bool {
+    key == entity
+        || key
+            .strip_prefix(entity)
+            .is_some_and(|rest| rest.starts_with(':'))
 }
 
 fn store_into(

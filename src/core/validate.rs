@@ -62,6 +62,27 @@ pub fn key(key: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// Checks a key used to look something up (recall, history, forget). Looser than
+/// [`key`], so that keys from hand-written or Go mem7 entries (which may hold spaces)
+/// stay reachable.
+pub fn lookup_key(key: &str) -> Result<(), Invalid> {
+    if key.trim().is_empty() {
+        return Err(invalid(
+            "the key is empty".into(),
+            "give the key to look up, e.g. `event7:host`",
+        ));
+    }
+    if key.len() > MAX_KEY_BYTES || key.trim() != key || key.chars().any(char::is_control) {
+        return Err(invalid(
+            format!(
+                "{key:?} cannot be a key (too long, surrounding whitespace or control characters)"
+            ),
+            "keys are one word of letters, digits and _ - . : / @ +",
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a tag.
 pub fn tag(tag: &str) -> Result<(), Invalid> {
     const FIX: &str = "tags are one word of letters, digits and _ - . : / @ +";

@@ -41,8 +41,11 @@ impl ParsedEntry {
                     None => tx.as_valid(),
                 };
                 let valid_to = match f.valid_to.as_deref() {
-                    None | Some("") | Some("open") => ValidEnd::Open,
-                    Some("infinity") => ValidEnd::Infinity,
+                    None | Some("") => ValidEnd::Open,
+                    Some(t) if t.eq_ignore_ascii_case("open") => ValidEnd::Open,
+                    Some(t) if t.eq_ignore_ascii_case("infinity") || t == "∞" => {
+                        ValidEnd::Infinity
+                    }
                     Some(t) => {
                         ValidEnd::At(ValidTime::parse(t).map_err(|e| format!("valid_to: {e}"))?)
                     }
@@ -116,6 +119,12 @@ fn legacy_event(entry: &ParsedEntry, source: Source) -> Result<Event, String> {
                 valid_from,
                 valid_to,
             })
+        }
+        // Go mem7 wrote deletes without a predicate for a whole entity.
+        "delete" if f.predicate.as_deref().is_none_or(|p| p.trim().is_empty()) => {
+            Op::ForgetEntity {
+                entity: entry.key.clone(),
+            }
         }
         "delete" => Op::Forget { key },
         "delete_tags" => Op::ForgetTagged {

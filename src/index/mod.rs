@@ -467,15 +467,28 @@ impl Index {
         Ok(warning)
     }
 
-    /// How many line feeds the index has seen in `file` (0 for an unknown file).
-    pub fn file_newlines(&self, file: &str) -> Result<usize> {
-        let n: Option<i64> = self
+    /// The size and line-feed count the index has recorded for `file`.
+    pub fn file_state(&self, file: &str) -> Result<Option<(u64, usize)>> {
+        Ok(self
             .conn
-            .query_row("SELECT newlines FROM files WHERE name = ?1", [file], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        Ok(n.unwrap_or(0) as usize)
+            .query_row(
+                "SELECT size, newlines FROM files WHERE name = ?1",
+                [file],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as usize)),
+            )
+            .optional()?)
+    }
+
+    /// The line of the entry with `hash` in `file`, if the index holds a version from it.
+    pub fn line_of(&self, file: &str, hash: &str) -> Result<Option<u32>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT line FROM versions WHERE file = ?1 AND hash = ?2 LIMIT 1",
+                [file, hash],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     /// Versions of `key` believed now (transaction time still open).
@@ -525,8 +538,9 @@ impl Index {
             vec![as_of.micros().into(), valid_at.micros().into()];
         if let Some(p) = prefix.filter(|p| !p.is_empty()) {
             args.push(p.to_string().into());
+            // A range on the key index: every key with the prefix sorts in [p, p || U+10FFFF).
             sql.push_str(&format!(
-                " AND substr(key, 1, length(?{n})) = ?{n}",
+                " AND key >= ?{n} AND key < ?{n} || char(1114111)",
                 n = args.len()
             ));
         }
@@ -648,9 +662,8 @@ fn refresh_head(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 }
 
 fn insert_problems(tx: &Transaction<'_>, warnings: &[Warning]) -> rusqlite::Result<()> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO problems (file, line, kind, message) VALUES (?1, ?2, '', ?3)",
-    )?;
+    let mut stmt =
+        tx.prepare_cached("INSERT INTO problems (file, line, message) VALUES (?1, ?2, ?3)")?;
     for w in warnings {
         stmt.execute(params![w.file, w.line, w.message])?;
     }
@@ -706,6 +719,13 @@ fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<Warning>> {
         Op::Forget { key } => {
             tx.prepare_cached("UPDATE versions SET tx_to = ?2 WHERE key = ?1 AND tx_to = ?3")?
                 .execute(params![key, ev.tx.micros(), i64::MAX])?;
+        }
+        Op::ForgetEntity { entity } => {
+            tx.prepare_cached(
+                "UPDATE versions SET tx_to = ?2 WHERE tx_to = ?3
+                   AND (key = ?1 OR substr(key, 1, length(?1) + 1) = ?1 || ':')",
+            )?
+            .execute(params![entity, ev.tx.micros(), i64::MAX])?;
         }
         Op::ForgetTagged { tags } => {
             let mut sql = String::from("UPDATE versions SET tx_to = ?1 WHERE tx_to = ?2");

@@ -44,7 +44,6 @@ CREATE TABLE versions (
 CREATE TABLE problems (
     file    TEXT NOT NULL,
     line    INTEGER NOT NULL,
-    kind    TEXT NOT NULL,
     message TEXT NOT NULL
 );
 ";

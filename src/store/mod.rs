@@ -63,6 +63,8 @@ pub struct Appended {
     pub stat: FileStat,
     /// Line feeds written before the entry to start it after a blank line.
     pub separator_newlines: usize,
+    /// The file's length before the append.
+    pub offset: u64,
 }
 
 /// Whether `dir` is a workspace: it has `mem7.yaml`, or (Go mem7 layout) a `memory/` dir.
@@ -169,7 +171,7 @@ impl Workspace {
             let Some(name) = file_name.to_str() else {
                 continue;
             };
-            if !name.ends_with(".md") || name.starts_with('.') {
+            if !is_day_file_name(name) {
                 continue;
             }
             let meta = item.metadata().map_err(|e| Error::io(item.path(), e))?;
@@ -224,7 +226,7 @@ impl Workspace {
             .create(true)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        let sep = separator(&mut file).map_err(|e| Error::io(&path, e))?;
+        let (offset, sep) = separator(&mut file).map_err(|e| Error::io(&path, e))?;
         let mut bytes = Vec::with_capacity(sep.len() + entry.len() + 1);
         bytes.extend_from_slice(sep.as_bytes());
         bytes.extend_from_slice(entry.as_bytes());
@@ -245,28 +247,46 @@ impl Workspace {
                 mtime_ns: mtime_ns(&meta),
             },
             separator_newlines: sep.len(),
+            offset,
         })
     }
 }
 
-/// What must precede a new entry so that it starts after a blank line.
-fn separator(file: &mut File) -> std::io::Result<&'static str> {
+/// The file's length, and what must precede a new entry so that it starts after a
+/// blank line.
+fn separator(file: &mut File) -> std::io::Result<(u64, &'static str)> {
     let len = file.seek(SeekFrom::End(0))?;
     if len == 0 {
-        return Ok("");
+        return Ok((0, ""));
     }
     let take = len.min(2);
     file.seek(SeekFrom::Start(len - take))?;
     let mut tail = [0u8; 2];
     file.read_exact(&mut tail[..take as usize])?;
     let tail = &tail[..take as usize];
-    Ok(if tail.ends_with(b"\n\n") || (take == 1 && tail == b"\n") {
+    let sep = if tail.ends_with(b"\n\n") || (take == 1 && tail == b"\n") {
         ""
     } else if tail.ends_with(b"\n") {
         "\n"
     } else {
         "\n\n"
-    })
+    };
+    Ok((len, sep))
+}
+
+/// Whether `name` is a memory file name: `YYYY-MM-DD.md`. Other files in `memory/`
+/// (notes, a README) are not memory and are left alone.
+pub fn is_day_file_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() == 13
+        && name.ends_with(".md")
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
 }
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).
