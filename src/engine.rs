@@ -78,6 +78,23 @@ impl Engine {
         })
     }
 
+    /// Opens the workspace at `root` and rebuilds its index from the markdown, whatever
+    /// state it was in (`mem7 reindex`).
+    pub fn open_rebuilt(root: &Path, key: ChainKey) -> Result<(Engine, RebuildStats)> {
+        let ws = Workspace::open(root)?;
+        let _lock = ws.lock()?;
+        let (index, stats) = Index::rebuild(&ws, &key)?;
+        Ok((
+            Engine {
+                ws,
+                index,
+                key,
+                sync: SyncReport::default(),
+            },
+            stats,
+        ))
+    }
+
     /// What opening had to do to the index (rebuild, catch-up, warnings).
     pub fn sync_report(&self) -> &SyncReport {
         &self.sync

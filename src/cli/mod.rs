@@ -345,9 +345,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Command::Reindex => {
-            let mut engine = open_engine(cli, env)?;
+            let root = env.workspace(cli.workspace.as_deref());
             let started = std::time::Instant::now();
-            let stats = engine.reindex()?;
+            let (_, stats) = Engine::open_rebuilt(&root, ChainKey::Plain)?;
             for w in &stats.warnings {
                 eprintln!("mem7: warning: {w}");
             }

@@ -78,7 +78,25 @@ struct FileRow {
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    persist_wal(conn);
     conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")
+}
+
+/// Keeps the `-wal` and `-shm` files when the last connection closes. Every mem7
+/// command is a short process; without this each one would create, size and delete both
+/// files again, which costs more than the query it runs.
+fn persist_wal(conn: &Connection) {
+    let mut on: std::os::raw::c_int = 1;
+    // SAFETY: the handle is valid for the life of `conn`, "main" is a NUL-terminated
+    // schema name, and PERSIST_WAL reads and writes one int through the pointer.
+    unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_PERSIST_WAL,
+            (&mut on as *mut std::os::raw::c_int).cast(),
+        );
+    }
 }
 
 /// The running digest over a file's entries: `d' = blake3(d ‖ entry hash)`.
