@@ -58,7 +58,7 @@ impl Engine {
         let ws = Workspace::open(root)?;
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
-        if let Some(index) = Index::open(&dir)
+        if let Some(index) = Index::open(&dir)?
             && index.is_fresh(&scan)?
         {
             return Ok(Engine {
@@ -318,7 +318,7 @@ fn period_error(from: ValidTime, to: ValidTime) -> Error {
 fn refresh_locked(ws: &Workspace, key: &ChainKey) -> Result<(Index, SyncReport)> {
     let dir = ws.index_dir()?;
     let scan = ws.scan()?;
-    let reason = match Index::open(&dir) {
+    let reason = match Index::open(&dir)? {
         Some(mut index) => {
             if index.is_fresh(&scan)? {
                 return Ok((index, SyncReport::default()));

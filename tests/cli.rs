@@ -707,11 +707,37 @@ fn concurrent_writers_lose_nothing() {
             .unwrap();
         children.push(child);
     }
+    // Two readers query while the writers write: locks are waited out, never errors.
+    let mut readers = Vec::new();
+    for _ in 0..2 {
+        let script =
+            format!("for i in $(seq 1 {per}); do \"$MEM7\" list --json >/dev/null || exit 1; done");
+        readers.push(
+            s.shell(&script)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+    }
     for c in children {
         let out = c.wait_with_output().unwrap();
         assert!(
             out.status.success(),
             "a writer failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for c in readers {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "a reader failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "a reader complained: {}",
             String::from_utf8_lossy(&out.stderr)
         );
     }

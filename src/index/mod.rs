@@ -99,6 +99,14 @@ fn persist_wal(conn: &Connection) {
     }
 }
 
+/// Whether an SQLite error is contention rather than damage.
+fn is_contention(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// The running digest over a file's entries: `d' = blake3(d ‖ entry hash)`.
 fn digest_step(digest: [u8; 32], entry: ChainHash) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
@@ -192,26 +200,36 @@ fn event_order(a: &Event, b: &Event) -> std::cmp::Ordering {
 
 impl Index {
     /// Opens the current generation, if there is a usable one.
-    pub fn open(dir: &Path) -> Option<Index> {
-        let name = fs::read_to_string(dir.join(CURRENT)).ok()?;
+    ///
+    /// `Ok(None)` means there is nothing usable to open (no index yet, another schema, a
+    /// damaged file): the caller rebuilds. Contention ("database is locked" after the busy
+    /// timeout) is an error, never a reason to rebuild.
+    pub fn open(dir: &Path) -> Result<Option<Index>> {
+        let Ok(name) = fs::read_to_string(dir.join(CURRENT)) else {
+            return Ok(None);
+        };
         let name = name.trim();
         if name.is_empty() || name.contains('/') || name.contains("..") {
-            return None;
+            return Ok(None);
         }
         let path = dir.join(name);
         if !path.is_file() {
-            return None;
+            return Ok(None);
         }
-        let conn = Connection::open_with_flags(
+        let opened = Connection::open_with_flags(
             &path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .ok()?;
-        configure(&conn).ok()?;
-        let index = Index { conn };
-        match index.meta("schema") {
-            Ok(Some(v)) if v == SCHEMA_VERSION.to_string() => Some(index),
-            _ => None,
+        .and_then(|conn| configure(&conn).map(|_| conn))
+        .and_then(|conn| {
+            let index = Index { conn };
+            index.meta("schema").map(|v| (index, v))
+        });
+        match opened {
+            Ok((index, Some(v))) if v == SCHEMA_VERSION.to_string() => Ok(Some(index)),
+            Ok(_) => Ok(None),
+            Err(e) if is_contention(&e) => Err(Error::Index(e)),
+            Err(_) => Ok(None),
         }
     }
 
@@ -355,7 +373,7 @@ impl Index {
             f.sync_all().map_err(|e| Error::io(&path, e))?;
         }
         swap_current(&dir, &name)?;
-        let index = Index::open(&dir).ok_or_else(|| {
+        let index = Index::open(&dir)?.ok_or_else(|| {
             Error::input(
                 format!(
                     "the rebuilt index at {} could not be opened",
