@@ -111,6 +111,7 @@ fn generate(versions: usize, root: &Path) -> usize {
             agent: "bench",
             tags: t,
             secret_allowed: false,
+            accepts: &[],
             value: Some(&value),
         };
         let (text, hash) = render_entry(&draft, prev, &ChainKey::Plain);

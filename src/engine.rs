@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::core::chain::ChainKey;
+use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::{self, Period};
 use crate::core::time::{TxTime, ValidTime};
 use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, secret, validate};
@@ -33,6 +33,18 @@ pub enum StoreOutcome {
     Stored { version: Version, closed: usize },
     /// A confirmation: the value already holds; nothing was written.
     Unchanged { version: Version },
+}
+
+/// What a seal did.
+#[derive(Clone, Debug)]
+pub enum SealOutcome {
+    /// A seal entry was written, accepting these findings.
+    Sealed {
+        accepted: Vec<crate::verify::Finding>,
+        source: Source,
+    },
+    /// The chain verified; nothing was written.
+    NothingToSeal { entries: usize },
 }
 
 /// What a forget did.
@@ -144,6 +156,7 @@ impl Engine {
         self.validate_store(req)?;
         let _lock = self.ws.lock()?;
         self.refresh()?;
+        self.set_aside_torn()?;
         let tx = self.next_tx(now)?;
         let believed = self.index.believed(&req.key)?;
         let periods: Vec<Period> = believed.iter().map(Version::period).collect();
@@ -171,6 +184,7 @@ impl Engine {
             tags: &req.tags,
             secret_allowed: req.allow_secret
                 && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
+            accepts: &[],
             value: Some(&req.value),
         };
         let op = Op::Store(StoreOp {
@@ -204,6 +218,7 @@ impl Engine {
         validate::agent(agent)?;
         let _lock = self.ws.lock()?;
         self.refresh()?;
+        self.set_aside_torn()?;
         let believed = self.index.believed(key)?;
         if believed.is_empty() {
             return Ok(ForgetOutcome::NothingBelieved);
@@ -218,6 +233,7 @@ impl Engine {
             agent,
             tags: &[],
             secret_allowed: false,
+            accepts: &[],
             value: None,
         };
         let source = self.append(
@@ -231,6 +247,86 @@ impl Engine {
             closed: believed.len(),
             source,
         })
+    }
+
+    /// Accepts, under the writer's name, every entry `verify` reports as changed,
+    /// inserted, reordered, unlinked or merged: appends a `seal` entry that records the
+    /// accepted entries' hashes (old → new) so that `verify` is clean afterwards. Nothing
+    /// is rewritten; the edit stays visible in the files and in git.
+    pub fn seal(&mut self, agent: &str, now: TxTime) -> Result<SealOutcome> {
+        validate::agent(agent)?;
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        self.set_aside_torn()?;
+        let report = crate::verify::verify(&self.ws, &self.key, None)?;
+        if let Some(f) = report
+            .findings
+            .iter()
+            .find(|f| f.kind == "conflict" || f.kind == "unreadable")
+        {
+            return Err(Error::input(
+                format!("{}:{}: {}", f.file, f.line, f.message),
+                "fix this by hand first (seal accepts entries as they are; it cannot accept what it cannot read)",
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        let accepted: Vec<&crate::verify::Finding> = crate::verify::acceptable(&report)
+            .into_iter()
+            .filter(|f| f.computed.is_some_and(|h| seen.insert(h)))
+            .collect();
+        if accepted.is_empty() {
+            return Ok(SealOutcome::NothingToSeal {
+                entries: report.entries,
+            });
+        }
+        let hashes: Vec<ChainHash> = accepted.iter().filter_map(|f| f.computed).collect();
+        let mut body = format!(
+            "Sealed by {agent}: accepted {} entr{} as they are now.\n",
+            hashes.len(),
+            if hashes.len() == 1 { "y" } else { "ies" }
+        );
+        for f in &accepted {
+            body.push_str(&format!(
+                "\n- {}:{} `{}` ({}): {}",
+                f.file,
+                f.line,
+                f.key,
+                f.kind,
+                f.computed.map(|h| h.to_hex()).unwrap_or_default()
+            ));
+        }
+        let tx = self.next_tx(now)?;
+        let draft = EntryDraft {
+            key: "mem7:seal",
+            op: "seal",
+            valid_from: None,
+            valid_to: None,
+            recorded: tx,
+            agent,
+            tags: &[],
+            secret_allowed: false,
+            accepts: &hashes,
+            value: Some(&body),
+        };
+        let source = self.append(&draft, tx, Op::Seal)?;
+        Ok(SealOutcome::Sealed {
+            accepted: accepted.iter().map(|f| (*f).clone()).collect(),
+            source,
+        })
+    }
+
+    /// Moves incomplete entries at the ends of files aside (see `Workspace::set_aside`)
+    /// so a write never lands after a torn tail.
+    fn set_aside_torn(&mut self) -> Result<()> {
+        let torn = self.index.torn_tails()?;
+        if torn.is_empty() {
+            return Ok(());
+        }
+        for (file, offset) in torn {
+            let aside = self.ws.set_aside(&file, offset)?;
+            self.sync.set_aside.push((file, aside));
+        }
+        self.refresh()
     }
 
     /// Rebuilds the index from the markdown.
@@ -337,6 +433,7 @@ fn refresh_locked(ws: &Workspace, key: &ChainKey) -> Result<(Index, SyncReport)>
             rebuilt: Some(reason),
             applied: stats.entries,
             warnings: stats.warnings,
+            set_aside: Vec::new(),
         },
     ))
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod format;
 pub mod index;
 pub mod store;
+pub mod verify;
 mod yaml;
 
 pub use error::{Error, Result};

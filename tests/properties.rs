@@ -312,6 +312,7 @@ fn draft<'a>(key: &'a str, value: &'a str, recorded: i64) -> EntryDraft<'a> {
         agent: "prop",
         tags: &[],
         secret_allowed: false,
+        accepts: &[],
         value: Some(value),
     }
 }

@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
             agent: "fuzz",
             tags: &[],
             secret_allowed: false,
+            accepts: &[],
             value: Some(&text),
         };
         let (entry, hash) = render_entry(&draft, ChainHash::GENESIS, &ChainKey::Plain);

@@ -22,7 +22,8 @@ const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T
         MEM7_WORKSPACE  workspace directory (after --workspace)\n  \
         MEM7_NOW        RFC 3339 instant that replaces the clock (tests, demos, replays)\n  \
         MEM7_AGENT      default agent name for writes (else $USER)\n  \
-        MEM7_DIR        Go mem7 data directory; its workspace/ is used when nothing else is found\n\n\
+        MEM7_DIR        Go mem7 data directory; its workspace/ is used when nothing else is found\n  \
+        MEM7_CHAIN_KEY  secret that switches the hash chain to keyed mode (see docs/integrity.md)\n\n\
         Exit codes: 0 success, 1 a check failed, 2 usage or input error.\n\n\
         Try `mem7 demo` for a two-minute tour."
 )]
@@ -88,6 +89,29 @@ pub enum Command {
     Forget {
         key: String,
         /// Who is forgetting (default: $MEM7_AGENT, else $USER).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
+    /// Check the hash chain of every memory file; report each problem at file:line.
+    ///
+    /// Distinguishes entries changed after sealing, removed entries (and removed
+    /// files), reordered entries, entries added by hand without sealing, truncated
+    /// tails and unresolved conflicts (each a failure, exit 1) from legacy Go mem7
+    /// entries and git merges of parallel appends (warnings). Prints the head hash:
+    /// pin it (in a commit message, in CI) and pass it back with --expect-head to
+    /// catch removal of the newest entries.
+    Verify {
+        /// Fail unless the chain's head (last entry's hash) is HASH.
+        #[arg(long, value_name = "HASH")]
+        expect_head: Option<String>,
+        /// Print the findings as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept hand edits: append a `seal` entry that records the entries verify
+    /// reports (old → new hash), so that verify is clean again. Nothing is rewritten.
+    Seal {
+        /// Who is sealing (default: $MEM7_AGENT, else $USER).
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },

@@ -17,7 +17,7 @@ pub use args::{Cli, Command};
 use crate::core::ValidEnd;
 use crate::core::chain::ChainKey;
 use crate::core::time::{TxTime, ValidTime};
-use crate::engine::{Engine, ForgetOutcome, StoreRequest};
+use crate::engine::{Engine, ForgetOutcome, SealOutcome, StoreRequest};
 use crate::error::{Error, Result};
 use crate::store;
 
@@ -28,6 +28,9 @@ pub const EXIT_CHECK_FAILED: u8 = 1;
 /// Exit code for usage and input errors.
 pub const EXIT_ERROR: u8 = 2;
 
+/// The blake3 key-derivation context for `MEM7_CHAIN_KEY`.
+pub const CHAIN_KEY_CONTEXT: &str = "mem7 2026-11-29 hash chain key v1";
+
 /// The process environment mem7 reads, captured once so everything below is pure of it.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
@@ -37,6 +40,7 @@ pub struct Env {
     pub user: Option<String>,
     pub home: Option<PathBuf>,
     pub legacy_dir: Option<PathBuf>,
+    pub chain_key: Option<String>,
     pub cwd: PathBuf,
 }
 
@@ -51,6 +55,7 @@ impl Env {
             user: var("USER").or_else(|| var("USERNAME")),
             home: var("HOME").map(PathBuf::from),
             legacy_dir: var("MEM7_DIR").map(PathBuf::from),
+            chain_key: std::env::var("MEM7_CHAIN_KEY").ok(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
@@ -68,6 +73,22 @@ impl Env {
                 Ok(TxTime::from_micros(parsed.timestamp_micros()))
             }
             None => Ok(TxTime::from_micros(chrono::Utc::now().timestamp_micros())),
+        }
+    }
+
+    /// The chain key: `MEM7_CHAIN_KEY` is any non-empty secret; the 32-byte blake3 key
+    /// is derived from it (blake3 `derive_key`, context [`CHAIN_KEY_CONTEXT`]).
+    pub fn chain_key(&self) -> Result<ChainKey> {
+        match &self.chain_key {
+            None => Ok(ChainKey::Plain),
+            Some(secret) if secret.trim().is_empty() => Err(Error::input(
+                "MEM7_CHAIN_KEY is set but empty",
+                "set it to a long random secret (e.g. `openssl rand -hex 32`), or unset it",
+            )),
+            Some(secret) => Ok(ChainKey::Keyed(blake3::derive_key(
+                CHAIN_KEY_CONTEXT,
+                secret.as_bytes(),
+            ))),
         }
     }
 
@@ -187,7 +208,7 @@ fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, TxTime)> {
 
 fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
     let root = env.workspace(cli.workspace.as_deref());
-    let engine = Engine::open(&root, ChainKey::Plain)?;
+    let engine = Engine::open(&root, env.chain_key()?)?;
     let report = engine.sync_report();
     if let Some(reason) = &report.rebuilt
         && reason != "no usable index"
@@ -198,6 +219,14 @@ fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
         eprintln!("mem7: warning: {w}");
     }
     Ok(engine)
+}
+
+fn print_set_aside(engine: &Engine) {
+    for (file, aside) in &engine.sync_report().set_aside {
+        eprintln!(
+            "mem7: set aside the incomplete entry at the end of {file} in {aside} (its bytes are kept there)"
+        );
+    }
 }
 
 /// Runs one parsed command; returns the exit code.
@@ -260,6 +289,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             };
             let mut engine = open_engine(cli, env)?;
             let outcome = engine.store(&req, now)?;
+            print_set_aside(&engine);
             let text = if a.json {
                 render::store_json(&outcome)
             } else {
@@ -325,7 +355,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let agent = env.agent(agent.as_deref());
             crate::core::validate::agent(&agent)?;
             let mut engine = open_engine(cli, env)?;
-            match engine.forget(key, &agent, now)? {
+            let outcome = engine.forget(key, &agent, now)?;
+            print_set_aside(&engine);
+            match outcome {
                 ForgetOutcome::Forgotten { closed, source } => write_out(
                     out,
                     &format!(
@@ -344,10 +376,67 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             Ok(EXIT_OK)
         }
+        Command::Verify { expect_head, json } => {
+            let root = env.workspace(cli.workspace.as_deref());
+            let ws = store::Workspace::open(&root)?;
+            let report = crate::verify::verify(&ws, &env.chain_key()?, expect_head.as_deref())?;
+            let text = if *json {
+                // The summary goes to standard error so standard output stays one array.
+                let summary = render::verify_human(&crate::verify::Report {
+                    findings: Vec::new(),
+                    ..report.clone()
+                });
+                let breaks = report.findings.iter().filter(|f| f.is_break).count();
+                eprint!(
+                    "{}",
+                    summary.replacen(
+                        "verified",
+                        if breaks > 0 { "BROKEN" } else { "verified" },
+                        1
+                    )
+                );
+                render::verify_json(&report)
+            } else {
+                render::verify_human(&report)
+            };
+            write_out(out, &text)?;
+            Ok(if report.is_broken() {
+                EXIT_CHECK_FAILED
+            } else {
+                EXIT_OK
+            })
+        }
+        Command::Seal { agent } => {
+            let now = env.now()?;
+            let agent = env.agent(agent.as_deref());
+            let mut engine = open_engine(cli, env)?;
+            let outcome = engine.seal(&agent, now)?;
+            print_set_aside(&engine);
+            match outcome {
+                SealOutcome::NothingToSeal { entries } => write_out(
+                    out,
+                    &format!("nothing to seal: all {entries} entries verify\n"),
+                )?,
+                SealOutcome::Sealed { accepted, source } => {
+                    let mut text = format!(
+                        "sealed {} entr{} ({}:{}):\n",
+                        accepted.len(),
+                        if accepted.len() == 1 { "y" } else { "ies" },
+                        source.file,
+                        source.line
+                    );
+                    for f in &accepted {
+                        text.push_str(&format!("  {}:{} {} ({})\n", f.file, f.line, f.key, f.kind));
+                    }
+                    write_out(out, &text)?;
+                }
+            }
+            Ok(EXIT_OK)
+        }
         Command::Reindex => {
             let root = env.workspace(cli.workspace.as_deref());
             let started = std::time::Instant::now();
-            let (_, stats) = Engine::open_rebuilt(&root, ChainKey::Plain)?;
+            let (_, stats) = Engine::open_rebuilt(&root, env.chain_key()?)?;
             for w in &stats.warnings {
                 eprintln!("mem7: warning: {w}");
             }

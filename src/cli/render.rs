@@ -132,3 +132,66 @@ pub fn store_human(outcome: &StoreOutcome) -> String {
         ),
     }
 }
+
+#[derive(Serialize)]
+struct FindingJson<'a> {
+    file: &'a str,
+    line: u32,
+    key: &'a str,
+    kind: &'a str,
+    severity: &'static str,
+    message: &'a str,
+}
+
+/// `verify --json`: the findings as a JSON array (empty when clean).
+pub fn verify_json(report: &crate::verify::Report) -> String {
+    let items: Vec<FindingJson<'_>> = report
+        .findings
+        .iter()
+        .map(|f| FindingJson {
+            file: &f.file,
+            line: f.line,
+            key: &f.key,
+            kind: f.kind,
+            severity: if f.is_break { "error" } else { "warning" },
+            message: &f.message,
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
+    s.push('\n');
+    s
+}
+
+/// `verify` for people: one line per finding, then a summary and the head.
+pub fn verify_human(report: &crate::verify::Report) -> String {
+    let mut s = String::new();
+    for f in &report.findings {
+        let key = if f.key.is_empty() {
+            String::new()
+        } else {
+            format!(" `{}`", f.key)
+        };
+        let level = if f.is_break { "" } else { "warning: " };
+        s.push_str(&format!(
+            "{}:{}:{key} {level}{}: {}\n",
+            f.file, f.line, f.kind, f.message
+        ));
+    }
+    let breaks = report.findings.iter().filter(|f| f.is_break).count();
+    let warnings = report.findings.len() - breaks;
+    s.push_str(&format!(
+        "{}: {} entries in {} files, {} problem{}, {} warning{}\n",
+        if breaks == 0 { "verified" } else { "BROKEN" },
+        report.entries,
+        report.files,
+        breaks,
+        if breaks == 1 { "" } else { "s" },
+        warnings,
+        if warnings == 1 { "" } else { "s" },
+    ));
+    match report.head {
+        Some(h) => s.push_str(&format!("head {h}\n")),
+        None => s.push_str("head (empty: no entries)\n"),
+    }
+    s
+}

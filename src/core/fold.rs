@@ -79,6 +79,8 @@ pub enum Op {
     ForgetEntity {
         entity: String,
     },
+    /// A `seal` entry: changes no memory, but takes its place in transaction time.
+    Seal,
     /// Stop believing every version carrying all of these tags (Go mem7 `delete_tags`).
     /// An empty tag list forgets nothing.
     ForgetTagged {
@@ -178,6 +180,7 @@ impl Fold {
                     }
                 }
             }
+            Op::Seal => {}
             Op::ForgetTagged { tags } if tags.is_empty() => {}
             Op::ForgetTagged { tags } => {
                 let keys: Vec<String> = self

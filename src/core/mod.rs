@@ -6,6 +6,7 @@
 
 pub mod chain;
 pub mod fold;
+pub mod integrity;
 pub mod secret;
 pub mod temporal;
 pub mod time;

@@ -16,6 +16,10 @@ pub struct Fields {
     pub tags: Vec<String>,
     pub secret: Option<String>,
     pub encoding: Option<String>,
+    /// `keyed` when the entry was hashed with the chain key.
+    pub chain: Option<String>,
+    /// Seal entries: computed hashes of the entries the seal accepted as they are.
+    pub accepts: Vec<String>,
     pub prev: Option<String>,
     pub hash: Option<String>,
     // Go mem7 (legacy) fields.
@@ -99,6 +103,13 @@ impl Fields {
             "agent" => self.agent = Some(scalar(value)),
             "secret" => self.secret = Some(scalar(value)),
             "encoding" => self.encoding = Some(scalar(value)),
+            "chain" => self.chain = Some(scalar(value)),
+            "accepts" => {
+                self.accepts = match value {
+                    FieldValue::List(items) => items,
+                    FieldValue::Scalar(s) => split_list(&s),
+                }
+            }
             "prev" => self.prev = Some(scalar(value)),
             "hash" => self.hash = Some(scalar(value)),
             "predicate" => self.predicate = Some(scalar(value)),

@@ -17,15 +17,16 @@ use crate::core::{Event, Op, Source, StoreOp, ValidEnd};
 pub const FENCE_INFO: &str = "mem7";
 
 impl ParsedEntry {
-    /// Converts the entry into a fold event, or says why it cannot be applied.
-    pub fn to_event(&self, file: &str) -> Result<Event, String> {
+    /// Converts the entry into a fold event (`None` for entries that change no memory,
+    /// such as seals), or says why it cannot be applied.
+    pub fn to_event(&self, file: &str) -> Result<Option<Event>, String> {
         let source = Source {
             file: file.to_string(),
             line: self.line,
             hash: self.fields.hash.clone().unwrap_or_default(),
         };
         if self.legacy {
-            return legacy_event(self, source);
+            return legacy_event(self, source).map(Some);
         }
         let f = &self.fields;
         let recorded = f
@@ -59,12 +60,17 @@ impl ParsedEntry {
                     valid_to,
                 })
             }
+            "seal" => Op::Seal,
             "forget" => Op::Forget {
                 key: self.key.clone(),
             },
-            other => return Err(format!("unknown op `{other}` (expected store or forget)")),
+            other => {
+                return Err(format!(
+                    "unknown op `{other}` (expected store, forget or seal)"
+                ));
+            }
         };
-        Ok(Event { tx, op, source })
+        Ok(Some(Event { tx, op, source }))
     }
 }
 

@@ -20,6 +20,8 @@ pub struct ParsedEntry {
     pub value: Option<String>,
     /// Written by the Go mem7 (no `recorded`, no chain fields).
     pub legacy: bool,
+    /// Hashed with the chain key (`chain: keyed`).
+    pub keyed: bool,
     /// `hash(prev ‖ canonical bytes)` computed over what is in the file, with the
     /// entry's own `prev` (genesis when absent). Equal to `fields.hash` when intact.
     pub computed: ChainHash,
@@ -51,6 +53,9 @@ pub struct ParsedFile {
     pub problems: Vec<Problem>,
     /// Whether nothing but blank lines follows the last complete entry.
     pub clean_tail: bool,
+    /// Byte offset where an incomplete entry at the end of the file begins (an
+    /// interrupted write), if there is one.
+    pub torn_tail: Option<usize>,
     /// Number of line feeds in the file (so an appender knows its entry's line number).
     pub newlines: usize,
 }
@@ -64,7 +69,9 @@ struct Line<'a> {
 
 fn lines(text: &str) -> Vec<Line<'_>> {
     let mut out = Vec::new();
-    let mut start = 0;
+    // A byte order mark is not part of the first line.
+    let mut start = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let text = &text[start..];
     for raw in text.split_inclusive('\n') {
         let end = start + raw.len();
         let t = raw.strip_suffix('\n').unwrap_or(raw);
@@ -120,13 +127,13 @@ fn entry_starts(lines: &[Line<'_>], i: usize) -> Option<usize> {
 
 /// Parses one memory file. `key` selects plain or keyed hashing for `computed`.
 pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines = lines(text);
     let mut out = ParsedFile {
         newlines: text.bytes().filter(|&b| b == b'\n').count(),
         ..ParsedFile::default()
     };
     let mut last_end_line = 0usize; // index after the last complete entry
+    let mut last_torn: Option<usize> = None; // byte offset of the last torn entry
     let mut i = 0;
     while i < lines.len() {
         let line_no = (i + 1) as u32;
@@ -160,6 +167,7 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
                     "entry `{key_text}` ends inside its envelope (an interrupted write?)"
                 ),
             });
+            last_torn = Some(lines[i].start);
             i = close.max(i + 1);
             continue;
         }
@@ -185,10 +193,11 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
                     "entry `{key_text}` has no closing `---` line (an interrupted write?)"
                 ),
             });
+            last_torn = Some(lines[i].start);
             i = term;
             continue;
         }
-        match read_entry(&lines, i, open, close, term, key_text, key) {
+        match read_entry(text, &lines, [i, open, close, term], key_text, key) {
             Ok(entry) => out.entries.push(entry),
             Err(message) => out.problems.push(Problem {
                 line: line_no,
@@ -199,6 +208,11 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
         last_end_line = term + 1;
         i = term + 1;
     }
+    let complete_end = last_end_line
+        .checked_sub(1)
+        .and_then(|l| lines.get(l))
+        .map_or(0, |l| l.end);
+    out.torn_tail = last_torn.filter(|&start| start >= complete_end);
     out.clean_tail = lines[last_end_line.min(lines.len())..]
         .iter()
         .all(|l| l.text.trim().is_empty())
@@ -206,15 +220,15 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
     out
 }
 
+/// Reads the entry whose heading, envelope fences and terminator are at `at`.
 fn read_entry(
+    src: &str,
     lines: &[Line<'_>],
-    head: usize,
-    open: usize,
-    close: usize,
-    term: usize,
+    at: [usize; 4],
     key_text: String,
     key: &ChainKey,
 ) -> Result<ParsedEntry, String> {
+    let [head, open, close, term] = at;
     let envelope = &lines[open + 1..close];
     let fields = Fields::parse(envelope.iter().map(|l| l.text))
         .map_err(|e| format!("entry `{key_text}`: {e}"))?;
@@ -225,16 +239,33 @@ fn read_entry(
         Some(p) => ChainHash::from_hex(p.trim()).unwrap_or(ChainHash::GENESIS),
         None => ChainHash::GENESIS,
     };
-    let mut hasher = key.hasher(prev);
-    let mut skipped_hash = false;
-    for (idx, l) in lines[head..=term].iter().enumerate() {
-        let abs = head + idx;
-        if !skipped_hash && abs > open && abs < close && l.text.starts_with("hash:") {
-            skipped_hash = true;
-            continue;
+    let keyed = fields.chain.as_deref() == Some("keyed");
+    let mut hasher = if keyed {
+        key.hasher(prev)
+    } else {
+        ChainKey::Plain.hasher(prev)
+    };
+    let hash_line = (open + 1..close).find(|&k| lines[k].text.starts_with("hash:"));
+    let bytes = &src.as_bytes()[lines[head].start..lines[term].end];
+    if !bytes.contains(&b'\r') && bytes.ends_with(b"\n") {
+        // The common case (LF only): hash the entry as two contiguous byte ranges.
+        match hash_line {
+            Some(k) => {
+                hasher.update(&src.as_bytes()[lines[head].start..lines[k].start]);
+                hasher.update(&src.as_bytes()[lines[k].end..lines[term].end]);
+            }
+            None => {
+                hasher.update(bytes);
+            }
         }
-        hasher.update(l.text.as_bytes());
-        hasher.update(b"\n");
+    } else {
+        for (idx, l) in lines[head..=term].iter().enumerate() {
+            if Some(head + idx) == hash_line {
+                continue;
+            }
+            hasher.update(l.text.as_bytes());
+            hasher.update(b"\n");
+        }
     }
     let computed = ChainHash(*hasher.finalize().as_bytes());
 
@@ -246,7 +277,7 @@ fn read_entry(
         _ => Vec::new(),
     };
     let op = fields.op.as_deref().unwrap_or("store");
-    let value = if op == "forget" || op == "delete" || op == "delete_tags" {
+    let value = if matches!(op, "forget" | "delete" | "delete_tags" | "seal") {
         None
     } else if legacy {
         Some(body.join("\n"))
@@ -264,6 +295,7 @@ fn read_entry(
         fields,
         value,
         legacy,
+        keyed,
         computed,
     })
 }
@@ -315,6 +347,7 @@ mod tests {
             agent: "t",
             tags: &[],
             secret_allowed: false,
+            accepts: &[],
             value: Some(value),
         }
     }

@@ -18,6 +18,8 @@ pub struct EntryDraft<'a> {
     pub tags: &'a [String],
     /// Set when the writer overrode the credential check (`--allow-secret`).
     pub secret_allowed: bool,
+    /// Seal entries: the computed hashes of the entries the seal accepts as they are.
+    pub accepts: &'a [ChainHash],
     /// `None` for an op without a value (forget).
     pub value: Option<&'a str>,
 }
@@ -63,6 +65,13 @@ pub fn render_entry(
     let json = draft.value.is_some_and(needs_json);
     if json {
         field(&mut head, "encoding", "json");
+    }
+    if matches!(key, ChainKey::Keyed(_)) {
+        field(&mut head, "chain", "keyed");
+    }
+    if !draft.accepts.is_empty() {
+        let list: Vec<String> = draft.accepts.iter().map(|h| h.to_hex()).collect();
+        field(&mut head, "accepts", &format!("[{}]", list.join(", ")));
     }
     field(&mut head, "prev", &prev.to_hex());
 

@@ -51,6 +51,8 @@ pub struct SyncReport {
     pub applied: usize,
     /// Problems in the files that were read.
     pub warnings: Vec<Warning>,
+    /// Torn tails moved aside: (memory file, where its bytes went).
+    pub set_aside: Vec<(String, String)>,
 }
 
 /// Counts from a full rebuild.
@@ -168,7 +170,8 @@ fn file_events(
     }
     for entry in parsed.entries.iter().skip(skip) {
         match entry.to_event(name) {
-            Ok(ev) => events.push(ev),
+            Ok(Some(ev)) => events.push(ev),
+            Ok(None) => {}
             Err(message) => warnings.push(Warning {
                 file: name.to_string(),
                 line: entry.line,
@@ -515,6 +518,15 @@ impl Index {
             .optional()?)
     }
 
+    /// Files that end in an incomplete entry: (file, byte offset where it begins).
+    pub fn torn_tails(&self) -> Result<Vec<(String, u64)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT name, torn_at FROM files WHERE torn_at IS NOT NULL ORDER BY name",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The line of the entry with `hash` in `file`, if the index holds a version from it.
     pub fn line_of(&self, file: &str, hash: &str) -> Result<Option<u32>> {
         Ok(self
@@ -666,8 +678,8 @@ fn insert_file_row(
         .map(entry_head)
         .unwrap_or(ChainHash::GENESIS);
     tx.execute(
-        "INSERT OR REPLACE INTO files (name, size, mtime_ns, entries, digest, head, newlines)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT OR REPLACE INTO files (name, size, mtime_ns, entries, digest, head, newlines, torn_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             file.name,
             file.size as i64,
@@ -675,7 +687,8 @@ fn insert_file_row(
             parsed.entries.len() as i64,
             file_digest(parsed, parsed.entries.len()).to_vec(),
             head.to_hex(),
-            parsed.newlines as i64
+            parsed.newlines as i64,
+            parsed.torn_tail.map(|t| t as i64)
         ],
     )?;
     Ok(())
@@ -756,6 +769,7 @@ fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<Warning>> {
             tx.prepare_cached("UPDATE versions SET tx_to = ?2 WHERE key = ?1 AND tx_to = ?3")?
                 .execute(params![key, ev.tx.micros(), i64::MAX])?;
         }
+        Op::Seal => {}
         Op::ForgetEntity { entity } => {
             tx.prepare_cached(
                 "UPDATE versions SET tx_to = ?2 WHERE tx_to = ?3

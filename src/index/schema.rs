@@ -2,7 +2,7 @@
 //! index rebuild itself from the markdown on the next start.
 
 /// Version of the layout below.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "
@@ -20,7 +20,8 @@ CREATE TABLE files (
     entries  INTEGER NOT NULL,
     digest   BLOB NOT NULL,
     head     TEXT NOT NULL,
-    newlines INTEGER NOT NULL
+    newlines INTEGER NOT NULL,
+    torn_at  INTEGER
 ) WITHOUT ROWID;
 
 -- Every version with its four clocks. Open ends are i64::MAX, so period tests are

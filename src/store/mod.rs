@@ -252,6 +252,45 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// Moves the incomplete entry at the end of `name` (from byte `offset`) into
+    /// `memory/torn/`, so the chain can continue after the last complete entry. The torn
+    /// bytes are kept, never destroyed: they are written and synced before the memory
+    /// file is shortened. This is the only time mem7 shortens a memory file.
+    pub fn set_aside(&self, name: &str, offset: u64) -> Result<String> {
+        let path = self.path(name);
+        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let Some(torn) = bytes.get(offset as usize..).filter(|t| !t.is_empty()) else {
+            return Ok(String::new());
+        };
+        let stem = Path::new(name)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("memory");
+        let aside_name = format!("{MEMORY_DIR}/torn/{stem}.at-{offset}.torn");
+        let aside = self.path(&aside_name);
+        let dir = aside.parent().map(Path::to_path_buf).unwrap_or_default();
+        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        {
+            let mut f = File::create(&aside).map_err(|e| Error::io(&aside, e))?;
+            f.write_all(torn)
+                .and_then(|_| f.sync_all())
+                .map_err(|e| Error::io(&aside, e))?;
+        }
+        if let Ok(d) = File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.set_len(offset)
+            .and_then(|_| file.sync_all())
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(aside_name)
+    }
+}
+
 /// The file's length, and what must precede a new entry so that it starts after a
 /// blank line.
 fn separator(file: &mut File) -> std::io::Result<(u64, &'static str)> {

@@ -1,0 +1,313 @@
+//! Checking the hash chain: given every entry's claimed links and computed hash, in chain
+//! order, say what is wrong and where. Pure: the caller reads and parses the files.
+//!
+//! Each entry has an *effective* hash: the `hash` it claims, or (unsealed and legacy
+//! entries) the hash computed over its bytes. An entry links to the previous one through
+//! its `prev`. The checker tells apart an edit (claimed ≠ computed), a missing entry (a
+//! `prev` found nowhere), a reordering (a `prev` that points forward, reported once at
+//! the entry that moved ahead of its predecessor), a hand-inserted entry (no `hash`), and a
+//! merge (two entries continuing from the same one, as after `git merge` of two appending
+//! branches), which is reported as a merge, never as tampering.
+
+use std::collections::{HashMap, HashSet};
+
+use super::chain::ChainHash;
+
+/// One entry as the checker sees it.
+#[derive(Clone, Debug)]
+pub struct ChainEntry {
+    /// Index of the file in chain order (0 for the first file).
+    pub file: usize,
+    /// Whether this is the first entry of its file.
+    pub first_in_file: bool,
+    pub line: u32,
+    pub key: String,
+    /// The `prev` field (`None` when absent).
+    pub prev: Option<ChainHash>,
+    /// The `hash` field (`None` for unsealed and legacy entries).
+    pub claimed: Option<ChainHash>,
+    /// The hash of the entry's bytes as they are now.
+    pub computed: ChainHash,
+    /// Written by the Go mem7 (never sealed).
+    pub legacy: bool,
+    /// A `seal` entry (its acceptances are passed separately).
+    pub seal: bool,
+}
+
+impl ChainEntry {
+    /// The hash the next entry is expected to link to.
+    pub fn effective(&self) -> ChainHash {
+        self.claimed.unwrap_or(self.computed)
+    }
+}
+
+/// What is wrong with an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Its bytes changed after it was sealed (claimed hash ≠ computed hash).
+    Changed,
+    /// Its `prev` names an entry that exists nowhere: the entry before it was removed.
+    Removed,
+    /// The first entry of a file links to an entry that exists nowhere: an earlier file
+    /// (or the end of one) was removed.
+    FileRemoved,
+    /// Its `prev` points to an entry later in the chain, or back past other entries.
+    Reordered,
+    /// It has no `hash`: appended or inserted by hand and not sealed.
+    Unsealed,
+    /// Written by the Go mem7, which had no chain (a warning).
+    Legacy,
+    /// It continues from an entry another entry already continues from: two writers
+    /// appended in parallel and git merged them (a warning).
+    Merge,
+}
+
+impl Kind {
+    /// Whether this finding breaks verification (else it is a warning).
+    pub fn is_break(self) -> bool {
+        !matches!(self, Kind::Legacy | Kind::Merge)
+    }
+
+    /// A stable name for JSON and tests.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Changed => "changed",
+            Kind::Removed => "removed",
+            Kind::FileRemoved => "file-removed",
+            Kind::Reordered => "reordered",
+            Kind::Unsealed => "unsealed",
+            Kind::Legacy => "legacy",
+            Kind::Merge => "merge",
+        }
+    }
+}
+
+/// One finding, located by the entry's position in `entries`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub entry: usize,
+    pub kind: Kind,
+    pub detail: String,
+}
+
+fn short(h: ChainHash) -> String {
+    h.to_hex()[..12].to_string()
+}
+
+/// Checks the chain. `accepted` holds computed hashes that a valid `seal` entry
+/// accepted as they are: findings about those entries (other than being legacy) are not
+/// reported.
+pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Finding> {
+    let mut position: HashMap<ChainHash, usize> = HashMap::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        position.entry(e.effective()).or_insert(i);
+    }
+    let mut continued: HashSet<ChainHash> = HashSet::with_capacity(entries.len());
+    let mut findings = Vec::new();
+    // The effective hash of the last sealed entry, and of the entry just before.
+    let mut last_sealed: Option<ChainHash> = None;
+    let mut previous: Option<ChainHash> = None;
+    for (i, e) in entries.iter().enumerate() {
+        let ok = accepted.contains(&e.computed);
+        let mut report = |kind: Kind, detail: String| {
+            if !ok || kind == Kind::Legacy {
+                findings.push(Finding {
+                    entry: i,
+                    kind,
+                    detail,
+                });
+            }
+        };
+        if e.legacy {
+            report(
+                Kind::Legacy,
+                "written by the Go mem7, which did not chain entries".into(),
+            );
+        } else if e.claimed.is_none() {
+            report(
+                Kind::Unsealed,
+                format!(
+                    "no hash: added by hand and not sealed (its bytes hash to {})",
+                    short(e.computed)
+                ),
+            );
+        } else {
+            if let Some(claimed) = e.claimed.filter(|c| *c != e.computed) {
+                report(
+                    Kind::Changed,
+                    format!(
+                        "changed after sealing: recorded hash {}, bytes now hash to {}",
+                        short(claimed),
+                        short(e.computed)
+                    ),
+                );
+            }
+            let prev = e.prev.unwrap_or(ChainHash::GENESIS);
+            // Linking to the entry before (or the last sealed one, past hand-inserted
+            // entries) is the normal case; linking back to an earlier entry that nobody
+            // continued yet is what the rest of a reordering looks like, and is reported
+            // once, at the entry that moved ahead of its predecessor.
+            let links_back = Some(prev) == previous
+                || Some(prev) == last_sealed
+                || (previous.is_none() && prev == ChainHash::GENESIS)
+                || position.get(&prev).is_some_and(|&j| j < i) && !continued.contains(&prev);
+            if !links_back {
+                match position.get(&prev) {
+                    _ if prev == ChainHash::GENESIS => report(
+                        Kind::Merge,
+                        "starts a chain of its own (a workspace merged with another one)".into(),
+                    ),
+                    Some(&j) if j > i => report(
+                        Kind::Reordered,
+                        format!(
+                            "links to an entry that comes after it (line {} of file #{})",
+                            entries[j].line,
+                            entries[j].file + 1
+                        ),
+                    ),
+                    Some(&j) if continued.contains(&prev) => report(
+                        Kind::Merge,
+                        format!(
+                            "continues from line {} of file #{}, like another entry before it: two branches appended in parallel and were merged",
+                            entries[j].line,
+                            entries[j].file + 1
+                        ),
+                    ),
+                    Some(_) => {}
+                    None if e.first_in_file && e.file > 0 => report(
+                        Kind::FileRemoved,
+                        format!(
+                            "links to {}, which is in no file: an earlier file (or its last entries) was removed",
+                            short(prev)
+                        ),
+                    ),
+                    None => report(
+                        Kind::Removed,
+                        format!(
+                            "links to {}, which is in no file: the entry before it was removed",
+                            short(prev)
+                        ),
+                    ),
+                }
+            }
+            continued.insert(prev);
+        }
+        if e.claimed.is_some() && !e.legacy {
+            last_sealed = Some(e.effective());
+        }
+        previous = Some(e.effective());
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::chain::ChainKey;
+
+    /// A well-formed chain of `n` entries in one file.
+    fn chain(n: usize) -> Vec<ChainEntry> {
+        let mut prev = ChainHash::GENESIS;
+        (0..n)
+            .map(|i| {
+                let h = ChainKey::Plain.hash(prev, format!("entry {i}").as_bytes());
+                let e = ChainEntry {
+                    file: 0,
+                    first_in_file: i == 0,
+                    line: (i * 10 + 1) as u32,
+                    key: format!("k{i}"),
+                    prev: Some(prev),
+                    claimed: Some(h),
+                    computed: h,
+                    legacy: false,
+                    seal: false,
+                };
+                prev = h;
+                e
+            })
+            .collect()
+    }
+
+    fn kinds(entries: &[ChainEntry]) -> Vec<(usize, Kind)> {
+        check(entries, &HashSet::new())
+            .into_iter()
+            .map(|f| (f.entry, f.kind))
+            .collect()
+    }
+
+    #[test]
+    fn a_clean_chain_has_no_findings() {
+        assert!(kinds(&chain(5)).is_empty());
+    }
+
+    #[test]
+    fn each_kind_of_damage_is_named() {
+        let mut c = chain(5);
+        c[2].computed = ChainHash([9; 32]);
+        assert_eq!(kinds(&c), [(2, Kind::Changed)]);
+
+        let mut c = chain(5);
+        c.remove(2);
+        assert_eq!(kinds(&c), [(2, Kind::Removed)]);
+
+        let mut c = chain(5);
+        c.swap(2, 3);
+        assert_eq!(kinds(&c), [(2, Kind::Reordered)]);
+
+        let mut c = chain(5);
+        let mut hand = c[1].clone();
+        hand.claimed = None;
+        hand.computed = ChainHash([7; 32]);
+        c.insert(2, hand);
+        assert_eq!(kinds(&c), [(2, Kind::Unsealed)]);
+
+        let mut c = chain(6);
+        for e in c.iter_mut().skip(3) {
+            e.file = 1;
+        }
+        c[3].first_in_file = true;
+        c.remove(2);
+        c.remove(1);
+        let c: Vec<_> = c
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut e)| {
+                e.file = if i == 0 { 0 } else { 1 };
+                e
+            })
+            .collect();
+        assert_eq!(kinds(&c), [(1, Kind::FileRemoved)]);
+    }
+
+    #[test]
+    fn a_merge_is_a_merge() {
+        // Base b0 b1; ours appends o2 o3 from b1; theirs appends t2 from b1.
+        let base = chain(2);
+        let fork = |n: &str, prev: ChainHash| {
+            let h = ChainKey::Plain.hash(prev, n.as_bytes());
+            ChainEntry {
+                prev: Some(prev),
+                claimed: Some(h),
+                computed: h,
+                key: n.into(),
+                ..base[0].clone()
+            }
+        };
+        let o2 = fork("o2", base[1].effective());
+        let o3 = fork("o3", o2.effective());
+        let t2 = fork("t2", base[1].effective());
+        let merged = vec![base[0].clone(), base[1].clone(), o2, o3, t2];
+        let found = check(&merged, &HashSet::new());
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::Merge);
+        assert!(!found[0].kind.is_break());
+    }
+
+    #[test]
+    fn sealed_acceptance_silences_findings() {
+        let mut c = chain(3);
+        c[1].computed = ChainHash([9; 32]);
+        let accepted: HashSet<_> = [ChainHash([9; 32])].into_iter().collect();
+        assert!(check(&c, &accepted).is_empty());
+    }
+}

@@ -1,0 +1,256 @@
+//! `mem7 verify`: reads every memory file in chain order, recomputes every entry's hash,
+//! and reports each problem at its file and line. Reads the markdown only, never the
+//! index, so it checks the source of truth itself.
+
+use std::collections::HashSet;
+
+use crate::core::chain::{ChainHash, ChainKey};
+use crate::core::integrity::{self, ChainEntry, Kind};
+use crate::error::{Error, Result};
+use crate::format::{self, ParsedEntry, ProblemKind};
+use crate::store::Workspace;
+
+/// One located finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub file: String,
+    pub line: u32,
+    /// The entry's key (empty when the problem is not in an entry).
+    pub key: String,
+    /// A stable name: changed, removed, file-removed, reordered, unsealed, not-keyed,
+    /// truncated, unreadable, conflict, head-mismatch, legacy, merge.
+    pub kind: &'static str,
+    /// Whether this breaks verification (else a warning).
+    pub is_break: bool,
+    pub message: String,
+    /// The hash of the entry's bytes as they are now (what `seal` accepts).
+    pub computed: Option<ChainHash>,
+}
+
+/// The result of verifying a workspace.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    /// The effective hash of the last entry (what the next entry links to).
+    pub head: Option<ChainHash>,
+    pub entries: usize,
+    pub files: usize,
+}
+
+impl Report {
+    /// Whether any finding breaks verification.
+    pub fn is_broken(&self) -> bool {
+        self.findings.iter().any(|f| f.is_break)
+    }
+}
+
+/// Verifies the workspace. With a keyed chain and no key, says so instead of reporting
+/// every entry as changed.
+pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Result<Report> {
+    let files = ws.scan()?;
+    let mut report = Report {
+        files: files.len(),
+        ..Report::default()
+    };
+    // Parse every file (in parallel: verification is bound by hashing and scanning).
+    let parsed = parse_all(
+        ws,
+        &files.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+        key,
+    )?;
+
+    let mut chain: Vec<ChainEntry> = Vec::new();
+    let mut located: Vec<(usize, &ParsedEntry)> = Vec::new();
+    for (fi, (name, file)) in parsed.iter().enumerate() {
+        for p in &file.problems {
+            let (kind, message) = match p.kind {
+                ProblemKind::Conflict => (
+                    "conflict",
+                    format!(
+                        "{}; resolve the git conflict (keep both sides' entries)",
+                        p.message
+                    ),
+                ),
+                ProblemKind::Torn => (
+                    "truncated",
+                    format!(
+                        "{}; the next mem7 write sets it aside in memory/torn/",
+                        p.message
+                    ),
+                ),
+                ProblemKind::Malformed => ("unreadable", p.message.clone()),
+            };
+            report.findings.push(Finding {
+                file: name.clone(),
+                line: p.line,
+                key: String::new(),
+                kind,
+                is_break: true,
+                message,
+                computed: None,
+            });
+        }
+        for (ei, e) in file.entries.iter().enumerate() {
+            chain.push(ChainEntry {
+                file: fi,
+                first_in_file: ei == 0,
+                line: e.line,
+                key: e.key.clone(),
+                prev: e
+                    .fields
+                    .prev
+                    .as_deref()
+                    .and_then(|h| ChainHash::from_hex(h.trim())),
+                claimed: e
+                    .fields
+                    .hash
+                    .as_deref()
+                    .and_then(|h| ChainHash::from_hex(h.trim())),
+                computed: e.computed,
+                legacy: e.legacy,
+                seal: e.fields.op.as_deref() == Some("seal"),
+            });
+            located.push((fi, e));
+        }
+    }
+    report.entries = chain.len();
+
+    let keyed_entries = located.iter().filter(|(_, e)| e.keyed).count();
+    if keyed_entries > 0 && matches!(key, ChainKey::Plain) {
+        return Err(Error::input(
+            format!(
+                "this workspace's chain is keyed ({keyed_entries} of {} entries were hashed with MEM7_CHAIN_KEY); without the key their hashes cannot be checked",
+                chain.len()
+            ),
+            "set MEM7_CHAIN_KEY to the workspace's chain key and run `mem7 verify` again",
+        ));
+    }
+
+    // What intact seals accepted. With a key, only keyed seals count.
+    let keyed = matches!(key, ChainKey::Keyed(_));
+    let mut accepted: HashSet<ChainHash> = HashSet::new();
+    for ((_, e), c) in located.iter().zip(&chain) {
+        if c.seal && c.claimed == Some(c.computed) && (!keyed || e.keyed) {
+            accepted.extend(
+                e.fields
+                    .accepts
+                    .iter()
+                    .filter_map(|h| ChainHash::from_hex(h.trim())),
+            );
+        }
+    }
+
+    for f in integrity::check(&chain, &accepted) {
+        let (fi, e) = located[f.entry];
+        report.findings.push(Finding {
+            file: parsed[fi].0.clone(),
+            line: e.line,
+            key: e.key.clone(),
+            kind: f.kind.name(),
+            is_break: f.kind.is_break(),
+            message: f.detail,
+            computed: Some(e.computed),
+        });
+    }
+    if keyed {
+        // Sealed entries hashed without the key could have been written by anyone.
+        for ((fi, e), c) in located.iter().zip(&chain) {
+            let sealed = c.claimed.is_some() && !c.legacy;
+            if sealed && !e.keyed && !accepted.contains(&c.computed) {
+                report.findings.push(Finding {
+                    file: parsed[*fi].0.clone(),
+                    line: e.line,
+                    key: e.key.clone(),
+                    kind: "not-keyed",
+                    is_break: true,
+                    message: "hashed without the chain key, so anyone could have written it; if it is genuine, \
+                              `mem7 seal` with the key adopts it"
+                        .into(),
+                    computed: Some(c.computed),
+                });
+            }
+        }
+    }
+    report.head = chain.last().map(ChainEntry::effective);
+    if let Some(expected) = expect_head {
+        let want = ChainHash::from_hex(expected.trim()).ok_or_else(|| {
+            Error::input(
+                format!("--expect-head {expected:?} is not a hash"),
+                "give the 64 hex characters `mem7 verify` printed as the head",
+            )
+        })?;
+        if report.head != Some(want) {
+            let pinned_still_there = chain.iter().any(|c| c.effective() == want);
+            let (file, line) = located
+                .last()
+                .map(|(fi, e)| (parsed[*fi].0.clone(), e.line))
+                .unwrap_or_default();
+            report.findings.push(Finding {
+                file,
+                line,
+                key: String::new(),
+                kind: "head-mismatch",
+                is_break: true,
+                message: if pinned_still_there {
+                    format!("the head is not the expected {}: entries were added after it", want.to_hex())
+                } else {
+                    format!(
+                        "the expected head {} is in no file: the newest entries were removed or history was rewritten",
+                        want.to_hex()
+                    )
+                },
+                computed: None,
+            });
+        }
+    }
+    report
+        .findings
+        .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    Ok(report)
+}
+
+type Parsed = Vec<(String, format::ParsedFile)>;
+
+fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let chunk = names.len().div_ceil(threads.max(1)).max(1);
+    let results: Vec<Result<Parsed>> = std::thread::scope(|s| {
+        let handles: Vec<_> = names
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|name| Ok((name.clone(), format::parse_file(&ws.read(name)?, key))))
+                        .collect::<Result<Parsed>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::input(
+                        "a verify thread panicked",
+                        "report this as a bug",
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(names.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// The findings `seal` can accept (breaks and merges of entries, not file-level trouble).
+pub fn acceptable(report: &Report) -> Vec<&Finding> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.computed.is_some() && f.kind != Kind::Legacy.name())
+        .collect()
+}
