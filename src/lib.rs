@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod format;
 pub mod index;
+pub mod merge;
 pub mod store;
 pub mod verify;
 mod yaml;

@@ -115,6 +115,24 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
+    /// Register mem7's merge driver in this git repository, so merges keep entries whole.
+    ///
+    /// The workspace's .gitattributes marks memory files `merge=union`; git's own union
+    /// merge works line by line and interleaves entries that two branches appended. This
+    /// sets `merge.union.driver` (for this repository only) to `mem7 merge-file`, which
+    /// merges entry by entry and hands every other file back to git's union merge.
+    SetupGit,
+    /// Git merge driver (run by git, see `mem7 setup-git`): merges THEIRS into OURS
+    /// entry by entry, writing the result to OURS.
+    #[command(hide = true)]
+    MergeFile {
+        base: PathBuf,
+        ours: PathBuf,
+        theirs: PathBuf,
+        /// The path being merged (git's %P).
+        #[arg(long)]
+        path: Option<String>,
+    },
     /// Rebuild the index from the markdown files.
     Reindex,
     /// Replay the worked example (Railway → Cloudflare → "local only") in a temporary

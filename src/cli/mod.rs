@@ -221,6 +221,23 @@ fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
     Ok(engine)
 }
 
+/// Whether `root` is inside a git work tree that lacks mem7's merge driver. False when
+/// git is not installed.
+fn in_git_without_driver(root: &Path) -> bool {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let inside = git(&["rev-parse", "--is-inside-work-tree"]).is_some_and(|o| o.status.success());
+    inside
+        && !git(&["config", "--get", "merge.union.driver"])
+            .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("merge-file"))
+}
+
 fn print_set_aside(engine: &Engine) {
     for (file, aside) in &engine.sync_report().set_aside {
         eprintln!(
@@ -400,6 +417,12 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 render::verify_human(&report)
             };
             write_out(out, &text)?;
+            if in_git_without_driver(&root) {
+                eprintln!(
+                    "mem7: hint: this workspace is in a git repository whose merges would interleave entries \
+                     (git's line-wise union merge); run `mem7 setup-git` once per clone"
+                );
+            }
             Ok(if report.is_broken() {
                 EXIT_CHECK_FAILED
             } else {
@@ -431,6 +454,72 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     write_out(out, &text)?;
                 }
             }
+            Ok(EXIT_OK)
+        }
+        Command::SetupGit => {
+            let root = env.workspace(cli.workspace.as_deref());
+            store::Workspace::open(&root)?;
+            let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+            let driver = format!(
+                "'{}' merge-file %O %A %B --path %P",
+                exe.display().to_string().replace('\'', "'\\''")
+            );
+            for (name, value) in [
+                (
+                    "merge.union.name",
+                    "mem7: entry-wise merge of memory files (union for other files)",
+                ),
+                ("merge.union.driver", driver.as_str()),
+            ] {
+                let status = std::process::Command::new("git")
+                    .args(["config", name, value])
+                    .current_dir(&root)
+                    .status()
+                    .map_err(|e| Error::io("git", e))?;
+                if !status.success() {
+                    return Err(Error::input(
+                        format!("`git config {name}` failed in {}", root.display()),
+                        "run `mem7 setup-git` inside the git repository that holds the workspace (`git init` first)",
+                    ));
+                }
+            }
+            write_out(
+                out,
+                &format!(
+                    "git merges in {} now keep memory entries whole (merge.union.driver = {driver})\n",
+                    root.display()
+                ),
+            )?;
+            Ok(EXIT_OK)
+        }
+        Command::MergeFile {
+            base,
+            ours,
+            theirs,
+            path,
+        } => {
+            let is_memory = path
+                .as_deref()
+                .is_none_or(|p| p.rsplit('/').next().is_some_and(store::is_day_file_name));
+            if !is_memory {
+                // Not a memory file: behave exactly like git's own union merge.
+                let status = std::process::Command::new("git")
+                    .arg("merge-file")
+                    .arg("--union")
+                    .arg(ours)
+                    .arg(base)
+                    .arg(theirs)
+                    .status()
+                    .map_err(|e| Error::io("git merge-file", e))?;
+                return Ok(if status.success() {
+                    EXIT_OK
+                } else {
+                    EXIT_CHECK_FAILED
+                });
+            }
+            let read = |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| Error::io(p, e));
+            let merged = crate::merge::merge_entries(&read(base)?, &read(ours)?, &read(theirs)?);
+            std::fs::write(ours, merged).map_err(|e| Error::io(ours, e))?;
             Ok(EXIT_OK)
         }
         Command::Reindex => {

@@ -107,6 +107,9 @@ pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Findi
     // The effective hash of the last sealed entry, and of the entry just before.
     let mut last_sealed: Option<ChainHash> = None;
     let mut previous: Option<ChainHash> = None;
+    // The previous entry's computed hash: when only its `hash:` line was edited, the next
+    // entry still links to its bytes, and the edit is reported once, as a change.
+    let mut previous_computed: Option<ChainHash> = None;
     for (i, e) in entries.iter().enumerate() {
         let ok = accepted.contains(&e.computed);
         let mut report = |kind: Kind, detail: String| {
@@ -148,6 +151,7 @@ pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Findi
             // continued yet is what the rest of a reordering looks like, and is reported
             // once, at the entry that moved ahead of its predecessor.
             let links_back = Some(prev) == previous
+                || Some(prev) == previous_computed
                 || Some(prev) == last_sealed
                 || (previous.is_none() && prev == ChainHash::GENESIS)
                 || position.get(&prev).is_some_and(|&j| j < i) && !continued.contains(&prev);
@@ -196,6 +200,7 @@ pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Findi
             last_sealed = Some(e.effective());
         }
         previous = Some(e.effective());
+        previous_computed = Some(e.computed);
     }
     findings
 }

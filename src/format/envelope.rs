@@ -46,15 +46,35 @@ impl Fields {
         match Self::parse_plain(lines.clone()) {
             Some(fields) => Ok(fields),
             None => {
-                let text: String = lines.map(|l| format!("{l}\n")).collect();
-                let pairs = crate::yaml::envelope_pairs(&text)?;
-                let mut fields = Fields::default();
-                for (name, value) in pairs {
-                    fields.set(&name, value);
+                let text: String = lines.clone().map(|l| format!("{l}\n")).collect();
+                match crate::yaml::envelope_pairs(&text) {
+                    Ok(pairs) => {
+                        let mut fields = Fields::default();
+                        for (name, value) in pairs {
+                            fields.set(&name, value);
+                        }
+                        Ok(fields)
+                    }
+                    // Neither plain nor valid YAML (a damaged or careless edit): read each
+                    // `name: value` line as raw text, so the entry keeps its place in the
+                    // chain and its hash tells whether it changed.
+                    Err(yaml_error) => Self::parse_raw(lines).ok_or(yaml_error),
                 }
-                Ok(fields)
             }
         }
+    }
+
+    /// Every non-blank line `name: anything`, the value taken as it stands.
+    fn parse_raw<'a>(lines: impl Iterator<Item = &'a str>) -> Option<Fields> {
+        let mut fields = Fields::default();
+        for line in lines {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let (name, value) = line.split_once(':')?;
+            fields.set(name.trim(), FieldValue::Scalar(value.trim().to_string()));
+        }
+        Some(fields)
     }
 
     /// The fast path: `name: plain value` lines only. `None` when a line needs YAML.

@@ -37,6 +37,10 @@ const TEMPLATE: &[(&str, &str)] = &[
         ".gitignore",
         include_str!("../../workspace-template/.gitignore"),
     ),
+    (
+        ".githooks/pre-commit",
+        include_str!("../../workspace-template/.githooks/pre-commit"),
+    ),
     ("memory/.gitkeep", ""),
 ];
 
@@ -99,7 +103,16 @@ pub fn init(dir: &Path) -> Result<InitOutcome> {
     fs::create_dir_all(dir.join(MEMORY_DIR)).map_err(|e| Error::io(dir, e))?;
     for (name, content) in TEMPLATE {
         let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
         fs::write(&path, content).map_err(|e| Error::io(&path, e))?;
+        #[cfg(unix)]
+        if name.starts_with(".githooks/") {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+                .map_err(|e| Error::io(&path, e))?;
+        }
     }
     Ok(InitOutcome::Created)
 }

@@ -1,0 +1,655 @@
+//! Integrity through the binary: the tamper matrix for `mem7 verify`, `mem7 seal`, keyed
+//! chains, git merges with real git, and writers killed mid-stream.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use common::Sandbox;
+use mem7::core::chain::ChainKey;
+use mem7::core::time::TxTime;
+use mem7::engine::{Engine, StoreRequest};
+
+const NOW: &str = "2026-06-01T00:00:00Z";
+
+/// A workspace of 300 entries over five days, written once through the engine.
+fn template() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir =
+            std::env::temp_dir().join(format!("mem7-integrity-template-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        mem7::store::init(&dir).unwrap();
+        let mut engine = Engine::open(&dir, ChainKey::Plain).unwrap();
+        let start = TxTime::parse("2026-03-01T00:00:00Z").unwrap().micros();
+        for i in 0..300i64 {
+            let req = StoreRequest {
+                key: format!("fact:{}", i % 40),
+                value: format!("value number {i}\nsecond line {i}"),
+                valid_from: None,
+                valid_to: None,
+                tags: vec![format!("t{}", i % 3)],
+                agent: "template".into(),
+                allow_secret: false,
+            };
+            engine
+                .store(&req, TxTime::from_micros(start + i * 25 * 60 * 1_000_000))
+                .unwrap();
+        }
+        dir
+    })
+}
+
+/// A sandbox holding a copy of the template workspace.
+fn tampered() -> Sandbox {
+    let s = Sandbox::bare();
+    for (rel, bytes) in common::snapshot(template()) {
+        let path = s.ws.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    s
+}
+
+fn day_files(s: &Sandbox) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(s.memory_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn rel(s: &Sandbox, p: &Path) -> String {
+    p.strip_prefix(&s.ws)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Line numbers (1-based) of the entry headings in a file.
+fn headings(path: &Path) -> Vec<usize> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("## "))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// (file, line, kind) of every finding of `mem7 verify --json`, and the exit code.
+fn findings(s: &Sandbox) -> (i32, Vec<(String, u32, String)>) {
+    let r = s.run(&["verify", "--json"], Some(NOW));
+    assert!(
+        r.code == 0 || r.code == 1,
+        "verify failed to run: {}",
+        r.stderr
+    );
+    let list = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap() as u32,
+                f["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (r.code, list)
+}
+
+fn edit(path: &Path, f: impl FnOnce(&mut Vec<String>)) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    f(&mut lines);
+    std::fs::write(path, lines.join("\n")).unwrap();
+}
+
+#[test]
+fn a_clean_workspace_verifies() {
+    let s = tampered();
+    let r = s.run(&["verify"], Some(NOW));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("verified: 300 entries"), "{}", r.stdout);
+    let head = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("head "))
+        .unwrap()
+        .to_string();
+    assert_eq!(head.len(), 64);
+    assert_eq!(
+        s.run(&["verify", "--expect-head", &head], Some(NOW)).code,
+        0
+    );
+    let r = s.run(&["verify", "--expect-head", &"0".repeat(64)], Some(NOW));
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("head-mismatch"), "{}", r.stdout);
+    assert_eq!(
+        s.run(&["verify", "--expect-head", "nonsense"], Some(NOW))
+            .code,
+        2
+    );
+    assert_eq!(findings(&s), (0, vec![]));
+}
+
+#[test]
+fn one_changed_byte_in_any_field_or_the_value_is_found_at_its_entry() {
+    let fields = [
+        "op:",
+        "valid_from:",
+        "recorded:",
+        "agent:",
+        "tags:",
+        "prev:",
+        "hash:",
+        "> value",
+    ];
+    for (n, field) in fields.iter().enumerate() {
+        let s = tampered();
+        let files = day_files(&s);
+        let file = &files[n % files.len()];
+        let heads = headings(file);
+        let entry_line = heads[(n * 7 + 3) % heads.len()];
+        edit(file, |lines| {
+            let at = (entry_line..lines.len())
+                .find(|&i| lines[i].starts_with(field))
+                .unwrap();
+            let line = &mut lines[at];
+            let last = line.pop().unwrap();
+            line.push(if last == '7' { '8' } else { '7' });
+        });
+        let (code, found) = findings(&s);
+        assert_eq!(code, 1, "{field}: {found:?}");
+        let here: Vec<&(String, u32, String)> = found
+            .iter()
+            .filter(|f| f.0 == rel(&s, file) && f.1 as usize == entry_line)
+            .collect();
+        assert!(
+            here.iter().any(|f| f.2 == "changed"),
+            "{field}: expected `changed` at {}:{entry_line}, got {found:?}",
+            rel(&s, file)
+        );
+        assert_eq!(
+            here.len(),
+            found.len(),
+            "{field}: findings elsewhere too: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn a_deleted_entry_is_reported_at_the_entry_after_it() {
+    let s = tampered();
+    let file = &day_files(&s)[1];
+    let heads = headings(file);
+    edit(file, |lines| {
+        lines.drain(heads[4] - 1..heads[5] - 1);
+    });
+    let (code, found) = findings(&s);
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        [(rel(&s, file), heads[4] as u32, "removed".to_string())]
+    );
+}
+
+#[test]
+fn swapped_entries_are_reported_as_reordered() {
+    let s = tampered();
+    let file = &day_files(&s)[2];
+    let heads = headings(file);
+    let (a, b, c) = (heads[2] - 1, heads[3] - 1, heads[4] - 1);
+    edit(file, |lines| {
+        let first: Vec<String> = lines[a..b].to_vec();
+        let second: Vec<String> = lines[b..c].to_vec();
+        let swapped: Vec<String> = second.into_iter().chain(first).collect();
+        lines.splice(a..c, swapped);
+    });
+    let (code, found) = findings(&s);
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        [(rel(&s, file), heads[2] as u32, "reordered".to_string())]
+    );
+}
+
+#[test]
+fn a_hand_written_entry_is_unsealed_until_sealed() {
+    let s = tampered();
+    let file = &day_files(&s)[0];
+    let heads = headings(file);
+    let insert_at = heads[3] - 1;
+    edit(file, |lines| {
+        let hand = "## fact:by_hand\n\n```mem7\nop: store\nrecorded: 2026-03-01T00:30:00Z\nagent: a person\n```\n\n> added by hand\n\n---\n";
+        lines.splice(insert_at..insert_at, hand.split('\n').map(str::to_string));
+    });
+    let (code, found) = findings(&s);
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        [(rel(&s, file), heads[3] as u32, "unsealed".to_string())]
+    );
+
+    // `seal` accepts it: verify is clean, the edit stays visible, a second seal is a no-op.
+    let r = s.ok(&["seal", "--agent", "reviewer"], Some(NOW));
+    assert!(r.stdout.contains("sealed 1 entry"), "{}", r.stdout);
+    assert_eq!(findings(&s), (0, vec![]));
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("> added by hand"));
+    let r = s.ok(&["seal"], Some(NOW));
+    assert!(r.stdout.contains("nothing to seal"), "{}", r.stdout);
+    // The hand-written fact is memory like any other.
+    let r = s.ok(&["recall", "fact:by_hand", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "added by hand");
+}
+
+#[test]
+fn a_torn_tail_is_reported_then_set_aside_by_the_next_write() {
+    let s = tampered();
+    let files = day_files(&s);
+    let file = files.last().unwrap();
+    let heads = headings(file);
+    let last = *heads.last().unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    let offset: usize = text
+        .split_inclusive('\n')
+        .take(last - 1)
+        .map(str::len)
+        .sum();
+    let cut = offset + (text.len() - offset) / 2;
+    std::fs::write(file, &text[..cut]).unwrap();
+    let (code, found) = findings(&s);
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        [(rel(&s, file), last as u32, "truncated".to_string())]
+    );
+
+    let r = s.ok(&["store", "after:crash", "continues"], Some(NOW));
+    assert!(r.stderr.contains("set aside"), "{}", r.stderr);
+    let aside: Vec<PathBuf> = std::fs::read_dir(s.memory_dir().join("torn"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(&aside[0]).unwrap(),
+        text[offset..cut]
+    );
+    // The torn entry never counted: the chain continues from the last complete entry.
+    assert_eq!(findings(&s), (0, vec![]));
+}
+
+#[test]
+fn a_removed_earlier_file_is_named() {
+    let s = tampered();
+    let files = day_files(&s);
+    std::fs::remove_file(&files[1]).unwrap();
+    let (code, found) = findings(&s);
+    assert_eq!(code, 1);
+    assert_eq!(found, [(rel(&s, &files[2]), 1, "file-removed".to_string())]);
+}
+
+#[test]
+fn crlf_line_endings_still_verify() {
+    let s = tampered();
+    for f in day_files(&s) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(&f, text.replace('\n', "\r\n")).unwrap();
+    }
+    assert_eq!(findings(&s), (0, vec![]));
+    let r = s.ok(&["recall", "fact:1", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "value number 281\nsecond line 281");
+}
+
+#[test]
+fn keyed_chains_need_the_key_and_cannot_be_resealed_without_it() {
+    let s = Sandbox::new();
+    let keyed = |args: &[&str], key: &str| {
+        let out = s
+            .command(args, Some(NOW))
+            .env("MEM7_CHAIN_KEY", key)
+            .output()
+            .unwrap();
+        common::finish(out)
+    };
+    for i in 0..5 {
+        let r = keyed(
+            &["store", &format!("k{i}"), &format!("v{i}")],
+            "correct horse battery staple",
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    assert_eq!(keyed(&["verify"], "correct horse battery staple").code, 0);
+    // Without the key: a clear message, not five broken entries.
+    let r = s.run(&["verify"], Some(NOW));
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("keyed") && r.stderr.contains("MEM7_CHAIN_KEY"),
+        "{}",
+        r.stderr
+    );
+    // A forger without the key edits a value and seals: the key holder sees it.
+    let file = day_files(&s).pop().unwrap();
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("> v2", "> forged");
+    std::fs::write(&file, text).unwrap();
+    let r = keyed(&["seal", "--agent", "forger"], "wrong key");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = keyed(&["verify"], "correct horse battery staple");
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("changed"), "{}", r.stdout);
+}
+
+// ---------------------------------------------------------------------------------------
+// git
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git is installed");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn at(s: &Sandbox, ws: &Path, args: &[&str], now: &str) -> common::Run {
+    let out = s
+        .command(args, Some(now))
+        .env("MEM7_WORKSPACE", ws)
+        .output()
+        .unwrap();
+    let r = common::finish(out);
+    assert_eq!(
+        r.code,
+        0,
+        "mem7 {args:?} in {}: {}{}",
+        ws.display(),
+        r.stdout,
+        r.stderr
+    );
+    r
+}
+
+#[test]
+fn two_clones_merge_and_verify_as_a_merge() {
+    let s = Sandbox::new();
+    let a = s.ws.clone();
+    at(
+        &s,
+        &a,
+        &["store", "base:fact", "shared start"],
+        "2026-05-01T08:00:00Z",
+    );
+    git(&a, &["init", "-q", "-b", "main"]);
+    git(&a, &["add", "-A"]);
+    git(&a, &["commit", "-qm", "base"]);
+    // Without mem7's driver, verify says how to get entry-wise merges.
+    let r = at(&s, &a, &["verify"], "2026-05-01T08:30:00Z");
+    assert!(r.stderr.contains("mem7 setup-git"), "{}", r.stderr);
+    at(&s, &a, &["setup-git"], "2026-05-01T08:30:00Z");
+    let r = at(&s, &a, &["verify"], "2026-05-01T08:30:00Z");
+    assert!(!r.stderr.contains("setup-git"), "{}", r.stderr);
+    let b = s.dir.path().join("clone");
+    git(
+        s.dir.path(),
+        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+
+    // Both sides append to the same day's file (and one key on both sides).
+    at(
+        &s,
+        &a,
+        &["store", "a:only", "from A"],
+        "2026-05-01T09:00:00Z",
+    );
+    at(
+        &s,
+        &a,
+        &["store", "shared:key", "A's value"],
+        "2026-05-01T10:00:00Z",
+    );
+    git(&a, &["commit", "-qam", "A learns"]);
+    at(
+        &s,
+        &b,
+        &["store", "b:only", "from B"],
+        "2026-05-01T09:30:00Z",
+    );
+    at(
+        &s,
+        &b,
+        &["store", "shared:key", "B's value"],
+        "2026-05-01T11:00:00Z",
+    );
+    git(&b, &["add", "-A"]);
+    git(&b, &["commit", "-qm", "B learns"]);
+
+    git(
+        &a,
+        &[
+            "pull",
+            "-q",
+            "--no-rebase",
+            "--no-edit",
+            b.to_str().unwrap(),
+            "main",
+        ],
+    );
+    let r = at(&s, &a, &["verify", "--json"], "2026-05-02T00:00:00Z");
+    let findings = r.json();
+    let kinds: Vec<&str> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.iter().all(|k| *k == "merge"),
+        "a merge is never tampering: {findings}"
+    );
+    assert!(!kinds.is_empty(), "the merge is reported as a merge");
+
+    let r = at(&s, &a, &["list", "--json"], "2026-05-02T00:00:00Z");
+    let keys: Vec<&str> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["key"].as_str().unwrap())
+        .map(|k| Box::leak(k.to_string().into_boxed_str()) as &str)
+        .collect();
+    assert_eq!(keys, ["a:only", "b:only", "base:fact", "shared:key"]);
+    let r = at(
+        &s,
+        &a,
+        &["history", "shared:key", "--json"],
+        "2026-05-02T00:00:00Z",
+    );
+    let h = r.json();
+    let tx: Vec<(&str, &str)> = h
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["value"].as_str().unwrap(), v["tx_from"].as_str().unwrap()))
+        .collect();
+    assert_eq!(tx.first().map(|t| t.0), Some("A's value"));
+    assert_eq!(
+        tx.last().map(|t| t.0),
+        Some("B's value"),
+        "transaction-time order across both sides: {tx:?}"
+    );
+    let r = at(
+        &s,
+        &a,
+        &["recall", "shared:key", "--json"],
+        "2026-05-02T00:00:00Z",
+    );
+    assert_eq!(r.json()[0]["value"], "B's value");
+
+    // The next write after the merge chains on, and a seal quiets the merge warnings.
+    at(
+        &s,
+        &a,
+        &["store", "after:merge", "yes"],
+        "2026-05-02T00:00:00Z",
+    );
+    at(
+        &s,
+        &a,
+        &["seal", "--agent", "merger"],
+        "2026-05-02T00:00:01Z",
+    );
+    let r = at(&s, &a, &["verify", "--json"], "2026-05-02T00:00:02Z");
+    assert_eq!(r.json(), serde_json::json!([]));
+}
+
+#[test]
+fn an_edited_line_shows_in_git_diff_and_verify_at_the_same_place() {
+    let s = Sandbox::new();
+    for i in 0..6 {
+        s.ok(
+            &["store", &format!("k{i}"), &format!("value {i}")],
+            Some(&format!("2026-05-01T0{i}:00:00Z")),
+        );
+    }
+    git(&s.ws, &["init", "-q", "-b", "main"]);
+    git(&s.ws, &["add", "-A"]);
+    git(&s.ws, &["commit", "-qm", "memory"]);
+    let file = s.memory_dir().join("2026-05-01.md");
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("> value 3", "> value three");
+    std::fs::write(&file, text).unwrap();
+    let diff = git(&s.ws, &["diff", "-U0"]);
+    let hunk = diff.lines().find(|l| l.starts_with("@@")).unwrap();
+    let changed_line: usize = hunk
+        .split('+')
+        .nth(1)
+        .unwrap()
+        .split([' ', ','])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (code, found) = findings(&s);
+    assert_eq!(code, 1);
+    assert_eq!(found.len(), 1);
+    let (f, entry_line, kind) = &found[0];
+    assert_eq!(
+        (f.as_str(), kind.as_str()),
+        ("memory/2026-05-01.md", "changed")
+    );
+    let lines: Vec<&str> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| Box::leak(l.to_string().into_boxed_str()) as &str)
+        .collect();
+    let entry_end = (*entry_line as usize..=lines.len())
+        .find(|&n| lines[n - 1] == "---")
+        .unwrap();
+    assert!(
+        (*entry_line as usize..=entry_end).contains(&changed_line),
+        "diff line {changed_line} outside entry {entry_line}..{entry_end}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// crashes
+
+#[test]
+fn writers_killed_mid_stream_lose_no_acknowledged_store() {
+    use std::os::unix::process::CommandExt;
+    let s = Sandbox::new();
+    let acks = s.dir.path().join("acks");
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..4 {
+        let script = format!(
+            "i=0; while true; do i=$((i+1)); \"$MEM7\" store crash:r{round}k$i \"round {round} value $i\" >/dev/null && echo r{round}k$i >> {acks}; done",
+            acks = acks.display()
+        );
+        let mut child = s.shell(&script).process_group(0).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300 + next() % 700));
+        // SIGKILL the whole group (the shell loop and whichever `mem7 store` is running).
+        // SAFETY: killpg with the group the child leads; no memory is involved.
+        let pgid = child.id() as libc::pid_t;
+        assert!(pgid > 1);
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+        let _ = child.wait();
+    }
+    let acked = std::fs::read_to_string(&acks).unwrap_or_default();
+    let acked: Vec<&str> = acked.lines().collect();
+    assert!(
+        acked.len() >= 4,
+        "the writers made progress: {}",
+        acked.len()
+    );
+    // Whatever verify says of the tail, every acknowledged store is there.
+    let r = s.run(&["verify", "--json"], None);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    for f in r.json().as_array().unwrap() {
+        assert_eq!(f["kind"], "truncated", "only a torn tail may appear: {f}");
+    }
+    let r = s.ok(&["list", "--prefix", "crash:", "--json"], None);
+    let stored: std::collections::HashSet<String> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            v["key"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("crash:")
+                .to_string()
+        })
+        .collect();
+    for k in &acked {
+        assert!(
+            stored.contains(*k),
+            "acknowledged store {k} is missing; stored {} of {} acked; files:\n{}",
+            stored.len(),
+            acked.len(),
+            common::snapshot(&s.ws)
+                .iter()
+                .map(|(n, b)| format!("== {n}\n{}", String::from_utf8_lossy(b)))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .chars()
+                .take(3000)
+                .collect::<String>()
+        );
+    }
+    // The next write leaves a clean chain.
+    s.ok(&["store", "crash:after", "clean"], None);
+    let r = s.run(&["verify"], None);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
