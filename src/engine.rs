@@ -35,6 +35,24 @@ pub enum StoreOutcome {
     Unchanged { version: Version },
 }
 
+/// One record of a bulk import.
+#[derive(Clone, Debug)]
+pub struct ImportRecord {
+    pub req: StoreRequest,
+    /// The transaction time to record (migrating history); else "now".
+    pub recorded: Option<TxTime>,
+    /// 1-based line of the record in its input, for error messages.
+    pub line: usize,
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOutcome {
+    pub stored: usize,
+    pub unchanged: usize,
+    pub files: usize,
+}
+
 /// What a seal did.
 #[derive(Clone, Debug)]
 pub enum SealOutcome {
@@ -210,6 +228,119 @@ impl Engine {
             },
             closed: plan.close.len(),
         })
+    }
+
+    /// Applies records as successive stores (same rules as `store`) under one lock, with
+    /// one append and fsync per file and one index update at the end. Every record is
+    /// checked before anything is written: a bad record stops the import and names its
+    /// line, and nothing changes.
+    pub fn import(&mut self, records: &[ImportRecord], now: TxTime) -> Result<ImportOutcome> {
+        let at = |line: usize, e: Error| match e {
+            Error::Input { problem, hint } => Error::Input {
+                problem: format!("line {line}: {problem}"),
+                hint,
+            },
+            other => other,
+        };
+        for r in records {
+            self.validate_store(&r.req).map_err(|e| at(r.line, e))?;
+        }
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        self.set_aside_torn()?;
+        let mut last = self.index.last_tx()?;
+        let mut prev = self.index.head()?;
+        let mut fold = crate::core::Fold::new();
+        let mut seeded = std::collections::HashSet::new();
+        let mut files: std::collections::BTreeMap<String, String> =
+            std::collections::BTreeMap::new();
+        let mut outcome = ImportOutcome::default();
+        for r in records {
+            let tx = match (r.recorded, last) {
+                (Some(t), Some(l)) if t < l => {
+                    return Err(at(
+                        r.line,
+                        Error::input(
+                            format!(
+                                "recorded {t} is before the workspace's last transaction ({l})"
+                            ),
+                            "records with `recorded` must be in time order and not before what the workspace already holds",
+                        ),
+                    ));
+                }
+                // Like `now`, a recorded time is raised past the last transaction.
+                (Some(t), Some(l)) if t == l => l.next(),
+                (Some(t), _) => t,
+                (None, Some(l)) if l >= now => l.next(),
+                (None, _) => now,
+            };
+            last = Some(tx);
+            let req = &r.req;
+            if seeded.insert(req.key.clone()) {
+                fold.seed(&req.key, self.index.believed(&req.key)?);
+            }
+            let believed = fold.believed(&req.key).to_vec();
+            let periods: Vec<Period> = believed.iter().map(Version::period).collect();
+            if req.valid_from.is_none() && req.valid_to.is_none() {
+                let same = |i: usize| {
+                    believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
+                };
+                if temporal::confirmation(&periods, tx, same).is_some() {
+                    outcome.unchanged += 1;
+                    continue;
+                }
+            }
+            let from = req.valid_from.unwrap_or(tx.as_valid());
+            let end = req.valid_to.unwrap_or(ValidEnd::Open);
+            temporal::plan_store(&periods, from, end)
+                .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
+            let draft = EntryDraft {
+                key: &req.key,
+                op: "store",
+                valid_from: Some(from),
+                valid_to: req.valid_to,
+                recorded: tx,
+                agent: &req.agent,
+                tags: &req.tags,
+                secret_allowed: req.allow_secret
+                    && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
+                accepts: &[],
+                value: Some(&req.value),
+            };
+            let (text, hash) = render_entry(&draft, prev, &self.key);
+            prev = hash;
+            let file = Workspace::day_file(&tx.utc_day());
+            let event = Event {
+                tx,
+                op: Op::Store(StoreOp {
+                    key: req.key.clone(),
+                    value: req.value.clone(),
+                    tags: req.tags.clone(),
+                    agent: req.agent.clone(),
+                    valid_from: from,
+                    valid_to: end,
+                }),
+                source: Source {
+                    file: file.clone(),
+                    line: 0,
+                    hash: String::new(),
+                },
+            };
+            fold.apply(&event, &mut |_| {});
+            let buf = files.entry(file).or_default();
+            if !buf.is_empty() {
+                buf.push('\n');
+            }
+            buf.push_str(&text);
+            outcome.stored += 1;
+        }
+        outcome.files = files.len();
+        for (file, text) in &files {
+            self.ws.append(file, text)?;
+        }
+        // One catch-up reads what was appended and applies it in one transaction.
+        self.refresh()?;
+        Ok(outcome)
     }
 
     /// Stops believing every version of `key` at `now`.

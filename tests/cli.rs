@@ -886,3 +886,111 @@ fn go_mem7_workspaces_load() {
         "Fly.io"
     );
 }
+
+#[test]
+fn import_equals_successive_stores_byte_for_byte() {
+    let records = [
+        (
+            r#"{"key":"event7:host","value":"Railway","recorded":"2026-02-15T00:00:00Z","tags":["infra"]}"#,
+            vec!["store", "event7:host", "Railway", "--tag", "infra"],
+            T1,
+        ),
+        (
+            r#"{"key":"event7:host","value":"Cloudflare","recorded":"2026-03-20T00:00:00Z","tags":["infra"]}"#,
+            vec!["store", "event7:host", "Cloudflare", "--tag", "infra"],
+            T2,
+        ),
+        (
+            r#"{"key":"event7:host","value":"Cloudflare","recorded":"2026-03-21T00:00:00Z","tags":["infra"]}"#,
+            vec!["store", "event7:host", "Cloudflare", "--tag", "infra"],
+            "2026-03-21T00:00:00Z",
+        ),
+        (
+            r#"{"key":"event7:host","value":"local only","valid_from":"2026-04-05","recorded":"2026-04-12T00:00:00Z","tags":["infra"]}"#,
+            vec![
+                "store",
+                "event7:host",
+                "local only",
+                "--valid-from",
+                "2026-04-05",
+                "--tag",
+                "infra",
+            ],
+            T3,
+        ),
+        (
+            r#"{"key":"note","value":"multi\nline","valid_from":"2026-01-01","valid_to":"infinity","recorded":"2026-04-12T00:00:00Z"}"#,
+            vec![
+                "store",
+                "note",
+                "multi\nline",
+                "--valid-from",
+                "2026-01-01",
+                "--valid-to",
+                "infinity",
+            ],
+            T3,
+        ),
+    ];
+    let imported = Sandbox::new();
+    let jsonl: String = records.iter().map(|r| format!("{}\n", r.0)).collect();
+    let r = imported.run_stdin(&["import", "-"], Some(NOW), &jsonl);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("4 stored, 1 unchanged"), "{}", r.stdout);
+    let stored = Sandbox::new();
+    for (_, args, now) in &records {
+        stored.ok(args, Some(now));
+    }
+    let text = |s: &Sandbox| -> Vec<(String, String)> {
+        s.snapshot()
+            .into_iter()
+            .map(|(n, b)| (n, String::from_utf8(b).unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        text(&imported),
+        text(&stored),
+        "import writes what the stores write"
+    );
+    let q = ["history", "event7:host", "--json"];
+    assert_eq!(
+        imported.ok(&q, Some(NOW)).stdout,
+        stored.ok(&q, Some(NOW)).stdout
+    );
+}
+
+#[test]
+fn a_bad_import_line_stops_everything_and_names_the_line() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some(T2));
+    let before = s.snapshot();
+    let cases = [
+        (
+            "{\"key\":\"a\",\"value\":\"1\"}\n{\"key\":\"b\",\"value\":\"2\",\"valid_from\":\"someday\"}\n",
+            "line 2",
+        ),
+        ("{\"key\":\"a\",\"value\":\"1\"}\n\nnot json\n", "line 3"),
+        (
+            "{\"key\":\"a\",\"value\":\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}\n",
+            "line 1",
+        ),
+        (
+            "{\"key\":\"a\",\"value\":\"1\",\"recorded\":\"2026-01-01T00:00:00Z\"}\n",
+            "before the workspace's last transaction",
+        ),
+        (
+            "{\"key\":\"a\",\"value\":\"1\",\"recorded\":\"2026-05-01T00:00:00Z\"}\n{\"key\":\"a\",\"value\":\"2\",\"recorded\":\"2026-04-01T00:00:00Z\"}\n",
+            "line 2",
+        ),
+        (
+            "{\"key\":\"a\",\"value\":\"1\",\"valid_from\":\"2026-05-01\",\"valid_to\":\"2026-04-01\"}\n",
+            "line 1",
+        ),
+    ];
+    for (input, needle) in cases {
+        let r = s.run_stdin(&["import", "-"], Some(NOW), input);
+        assert_eq!(r.code, 2, "{input}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{input}: {}", r.stderr);
+        assert_eq!(s.snapshot(), before, "{input} wrote something");
+    }
+}

@@ -92,6 +92,20 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
+    /// Store many facts from JSON Lines (FILE, or - for standard input).
+    ///
+    /// One object per line: {"key", "value", "valid_from"?, "valid_to"?, "tags"?, "agent"?,
+    /// "recorded"?}. Records apply as successive stores with the same rules as `store`,
+    /// under one lock, with one append per file and one index update. `recorded` (in time
+    /// order, not before the workspace's last transaction) migrates history from another
+    /// store. A bad line stops the import before anything is written and names the line.
+    Import {
+        /// The JSON Lines file, or `-` for standard input.
+        file: PathBuf,
+        /// Store even values that look like credentials (each such entry says so).
+        #[arg(long)]
+        allow_secret: bool,
+    },
     /// Check the hash chain of every memory file; report each problem at file:line.
     ///
     /// Distinguishes entries changed after sealing, removed entries (and removed

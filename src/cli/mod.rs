@@ -456,6 +456,39 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             Ok(EXIT_OK)
         }
+        Command::Import { file, allow_secret } => {
+            let now = env.now()?;
+            let text = if file.as_os_str() == "-" {
+                let mut s = String::new();
+                io::stdin().read_to_string(&mut s).map_err(|_| {
+                    Error::input(
+                        "standard input is not valid UTF-8 text",
+                        "import reads JSON Lines",
+                    )
+                })?;
+                s
+            } else {
+                std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?
+            };
+            let records = import_records(&text, env, *allow_secret)?;
+            let mut engine = open_engine(cli, env)?;
+            let started = std::time::Instant::now();
+            let outcome = engine.import(&records, now)?;
+            print_set_aside(&engine);
+            write_out(
+                out,
+                &format!(
+                    "imported {} records: {} stored, {} unchanged, into {} file{} in {:.2?}\n",
+                    records.len(),
+                    outcome.stored,
+                    outcome.unchanged,
+                    outcome.files,
+                    if outcome.files == 1 { "" } else { "s" },
+                    started.elapsed()
+                ),
+            )?;
+            Ok(EXIT_OK)
+        }
         Command::SetupGit => {
             let root = env.workspace(cli.workspace.as_deref());
             store::Workspace::open(&root)?;
@@ -546,6 +579,75 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// One JSON Lines record of `mem7 import` (the wire type).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportLine {
+    key: String,
+    value: String,
+    valid_from: Option<String>,
+    valid_to: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    agent: Option<String>,
+    recorded: Option<String>,
+}
+
+/// Parses every line before anything is written; the first bad line is an error naming it.
+fn import_records(
+    text: &str,
+    env: &Env,
+    allow_secret: bool,
+) -> Result<Vec<crate::engine::ImportRecord>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |problem: String| {
+            Error::input(
+                format!("line {n}: {problem}"),
+                "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}",
+            )
+        };
+        let rec: ImportLine = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        let valid_from = rec
+            .valid_from
+            .as_deref()
+            .map(ValidTime::parse)
+            .transpose()
+            .map_err(|e| bad(format!("valid_from: {e}")))?;
+        let valid_to = match rec.valid_to.as_deref() {
+            None => None,
+            Some(t) if t.eq_ignore_ascii_case("infinity") => Some(ValidEnd::Infinity),
+            Some(t) => Some(ValidEnd::At(
+                ValidTime::parse(t).map_err(|e| bad(format!("valid_to: {e}")))?,
+            )),
+        };
+        let recorded = rec
+            .recorded
+            .as_deref()
+            .map(TxTime::parse)
+            .transpose()
+            .map_err(|e| bad(format!("recorded: {e}")))?;
+        out.push(crate::engine::ImportRecord {
+            req: StoreRequest {
+                key: rec.key,
+                value: rec.value,
+                valid_from,
+                valid_to,
+                tags: rec.tags,
+                agent: env.agent(rec.agent.as_deref()),
+                allow_secret,
+            },
+            recorded,
+            line: n,
+        });
+    }
+    Ok(out)
 }
 
 /// Reads a value from standard input; one trailing line break is dropped (as `$(…)` would).

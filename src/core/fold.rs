@@ -117,6 +117,15 @@ impl Fold {
         Self::default()
     }
 
+    /// Starts `key` from versions believed elsewhere (the index), before applying more.
+    pub fn seed(&mut self, key: &str, versions: Vec<Version>) {
+        if versions.is_empty() {
+            self.believed.remove(key);
+        } else {
+            self.believed.insert(key.to_string(), versions);
+        }
+    }
+
     /// The versions of `key` believed now (after the last applied event).
     pub fn believed(&self, key: &str) -> &[Version] {
         self.believed.get(key).map(Vec::as_slice).unwrap_or(&[])
