@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mem7::core::chain::{ChainHash, ChainKey};
 use mem7::core::time::{TxTime, ValidTime};
-use mem7::format::{EntryDraft, render_entry};
 
 const ENTRIES_PER_DAY: usize = 500;
 const WORDS: &[&str] = &[
@@ -67,8 +65,9 @@ impl Rng {
     }
 }
 
-/// Writes a workspace holding about `versions` versions; returns the number of entries.
-fn generate(versions: usize, root: &Path) -> usize {
+/// Writes a workspace holding about `versions` versions through `mem7 import`; returns
+/// the number of entries and how long the import took.
+fn generate(versions: usize, root: &Path) -> (usize, Duration) {
     if root.exists() {
         std::fs::remove_dir_all(root).expect("remove old workspace");
     }
@@ -77,14 +76,8 @@ fn generate(versions: usize, root: &Path) -> usize {
     let entries = keys * 2;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let start = ValidTime::parse("2024-01-01").unwrap().micros();
-    let mut prev = ChainHash::GENESIS;
-    let mut day_text = String::new();
-    let mut day = String::new();
-    let tags = [
-        vec!["infra".to_string()],
-        vec!["user".to_string(), "prefs".to_string()],
-        vec![],
-    ];
+    let tags = ["[\"infra\"]", "[\"user\", \"prefs\"]", "[]"];
+    let mut jsonl = String::with_capacity(entries * 300);
     for i in 0..entries {
         let key_no = if i < keys { i } else { i - keys };
         let recorded = TxTime::from_micros(
@@ -92,37 +85,22 @@ fn generate(versions: usize, root: &Path) -> usize {
                 + (i / ENTRIES_PER_DAY) as i64 * 86_400_000_000
                 + (i % ENTRIES_PER_DAY) as i64 * 1_000_000,
         );
-        let this_day = recorded.utc_day();
-        if this_day != day && !day_text.is_empty() {
-            std::fs::write(root.join(format!("memory/{day}.md")), &day_text).expect("write day");
-            day_text.clear();
-        }
-        day = this_day;
-        let key = format!("project{}:fact{}", key_no % 97, key_no);
         let words = 20 + (rng.next() % 20) as usize;
         let value = format!("{} {}", rng.sentence(words), key_no);
-        let t = &tags[key_no % 3];
-        let draft = EntryDraft {
-            key: &key,
-            op: "store",
-            valid_from: Some(recorded.as_valid()),
-            valid_to: None,
-            recorded,
-            agent: "bench",
-            tags: t,
-            secret_allowed: false,
-            accepts: &[],
-            value: Some(&value),
-        };
-        let (text, hash) = render_entry(&draft, prev, &ChainKey::Plain);
-        prev = hash;
-        day_text.push_str(&text);
-        day_text.push('\n');
+        jsonl.push_str(&format!(
+            "{{\"key\":\"project{}:fact{}\",\"value\":\"{}\",\"tags\":{},\"agent\":\"bench\",\"recorded\":\"{}\"}}\n",
+            key_no % 97,
+            key_no,
+            value,
+            tags[key_no % 3],
+            recorded
+        ));
     }
-    if !day_text.is_empty() {
-        std::fs::write(root.join(format!("memory/{day}.md")), &day_text).expect("write day");
-    }
-    entries
+    let file = root.with_extension("jsonl");
+    std::fs::write(&file, jsonl).expect("write jsonl");
+    let took = run(root, &["import", file.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&file);
+    (entries, took)
 }
 
 fn mem7_bin() -> PathBuf {
@@ -149,6 +127,43 @@ fn run(ws: &Path, args: &[&str]) -> Duration {
         String::from_utf8_lossy(&out.stderr)
     );
     took
+}
+
+/// Peak resident memory of one run, from GNU time (0 when it is not installed).
+fn peak_memory_kb(ws: &Path, args: &[&str]) -> u64 {
+    let out = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg(mem7_bin())
+        .args(args)
+        .env("MEM7_WORKSPACE", ws)
+        .output();
+    out.ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .and_then(|l| l.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Median whole-process time of `b3sum` over the same memory files, if installed.
+fn b3sum_time(ws: &Path) -> Option<Duration> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(ws.join("memory"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    Command::new("b3sum").arg("--version").output().ok()?;
+    Some(time_n(5, |_| {
+        let t = Instant::now();
+        let out = Command::new("b3sum").args(&files).output().expect("b3sum");
+        assert!(out.status.success());
+        t.elapsed()
+    }))
 }
 
 fn median(mut xs: Vec<Duration>) -> Duration {
@@ -180,11 +195,12 @@ fn ms(d: Duration) -> String {
 }
 
 fn bench(versions: usize, root: &Path) {
-    let t = Instant::now();
-    let entries = generate(versions, root);
-    let gen_time = t.elapsed();
+    let (entries, import) = generate(versions, root);
     let markdown = dir_size(&root.join("memory"));
     let reindex = time_n(3, |_| run(root, &["reindex"]));
+    let peak_kb = peak_memory_kb(root, &["reindex"]);
+    let verify = time_n(5, |_| run(root, &["verify"]));
+    let b3sum = b3sum_time(root);
     let index = dir_size(&root.join(".mem7"));
     let spawn = time_n(20, |_| run(root, &["--version"]));
     let startup = time_n(20, |_| run(root, &["recall", "no:such_key"]));
@@ -202,9 +218,8 @@ fn bench(versions: usize, root: &Path) {
         )
     });
     println!(
-        "\n## {versions} versions ({entries} entries, {:.1} MB markdown, generated in {})",
-        markdown as f64 / 1e6,
-        ms(gen_time)
+        "\n## {versions} versions ({entries} entries, {:.1} MB markdown)",
+        markdown as f64 / 1e6
     );
     println!("| measure (median) | time |");
     println!("|---|---|");
@@ -213,9 +228,26 @@ fn bench(versions: usize, root: &Path) {
         ms(spawn)
     );
     println!(
+        "| bulk import (`mem7 import`, {entries} records, once) | {} |",
+        ms(import)
+    );
+    println!(
         "| full rebuild (`mem7 reindex`, whole process) | {} |",
         ms(reindex)
     );
+    println!(
+        "| peak memory during `mem7 reindex` | {:.1} MB |",
+        peak_kb as f64 / 1024.0
+    );
+    match b3sum {
+        Some(b) => println!(
+            "| `mem7 verify` / `b3sum memory/*.md` | {} / {} = {:.2}x |",
+            ms(verify),
+            ms(b),
+            verify.as_secs_f64() / b.as_secs_f64()
+        ),
+        None => println!("| `mem7 verify` (b3sum not installed) | {} |", ms(verify)),
+    }
     println!(
         "| no-change start-up + miss (`mem7 recall no:such_key`) | {} |",
         ms(startup)
@@ -234,7 +266,7 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .expect("--gen-only N DIR");
         let dir = PathBuf::from(args.get(2).expect("--gen-only N DIR"));
-        let entries = generate(n, &dir);
+        let (entries, _) = generate(n, &dir);
         println!(
             "wrote {entries} entries (~{n} versions) to {}",
             dir.display()

@@ -99,7 +99,7 @@ impl Engine {
             });
         }
         let _lock = ws.lock()?;
-        let (index, sync) = refresh_locked(&ws, &key)?;
+        let (index, sync) = refresh_locked(&ws)?;
         Ok(Engine {
             ws,
             index,
@@ -113,7 +113,7 @@ impl Engine {
     pub fn open_rebuilt(root: &Path, key: ChainKey) -> Result<(Engine, RebuildStats)> {
         let ws = Workspace::open(root)?;
         let _lock = ws.lock()?;
-        let (index, stats) = Index::rebuild(&ws, &key)?;
+        let (index, stats) = Index::rebuild(&ws)?;
         Ok((
             Engine {
                 ws,
@@ -174,7 +174,6 @@ impl Engine {
         self.validate_store(req)?;
         let _lock = self.ws.lock()?;
         self.refresh()?;
-        self.set_aside_torn()?;
         let tx = self.next_tx(now)?;
         let believed = self.index.believed(&req.key)?;
         let periods: Vec<Period> = believed.iter().map(Version::period).collect();
@@ -247,7 +246,6 @@ impl Engine {
         }
         let _lock = self.ws.lock()?;
         self.refresh()?;
-        self.set_aside_torn()?;
         let mut last = self.index.last_tx()?;
         let mut prev = self.index.head()?;
         let mut fold = crate::core::Fold::new();
@@ -335,6 +333,7 @@ impl Engine {
             outcome.stored += 1;
         }
         outcome.files = files.len();
+        self.set_aside_torn()?;
         for (file, text) in &files {
             self.ws.append(file, text)?;
         }
@@ -349,7 +348,6 @@ impl Engine {
         validate::agent(agent)?;
         let _lock = self.ws.lock()?;
         self.refresh()?;
-        self.set_aside_torn()?;
         let believed = self.index.believed(key)?;
         if believed.is_empty() {
             return Ok(ForgetOutcome::NothingBelieved);
@@ -393,7 +391,7 @@ impl Engine {
         if let Some(f) = report
             .findings
             .iter()
-            .find(|f| f.kind == "conflict" || f.kind == "unreadable")
+            .find(|f| matches!(f.kind, "conflict" | "unreadable" | "truncated"))
         {
             return Err(Error::input(
                 format!("{}:{}: {}", f.file, f.line, f.message),
@@ -463,7 +461,7 @@ impl Engine {
     /// Rebuilds the index from the markdown.
     pub fn reindex(&mut self) -> Result<RebuildStats> {
         let _lock = self.ws.lock()?;
-        let (index, stats) = Index::rebuild(&self.ws, &self.key)?;
+        let (index, stats) = Index::rebuild(&self.ws)?;
         self.index = index;
         Ok(stats)
     }
@@ -474,7 +472,7 @@ impl Engine {
         if self.index.is_fresh(&scan)? {
             return Ok(());
         }
-        let (index, sync) = refresh_locked(&self.ws, &self.key)?;
+        let (index, sync) = refresh_locked(&self.ws)?;
         self.index = index;
         self.sync.warnings.extend(sync.warnings);
         self.sync.applied += sync.applied;
@@ -493,6 +491,8 @@ impl Engine {
 
     /// Renders, appends (durably) and indexes one entry; returns where it went.
     fn append(&mut self, draft: &EntryDraft<'_>, tx: TxTime, op: Op) -> Result<Source> {
+        // Only now, with the write decided, move any torn tail out of the way.
+        self.set_aside_torn()?;
         let prev = self.index.head()?;
         let (text, hash) = render_entry(draft, prev, &self.key);
         let file = Workspace::day_file(&tx.utc_day());
@@ -542,7 +542,7 @@ fn period_error(from: ValidTime, to: ValidTime) -> Error {
 }
 
 /// With the lock held: open, catch up or rebuild the index.
-fn refresh_locked(ws: &Workspace, key: &ChainKey) -> Result<(Index, SyncReport)> {
+fn refresh_locked(ws: &Workspace) -> Result<(Index, SyncReport)> {
     let dir = ws.index_dir()?;
     let scan = ws.scan()?;
     let reason = match Index::open(&dir)? {
@@ -550,14 +550,14 @@ fn refresh_locked(ws: &Workspace, key: &ChainKey) -> Result<(Index, SyncReport)>
             if index.is_fresh(&scan)? {
                 return Ok((index, SyncReport::default()));
             }
-            match index.catch_up(ws, key, &scan)? {
+            match index.catch_up(ws, &scan)? {
                 Ok(report) => return Ok((index, report)),
                 Err(reason) => reason,
             }
         }
         None => "no usable index".to_string(),
     };
-    let (index, stats) = Index::rebuild(ws, key)?;
+    let (index, stats) = Index::rebuild(ws)?;
     Ok((
         index,
         SyncReport {

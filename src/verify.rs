@@ -62,8 +62,20 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
     let mut chain: Vec<ChainEntry> = Vec::new();
     let mut located: Vec<(usize, &ParsedEntry)> = Vec::new();
     for (fi, (name, file)) in parsed.iter().enumerate() {
-        for p in &file.problems {
+        let tail = file.torn_tail.and_then(|_| {
+            file.problems
+                .iter()
+                .rposition(|p| p.kind == ProblemKind::Torn)
+        });
+        for (pi, p) in file.problems.iter().enumerate() {
             let (kind, message) = match p.kind {
+                ProblemKind::Torn if Some(pi) != tail => (
+                    "truncated",
+                    format!(
+                        "{}, with complete entries after it; its lines never became an entry: delete them by hand",
+                        p.message
+                    ),
+                ),
                 ProblemKind::Conflict => (
                     "conflict",
                     format!(

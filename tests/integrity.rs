@@ -653,3 +653,61 @@ fn writers_killed_mid_stream_lose_no_acknowledged_store() {
     let r = s.run(&["verify"], None);
     assert_eq!(r.code, 0, "{}", r.stdout);
 }
+
+#[test]
+fn two_torn_tails_at_one_offset_are_both_kept() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some("2026-05-01T00:00:00Z"));
+    let file = s.memory_dir().join("2026-05-01.md");
+    let clean = std::fs::read_to_string(&file).unwrap();
+    for attempt in ["first", "second"] {
+        std::fs::write(
+            &file,
+            format!("{clean}## torn\n\n```mem7\nop: store\nagent: {attempt}\n"),
+        )
+        .unwrap();
+        let r = s.run(&["verify", "--json"], Some(NOW));
+        assert_eq!(r.code, 1);
+        assert!(
+            r.stderr.contains("BROKEN: ") && r.stderr.contains(", 1 problem, 0 warnings"),
+            "{}",
+            r.stderr
+        );
+        s.ok(&["store", "k", attempt], Some(NOW));
+        // Back to a clean file for the next tear at the same offset.
+        std::fs::write(&file, &clean).unwrap();
+    }
+    let torn: Vec<String> = std::fs::read_dir(s.memory_dir().join("torn"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(torn.len(), 2, "{torn:?}");
+    assert!(
+        torn.iter().any(|t| t.contains("agent: first"))
+            && torn.iter().any(|t| t.contains("agent: second"))
+    );
+}
+
+#[test]
+fn a_torn_entry_in_the_middle_says_to_delete_it_by_hand() {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "1"], Some("2026-05-01T00:00:00Z"));
+    let file = s.memory_dir().join("2026-05-01.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // An interrupted write with a complete entry after it (e.g. restored from a backup).
+    std::fs::write(
+        &file,
+        format!("## torn\n\n```mem7\nop: store\n```\n\n> no terminator\n\n{text}"),
+    )
+    .unwrap();
+    let r = s.run(&["verify"], Some(NOW));
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("delete them by hand"), "{}", r.stdout);
+    let r = s.run(&["seal"], Some(NOW));
+    assert_eq!(
+        r.code, 2,
+        "seal cannot accept what never became an entry: {}",
+        r.stdout
+    );
+}

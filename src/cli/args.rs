@@ -123,7 +123,8 @@ pub enum Command {
         json: bool,
     },
     /// Accept hand edits: append a `seal` entry that records the entries verify
-    /// reports (old → new hash), so that verify is clean again. Nothing is rewritten.
+    /// reports (where they are, and the hash of their bytes now), so that verify is
+    /// clean again. Nothing is rewritten.
     Seal {
         /// Who is sealing (default: $MEM7_AGENT, else $USER).
         #[arg(long, value_name = "NAME")]

@@ -399,19 +399,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let report = crate::verify::verify(&ws, &env.chain_key()?, expect_head.as_deref())?;
             let text = if *json {
                 // The summary goes to standard error so standard output stays one array.
-                let summary = render::verify_human(&crate::verify::Report {
-                    findings: Vec::new(),
-                    ..report.clone()
-                });
-                let breaks = report.findings.iter().filter(|f| f.is_break).count();
-                eprint!(
-                    "{}",
-                    summary.replacen(
-                        "verified",
-                        if breaks > 0 { "BROKEN" } else { "verified" },
-                        1
-                    )
-                );
+                eprint!("{}", render::verify_summary(&report));
                 render::verify_json(&report)
             } else {
                 render::verify_human(&report)
@@ -552,7 +540,14 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             let read = |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| Error::io(p, e));
             let merged = crate::merge::merge_entries(&read(base)?, &read(ours)?, &read(theirs)?);
-            std::fs::write(ours, merged).map_err(|e| Error::io(ours, e))?;
+            std::fs::write(ours, &merged.text).map_err(|e| Error::io(ours, e))?;
+            if merged.conflict {
+                eprintln!(
+                    "mem7: both sides edited the same old entry in {}; kept ours. Compare with `git diff` and run `mem7 verify`",
+                    path.as_deref().unwrap_or("the memory file")
+                );
+                return Ok(EXIT_CHECK_FAILED);
+            }
             Ok(EXIT_OK)
         }
         Command::Reindex => {

@@ -177,18 +177,26 @@ pub fn verify_human(report: &crate::verify::Report) -> String {
             f.file, f.line, f.kind, f.message
         ));
     }
+    s.push_str(&verify_summary(report));
+    s
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The summary line and the head.
+pub fn verify_summary(report: &crate::verify::Report) -> String {
     let breaks = report.findings.iter().filter(|f| f.is_break).count();
     let warnings = report.findings.len() - breaks;
-    s.push_str(&format!(
-        "{}: {} entries in {} files, {} problem{}, {} warning{}\n",
+    let mut s = format!(
+        "{}: {} in {}, {}, {}\n",
         if breaks == 0 { "verified" } else { "BROKEN" },
-        report.entries,
-        report.files,
-        breaks,
-        if breaks == 1 { "" } else { "s" },
-        warnings,
-        if warnings == 1 { "" } else { "s" },
-    ));
+        plural(report.entries, "entry", "entries"),
+        plural(report.files, "file", "files"),
+        plural(breaks, "problem", "problems"),
+        plural(warnings, "warning", "warnings"),
+    );
     match report.head {
         Some(h) => s.push_str(&format!("head {h}\n")),
         None => s.push_str("head (empty: no entries)\n"),

@@ -72,7 +72,14 @@ impl Fields {
                 continue;
             }
             let (name, value) = line.split_once(':')?;
-            fields.set(name.trim(), FieldValue::Scalar(value.trim().to_string()));
+            let value = value.trim();
+            let value = match value.strip_prefix('[') {
+                Some(inner) => {
+                    FieldValue::List(split_list(inner.strip_suffix(']').unwrap_or(inner)))
+                }
+                None => FieldValue::Scalar(value.to_string()),
+            };
+            fields.set(name.trim(), value);
         }
         Some(fields)
     }

@@ -156,6 +156,7 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
         while close < lines.len()
             && !is_fence_close(lines[close].text)
             && !is_conflict_marker(lines[close].text)
+            && entry_starts(&lines, close).is_none()
         {
             close += 1;
         }

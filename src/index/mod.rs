@@ -137,9 +137,12 @@ fn tags_from_text(text: &str) -> Vec<String> {
 }
 
 /// Reads and parses a memory file; a git conflict stops everything.
-pub fn load_file(ws: &Workspace, name: &str, key: &ChainKey) -> Result<ParsedFile> {
+///
+/// The index always hashes with the plain key: its per-file digests only detect edits,
+/// and must not depend on whether a process has `MEM7_CHAIN_KEY` (only `verify` does).
+pub fn load_file(ws: &Workspace, name: &str) -> Result<ParsedFile> {
     let text = ws.read(name)?;
-    let parsed = format::parse_file(&text, key);
+    let parsed = format::parse_file(&text, &ChainKey::Plain);
     if let Some(p) = parsed
         .problems
         .iter()
@@ -308,7 +311,7 @@ impl Index {
     }
 
     /// Full rebuild into a fresh generation, then an atomic swap.
-    pub fn rebuild(ws: &Workspace, key: &ChainKey) -> Result<(Index, RebuildStats)> {
+    pub fn rebuild(ws: &Workspace) -> Result<(Index, RebuildStats)> {
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
         let name = format!(
@@ -334,7 +337,7 @@ impl Index {
         let mut events = Vec::new();
         let tx = conn.transaction()?;
         for file in &scan {
-            let parsed = load_file(ws, &file.name, key)?;
+            let parsed = load_file(ws, &file.name)?;
             stats.entries += parsed.entries.len();
             file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
             insert_file_row(&tx, file, &parsed)?;
@@ -392,7 +395,6 @@ impl Index {
     pub fn catch_up(
         &mut self,
         ws: &Workspace,
-        key: &ChainKey,
         scan: &[FileStat],
     ) -> Result<std::result::Result<SyncReport, String>> {
         let stored = self.files()?;
@@ -407,7 +409,7 @@ impl Index {
             if row.is_some_and(|r| r.size == file.size && r.mtime_ns == file.mtime_ns) {
                 continue;
             }
-            let parsed = load_file(ws, &file.name, key)?;
+            let parsed = load_file(ws, &file.name)?;
             let known = row.map_or(0, |r| r.entries);
             if parsed.entries.len() < known {
                 return Ok(Err(format!("{} lost entries", file.name)));

@@ -280,12 +280,37 @@ impl Workspace {
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("memory");
-        let aside_name = format!("{MEMORY_DIR}/torn/{stem}.at-{offset}.torn");
-        let aside = self.path(&aside_name);
-        let dir = aside.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dir = self.path(&format!("{MEMORY_DIR}/torn"));
         fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        // Never overwrite an earlier set-aside tail (two crashes can tear at one offset).
+        let (aside_name, mut f) = (0..)
+            .map(|n| {
+                let suffix = if n == 0 {
+                    String::new()
+                } else {
+                    format!(".{n}")
+                };
+                format!("{MEMORY_DIR}/torn/{stem}.at-{offset}{suffix}.torn")
+            })
+            .find_map(|name| {
+                match OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(self.path(&name))
+                {
+                    Ok(f) => Some(Ok((name, f))),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                    Err(e) => Some(Err(Error::io(self.path(&name), e))),
+                }
+            })
+            .unwrap_or_else(|| {
+                Err(Error::input(
+                    "no free name in memory/torn/",
+                    "clean up memory/torn/",
+                ))
+            })?;
+        let aside = self.path(&aside_name);
         {
-            let mut f = File::create(&aside).map_err(|e| Error::io(&aside, e))?;
             f.write_all(torn)
                 .and_then(|_| f.sync_all())
                 .map_err(|e| Error::io(&aside, e))?;
