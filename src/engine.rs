@@ -88,15 +88,21 @@ impl Engine {
         let ws = Workspace::open(root)?;
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
-        if let Some(index) = Index::open(&dir)?
-            && index.is_fresh(&scan)?
-        {
-            return Ok(Engine {
-                ws,
-                index,
-                key,
-                sync: SyncReport::default(),
-            });
+        if let Some(index) = Index::open(&dir)? {
+            match index.is_fresh(&scan) {
+                Ok(true) => {
+                    return Ok(Engine {
+                        ws,
+                        index,
+                        key,
+                        sync: SyncReport::default(),
+                    });
+                }
+                Ok(false) => {}
+                // A damaged index is rebuilt below, never trusted.
+                Err(e) if crate::index::is_damage(&e) => {}
+                Err(e) => return Err(e),
+            }
         }
         let _lock = ws.lock()?;
         let (index, sync) = refresh_locked(&ws)?;
@@ -142,33 +148,55 @@ impl Engine {
 
     /// Checks a store request without touching anything.
     pub fn validate_store(&self, req: &StoreRequest) -> Result<()> {
-        validate::key(&req.key)?;
-        for t in &req.tags {
-            validate::tag(t)?;
-        }
-        validate::agent(&req.agent)?;
-        validate::value_size(&req.value, self.ws.config().max_value_bytes())?;
-        if let (Some(from), Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
-            && to <= from
-        {
-            return Err(period_error(from, to));
-        }
-        if !req.allow_secret {
-            for (what, text) in [("key", req.key.as_str()), ("value", req.value.as_str())] {
-                if let Some(f) = secret::find(text) {
-                    return Err(Error::input(
-                        format!(
-                            "the {what} looks like a credential ({}); mem7 refuses to write secrets into files that may be pushed to git",
-                            f.kind
-                        ),
-                        "keep secrets in a secret manager and store where to find them instead; if this is not a secret, pass --allow-secret (the entry will say so)",
-                    ));
-                }
+        validate_store(req, self.ws.config())
+    }
+}
+
+/// Checks every record of an import; the error names the first bad record's line.
+pub fn validate_import(records: &[ImportRecord], config: &crate::config::Config) -> Result<()> {
+    for r in records {
+        validate_store(&r.req, config).map_err(|e| match e {
+            Error::Input { problem, hint } => Error::Input {
+                problem: format!("line {}: {problem}", r.line),
+                hint,
+            },
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
+/// Checks a store request against the workspace's settings, before anything (even the
+/// index) is opened: bad input never changes anything on disk.
+pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Result<()> {
+    validate::key(&req.key)?;
+    for t in &req.tags {
+        validate::tag(t)?;
+    }
+    validate::agent(&req.agent)?;
+    validate::value_size(&req.value, config.max_value_bytes())?;
+    if let (Some(from), Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
+        && to <= from
+    {
+        return Err(period_error(from, to));
+    }
+    if !req.allow_secret {
+        for (what, text) in [("key", req.key.as_str()), ("value", req.value.as_str())] {
+            if let Some(f) = secret::find(text) {
+                return Err(Error::input(
+                    format!(
+                        "the {what} looks like a credential ({}); mem7 refuses to write secrets into files that may be pushed to git",
+                        f.kind
+                    ),
+                    "keep secrets in a secret manager and store where to find them instead; if this is not a secret, pass --allow-secret (the entry will say so)",
+                ));
             }
         }
-        Ok(())
     }
+    Ok(())
+}
 
+impl Engine {
     /// Stores a fact at transaction time `now` (raised to stay monotonic).
     pub fn store(&mut self, req: &StoreRequest, now: TxTime) -> Result<StoreOutcome> {
         self.validate_store(req)?;
@@ -241,9 +269,7 @@ impl Engine {
             },
             other => other,
         };
-        for r in records {
-            self.validate_store(&r.req).map_err(|e| at(r.line, e))?;
-        }
+        validate_import(records, self.ws.config())?;
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let mut last = self.index.last_tx()?;
@@ -520,8 +546,13 @@ impl Engine {
             source: source.clone(),
         };
         let added = appended.separator_newlines + text.bytes().filter(|&b| b == b'\n').count() + 1;
-        self.index
-            .record_append(&event, &appended.stat, hash, added)?;
+        self.index.record_append(
+            &event,
+            &appended.stat,
+            hash,
+            appended.offset + appended.separator_newlines as u64,
+            added,
+        )?;
         Ok(source)
     }
 }
@@ -546,15 +577,18 @@ fn refresh_locked(ws: &Workspace) -> Result<(Index, SyncReport)> {
     let dir = ws.index_dir()?;
     let scan = ws.scan()?;
     let reason = match Index::open(&dir)? {
-        Some(mut index) => {
-            if index.is_fresh(&scan)? {
-                return Ok((index, SyncReport::default()));
+        Some(mut index) => match index.is_fresh(&scan).and_then(|fresh| {
+            if fresh {
+                Ok(Ok(SyncReport::default()))
+            } else {
+                index.catch_up(ws, &scan)
             }
-            match index.catch_up(ws, &scan)? {
-                Ok(report) => return Ok((index, report)),
-                Err(reason) => reason,
-            }
-        }
+        }) {
+            Ok(Ok(report)) => return Ok((index, report)),
+            Ok(Err(reason)) => reason,
+            Err(e) if crate::index::is_damage(&e) => format!("the index was damaged: {e}"),
+            Err(e) => return Err(e),
+        },
         None => "no usable index".to_string(),
     };
     let (index, stats) = Index::rebuild(ws)?;

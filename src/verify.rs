@@ -107,17 +107,8 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
                 file: fi,
                 first_in_file: ei == 0,
                 line: e.line,
-                key: e.key.clone(),
-                prev: e
-                    .fields
-                    .prev
-                    .as_deref()
-                    .and_then(|h| ChainHash::from_hex(h.trim())),
-                claimed: e
-                    .fields
-                    .hash
-                    .as_deref()
-                    .and_then(|h| ChainHash::from_hex(h.trim())),
+                prev: e.prev,
+                claimed: e.claimed,
                 computed: e.computed,
                 legacy: e.legacy,
                 seal: e.fields.op.as_deref() == Some("seal"),
@@ -234,7 +225,7 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .map(|name| Ok((name.clone(), format::parse_file(&ws.read(name)?, key))))
+                        .map(|name| Ok((name.clone(), format::parse_chain(&ws.read(name)?, key))))
                         .collect::<Result<Parsed>>()
                 })
             })

@@ -629,16 +629,34 @@ fn init_is_idempotent_and_never_clobbers() {
         std::fs::read_to_string(s.ws.join("mem7.yaml")).unwrap(),
         "# mine\n"
     );
-    // An explicit DIR wins, and a directory holding a README is refused untouched.
+    // An explicit DIR wins; a project's own files are kept, never overwritten.
     let other = s.dir.path().join("other");
-    std::fs::create_dir_all(&other).unwrap();
+    std::fs::create_dir_all(other.join("memory")).unwrap();
     std::fs::write(other.join("README.md"), "mine").unwrap();
-    let r = s.run(&["init", other.to_str().unwrap()], None);
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    std::fs::write(other.join(".gitignore"), "target/\n").unwrap();
+    let r = s.ok(&["init", other.to_str().unwrap()], None);
+    assert!(
+        r.stdout.contains("kept your existing README.md"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("add the line `.mem7/`"), "{}", r.stdout);
     assert_eq!(
         std::fs::read_to_string(other.join("README.md")).unwrap(),
         "mine"
     );
+    assert_eq!(
+        std::fs::read_to_string(other.join(".gitignore")).unwrap(),
+        "target/\n"
+    );
+    assert!(other.join("mem7.yaml").is_file());
+    // A file where the workspace should go is refused.
+    std::fs::write(s.dir.path().join("afile"), "x").unwrap();
+    let r = s.run(
+        &["init", s.dir.path().join("afile").to_str().unwrap()],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }
 
 #[test]
@@ -993,4 +1011,141 @@ fn a_bad_import_line_stops_everything_and_names_the_line() {
         assert!(r.stderr.contains(needle), "{input}: {}", r.stderr);
         assert_eq!(s.snapshot(), before, "{input} wrote something");
     }
+}
+
+#[test]
+fn a_torn_envelope_never_swallows_the_next_entry() {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "one"], Some(T1));
+    let file = s.memory_dir().join("2026-02-15.md");
+    let good = std::fs::read_to_string(&file).unwrap();
+    // A crash mid-envelope, then a complete entry arriving by hand (or git) in the same file.
+    let c = good.replace("## a", "## c").replace("> one", "> three");
+    std::fs::write(
+        &file,
+        format!("{good}## b\n\n```mem7\nop: store\nrecor\n\n{c}"),
+    )
+    .unwrap();
+    let keys = |s: &Sandbox| -> Vec<String> {
+        s.ok(&["list", "--json"], Some(NOW))
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(keys(&s), ["a", "c"]);
+    s.ok(&["reindex"], None);
+    assert_eq!(keys(&s), ["a", "c"]);
+}
+
+#[test]
+fn text_added_before_entries_moves_their_lines_in_the_index_too() {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "1"], Some(T1));
+    s.ok(&["store", "b", "2"], Some("2026-02-15T01:00:00Z"));
+    let file = s.memory_dir().join("2026-02-15.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("Notes for the day.\n\n{text}")).unwrap();
+    s.ok(&["store", "c", "3"], Some("2026-02-15T02:00:00Z"));
+    let lines = |s: &Sandbox| -> Vec<u64> {
+        s.ok(&["list", "--json"], Some(NOW))
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["line"].as_u64().unwrap())
+            .collect()
+    };
+    let incremental = lines(&s);
+    s.ok(&["reindex"], None);
+    assert_eq!(incremental, lines(&s));
+    assert_eq!(incremental[0], 3);
+}
+
+#[test]
+fn bad_input_creates_no_index_either() {
+    let s = Sandbox::new();
+    for args in [
+        vec!["store", "", "v"],
+        vec!["store", "k", "v", "--valid-to", "2020-01-01"],
+        vec!["store", "k", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
+    ] {
+        let r = s.run(&args, Some(NOW));
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(!s.ws.join(".mem7").exists(), "{args:?} created the index");
+    }
+    let r = s.run_stdin(
+        &["import", "-"],
+        Some(NOW),
+        "{\"key\":\"a b\",\"value\":\"1\"}\n",
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        !s.ws.join(".mem7").exists(),
+        "a bad import created the index"
+    );
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_not_trusted() {
+    let s = worked_example();
+    let before = s
+        .ok(&["history", "event7:host", "--json"], Some(NOW))
+        .stdout;
+    let dir = s.ws.join(".mem7");
+    let current = std::fs::read_to_string(dir.join("CURRENT")).unwrap();
+    let db = dir.join(current.trim());
+    let mut bytes = std::fs::read(&db).unwrap();
+    for b in bytes.iter_mut().skip(100) {
+        *b = 0x41;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    let r = s.ok(&["history", "event7:host", "--json"], Some(NOW));
+    assert_eq!(r.stdout, before);
+}
+
+#[test]
+fn a_setext_heading_in_a_hand_written_body_is_not_a_conflict() {
+    let s = Sandbox::new();
+    std::fs::write(
+        s.memory_dir().join("2026-02-15.md"),
+        "## checklist\n\n```mem7\nop: store\nrecorded: 2026-02-15T00:00:00Z\n```\n\nRelease checklist\n=======\n\n- tag\n\n---\n",
+    )
+    .unwrap();
+    let r = s.ok(&["recall", "checklist", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["value"], "Release checklist\n=======\n\n- tag");
+}
+
+#[test]
+fn known_problems_are_mentioned_by_every_command_until_fixed() {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "1"], Some(T1));
+    let file = s.memory_dir().join("2026-02-15.md");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("## b\n\n```mem7\nop: store\nrecorded: not a time\n```\n\n> x\n\n---\n");
+    std::fs::write(&file, text).unwrap();
+    let first = s.ok(&["list"], Some(NOW));
+    assert!(
+        first.stderr.contains("memory/2026-02-15.md:"),
+        "{}",
+        first.stderr
+    );
+    let second = s.ok(&["list"], Some(NOW));
+    assert!(second.stderr.contains("1 problem"), "{}", second.stderr);
+}
+
+#[test]
+fn an_odd_user_name_does_not_break_writes() {
+    let s = Sandbox::new();
+    let out = s
+        .command(&["store", "k", "v", "--json"], Some(NOW))
+        .env_remove("MEM7_AGENT")
+        .env("USER", "o'brien")
+        .output()
+        .unwrap();
+    let r = common::finish(out);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["version"]["agent"], "o-brien");
 }

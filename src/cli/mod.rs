@@ -92,11 +92,29 @@ impl Env {
         }
     }
 
-    /// The agent name for writes.
+    /// The agent name for writes: the flag as given (validated later), else
+    /// `MEM7_AGENT` or `$USER` made safe (their odd characters become `-`), else `cli`.
     pub fn agent(&self, flag: Option<&str>) -> String {
-        flag.map(str::to_string)
-            .or_else(|| self.agent.clone())
-            .or_else(|| self.user.clone())
+        if let Some(name) = flag {
+            return name.to_string();
+        }
+        let from_env = self.agent.as_deref().or(self.user.as_deref()).map(|raw| {
+            let safe: String = raw
+                .trim()
+                .chars()
+                .map(|c| {
+                    if c.is_alphanumeric() || " _-.@+/()".contains(c) {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .take(crate::core::validate::MAX_AGENT_BYTES / 4)
+                .collect();
+            safe.trim().to_string()
+        });
+        from_env
+            .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "cli".to_string())
     }
 
@@ -218,6 +236,17 @@ fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
     for w in &report.warnings {
         eprintln!("mem7: warning: {w}");
     }
+    if report.warnings.is_empty() {
+        // Problems found by an earlier process stay visible until they are fixed.
+        let known = engine.index().warnings()?;
+        if let Some(first) = known.first() {
+            eprintln!(
+                "mem7: warning: {} problem{} in the memory files (first: {first}); `mem7 verify` lists them",
+                known.len(),
+                if known.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
     Ok(engine)
 }
 
@@ -261,11 +290,26 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             };
             let outcome = store::init(&target)?;
             let msg = match outcome {
-                store::InitOutcome::Created => format!(
-                    "Created a mem7 workspace in {}\n  next: mem7 --workspace {} store project:hello \"world\"\n",
-                    target.display(),
-                    target.display()
-                ),
+                store::InitOutcome::Created { kept } => {
+                    let mut msg = format!("Created a mem7 workspace in {}\n", target.display());
+                    for k in &kept {
+                        msg.push_str(&format!("  kept your existing {k}"));
+                        msg.push_str(match k.as_str() {
+                            ".gitignore" => {
+                                ": add the line `.mem7/` to it (the index is not for git)\n"
+                            }
+                            ".gitattributes" => {
+                                ": add `memory/*.md merge=union` and `*.md text eol=lf` to it\n"
+                            }
+                            _ => "\n",
+                        });
+                    }
+                    msg.push_str(&format!(
+                        "  next: mem7 --workspace {} store project:hello \"world\"\n",
+                        target.display()
+                    ));
+                    msg
+                }
                 store::InitOutcome::AlreadyWorkspace => {
                     format!(
                         "{} is already a mem7 workspace; nothing changed\n",
@@ -304,6 +348,17 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 agent: env.agent(a.agent.as_deref()),
                 allow_secret: a.allow_secret,
             };
+            // Check the request before anything (even the index) is opened or created.
+            let root = env.workspace(cli.workspace.as_deref());
+            crate::engine::validate_store(&req, store::Workspace::open(&root)?.config())?;
+            if let (None, Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
+                && to <= now.as_valid()
+            {
+                return Err(Error::input(
+                    format!("valid_to ({to}) must be after valid_from (now, {now})"),
+                    "give --valid-from too, or a --valid-to in the future, or `infinity`",
+                ));
+            }
             let mut engine = open_engine(cli, env)?;
             let outcome = engine.store(&req, now)?;
             print_set_aside(&engine);
@@ -459,6 +514,8 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?
             };
             let records = import_records(&text, env, *allow_secret)?;
+            let root = env.workspace(cli.workspace.as_deref());
+            crate::engine::validate_import(&records, store::Workspace::open(&root)?.config())?;
             let mut engine = open_engine(cli, env)?;
             let started = std::time::Instant::now();
             let outcome = engine.import(&records, now)?;

@@ -7,8 +7,39 @@
 use std::fmt;
 
 /// A 32-byte chain hash.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ChainHash(pub [u8; 32]);
+
+/// A hasher for tables keyed by [`ChainHash`]: passes its eight bytes through.
+#[derive(Default, Clone, Copy)]
+pub struct PassThroughHasher(u64);
+
+impl std::hash::Hasher for PassThroughHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+/// Builds [`PassThroughHasher`]s.
+pub type ChainHashState = std::hash::BuildHasherDefault<PassThroughHasher>;
+
+impl std::hash::Hash for ChainHash {
+    /// A blake3 hash is already uniformly distributed: eight of its bytes are plenty for
+    /// a hash table, and hashing all 32 was a visible cost of `verify`.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&self.0[..8]);
+        state.write_u64(u64::from_le_bytes(first));
+    }
+}
 
 impl ChainHash {
     /// The `prev` of the very first entry.
@@ -31,10 +62,17 @@ impl ChainHash {
             return None;
         }
         let mut out = [0u8; 32];
+        let mut bad = 0u8;
         for (i, pair) in bytes.chunks_exact(2).enumerate() {
-            out[i] = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+            let (hi, lo) = (
+                HEX_VALUE[usize::from(pair[0])],
+                HEX_VALUE[usize::from(pair[1])],
+            );
+            bad |= hi | lo;
+            out[i] = (hi << 4) | (lo & 15);
         }
-        Some(ChainHash(out))
+        // Invalid digits map to 0x80, so one check at the end covers all 64.
+        (bad & 0x80 == 0).then_some(ChainHash(out))
     }
 }
 
@@ -52,14 +90,22 @@ impl fmt::Display for ChainHash {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-fn nibble(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+/// The value of each hex digit; 0x80 marks bytes that are not hex digits.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0x80u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
     }
-}
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
 
 /// How entries are hashed: plain blake3, or blake3 keyed with a 32-byte secret.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::chain::ChainHash;
+use super::chain::{ChainHash, ChainHashState};
 
 /// One entry as the checker sees it.
 #[derive(Clone, Debug)]
@@ -21,7 +21,6 @@ pub struct ChainEntry {
     /// Whether this is the first entry of its file.
     pub first_in_file: bool,
     pub line: u32,
-    pub key: String,
     /// The `prev` field (`None` when absent).
     pub prev: Option<ChainHash>,
     /// The `hash` field (`None` for unsealed and legacy entries).
@@ -98,11 +97,13 @@ fn short(h: ChainHash) -> String {
 /// accepted as they are: findings about those entries (other than being legacy) are not
 /// reported.
 pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Finding> {
-    let mut position: HashMap<ChainHash, usize> = HashMap::with_capacity(entries.len());
+    let mut position: HashMap<ChainHash, usize, ChainHashState> =
+        HashMap::with_capacity_and_hasher(entries.len(), ChainHashState::default());
     for (i, e) in entries.iter().enumerate() {
         position.entry(e.effective()).or_insert(i);
     }
-    let mut continued: HashSet<ChainHash> = HashSet::with_capacity(entries.len());
+    let mut continued: HashSet<ChainHash, ChainHashState> =
+        HashSet::with_capacity_and_hasher(entries.len(), ChainHashState::default());
     let mut findings = Vec::new();
     // The effective hash of the last sealed entry, and of the entry just before.
     let mut last_sealed: Option<ChainHash> = None;
@@ -220,7 +221,6 @@ mod tests {
                     file: 0,
                     first_in_file: i == 0,
                     line: (i * 10 + 1) as u32,
-                    key: format!("k{i}"),
                     prev: Some(prev),
                     claimed: Some(h),
                     computed: h,
@@ -294,7 +294,6 @@ mod tests {
                 prev: Some(prev),
                 claimed: Some(h),
                 computed: h,
-                key: n.into(),
                 ..base[0].clone()
             }
         };

@@ -93,42 +93,6 @@ const PREFIXED: &[Prefixed] = &[
         min_tail: 16,
         tail: upper_digit,
     },
-    Prefixed {
-        prefix: "xoxa-",
-        kind: "Slack token (xox?-…)",
-        min_tail: 10,
-        tail: token,
-    },
-    Prefixed {
-        prefix: "xoxb-",
-        kind: "Slack token (xox?-…)",
-        min_tail: 10,
-        tail: token,
-    },
-    Prefixed {
-        prefix: "xoxp-",
-        kind: "Slack token (xox?-…)",
-        min_tail: 10,
-        tail: token,
-    },
-    Prefixed {
-        prefix: "xoxo-",
-        kind: "Slack token (xox?-…)",
-        min_tail: 10,
-        tail: token,
-    },
-    Prefixed {
-        prefix: "xoxr-",
-        kind: "Slack token (xox?-…)",
-        min_tail: 10,
-        tail: token,
-    },
-    Prefixed {
-        prefix: "xoxs-",
-        kind: "Slack token (xox?-…)",
-        min_tail: 10,
-        tail: token,
-    },
 ];
 
 /// Names of `name=value` / `name: value` pairs that carry a secret.
@@ -151,11 +115,38 @@ const MIN_PAIR_VALUE: usize = 6;
 pub fn find(text: &str) -> Option<Finding> {
     let bytes = text.as_bytes();
     for i in 0..bytes.len() {
+        let rest = &bytes[i..];
+        // A secret's name may end an identifier (`DB_PASSWORD=…`, `STRIPE_API_KEY=…`).
+        for name in SECRET_NAMES {
+            if rest.len() > name.len()
+                && rest[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && let Some(len) = pair_value_len(&rest[name.len()..])
+                && len >= MIN_PAIR_VALUE
+            {
+                return Some(Finding {
+                    kind: "credential assignment (name=value)",
+                    offset: i,
+                });
+            }
+        }
         let at_boundary = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
         if !at_boundary {
             continue;
         }
-        let rest = &bytes[i..];
+        // Slack tokens: xox?- with any letter.
+        if rest.len() > 5
+            && rest.starts_with(b"xox")
+            && rest[3].is_ascii_lowercase()
+            && rest[4] == b'-'
+        {
+            let tail = rest[5..].iter().take_while(|&&b| token(b)).count();
+            if tail >= 10 {
+                return Some(Finding {
+                    kind: "Slack token (xox?-…)",
+                    offset: i,
+                });
+            }
+        }
         for p in PREFIXED {
             if rest.starts_with(p.prefix.as_bytes()) {
                 let tail = rest[p.prefix.len()..]
@@ -176,18 +167,6 @@ pub fn find(text: &str) -> Option<Finding> {
             if line.windows(11).any(|w| w == b"PRIVATE KEY") {
                 return Some(Finding {
                     kind: "private key block",
-                    offset: i,
-                });
-            }
-        }
-        for name in SECRET_NAMES {
-            if rest.len() > name.len()
-                && rest[..name.len()].eq_ignore_ascii_case(name.as_bytes())
-                && let Some(len) = pair_value_len(&rest[name.len()..])
-                && len >= MIN_PAIR_VALUE
-            {
-                return Some(Finding {
-                    kind: "credential assignment (name=value)",
                     offset: i,
                 });
             }
@@ -241,6 +220,9 @@ mod tests {
             "-----BEGIN OPENSSH PRIVATE KEY-----\nabc",
             "export API_KEY=abcd1234efgh",
             "password: hunter22",
+            "DB_PASSWORD=hunter2222",
+            "STRIPE_API_KEY=rk_live_abcdef",
+            "xoxe-1-abcdefghijklmnopqrst",
             "{\"password\": \"correct horse\"}",
         ];
         for c in cases {

@@ -22,6 +22,10 @@ pub struct ParsedEntry {
     pub legacy: bool,
     /// Hashed with the chain key (`chain: keyed`).
     pub keyed: bool,
+    /// The `prev` field, decoded (`None` when absent or not a hash).
+    pub prev: Option<ChainHash>,
+    /// The `hash` field, decoded (`None` when absent or not a hash).
+    pub claimed: Option<ChainHash>,
     /// `hash(prev ‖ canonical bytes)` computed over what is in the file, with the
     /// entry's own `prev` (genesis when absent). Equal to `fields.hash` when intact.
     pub computed: ChainHash,
@@ -68,7 +72,7 @@ struct Line<'a> {
 }
 
 fn lines(text: &str) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(text.len() / 24 + 1);
     // A byte order mark is not part of the first line.
     let mut start = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let text = &text[start..];
@@ -86,21 +90,41 @@ fn lines(text: &str) -> Vec<Line<'_>> {
     out
 }
 
+// The line predicates run on every line of every file: each rejects on the first bytes
+// before trimming anything.
+
 fn is_fence_open(text: &str) -> bool {
-    text.trim_end() == concat!("```", "mem7")
+    text.starts_with("```m") && text.trim_end() == concat!("```", "mem7")
 }
 
 fn is_fence_close(text: &str) -> bool {
-    text.trim_end() == "```"
+    text.starts_with("```") && text.trim_end() == "```"
 }
 
 fn is_terminator(text: &str) -> bool {
-    text.trim_end() == "---"
+    text.starts_with("---") && text.trim_end() == "---"
+}
+
+fn is_blank(text: &str) -> bool {
+    match text.bytes().find(|b| !b.is_ascii_whitespace()) {
+        None => true,
+        Some(b) if b.is_ascii() => false,
+        Some(_) => text.trim().is_empty(),
+    }
+}
+
+/// The line that opens a git conflict region.
+fn is_conflict_open(text: &str) -> bool {
+    text.strip_prefix("<<<<<<<")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
 }
 
 /// Git's conflict markers: seven `<`, `|`, `=` or `>` at the start of a line, alone or
 /// followed by a space. mem7 never writes such a line (values are block-quoted with `> `).
 pub fn is_conflict_marker(text: &str) -> bool {
+    if !text.starts_with(['<', '|', '=', '>']) {
+        return false;
+    }
     ["<<<<<<<", "|||||||", "=======", ">>>>>>>"]
         .iter()
         .any(|m| {
@@ -111,7 +135,7 @@ pub fn is_conflict_marker(text: &str) -> bool {
 
 fn next_nonblank(lines: &[Line<'_>], from: usize) -> usize {
     let mut j = from;
-    while j < lines.len() && lines[j].text.trim().is_empty() {
+    while j < lines.len() && is_blank(lines[j].text) {
         j += 1;
     }
     j
@@ -127,9 +151,27 @@ fn entry_starts(lines: &[Line<'_>], i: usize) -> Option<usize> {
 
 /// Parses one memory file. `key` selects plain or keyed hashing for `computed`.
 pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
+    parse(text, key, true)
+}
+
+/// Parses one memory file for its chain only: entries carry their envelope fields and
+/// hashes but no decoded value (`verify` needs nothing more, and values cost most).
+pub fn parse_chain(text: &str, key: &ChainKey) -> ParsedFile {
+    parse(text, key, false)
+}
+
+fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
     let lines = lines(text);
+    // Only a file with a `<<<<<<<` line holds a conflict; elsewhere a `=======` line is
+    // markdown (a setext heading in a hand-written or Go body).
+    let conflicted = lines.iter().any(|l| is_conflict_open(l.text));
     let mut out = ParsedFile {
-        newlines: text.bytes().filter(|&b| b == b'\n').count(),
+        newlines: lines.len()
+            - usize::from(
+                lines
+                    .last()
+                    .is_some_and(|l| l.end == text.len() && !text.ends_with('\n')),
+            ),
         ..ParsedFile::default()
     };
     let mut last_end_line = 0usize; // index after the last complete entry
@@ -137,7 +179,7 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
     let mut i = 0;
     while i < lines.len() {
         let line_no = (i + 1) as u32;
-        if is_conflict_marker(lines[i].text) {
+        if conflicted && is_conflict_marker(lines[i].text) {
             out.problems.push(Problem {
                 line: line_no,
                 kind: ProblemKind::Conflict,
@@ -155,7 +197,7 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
         let mut close = open + 1;
         while close < lines.len()
             && !is_fence_close(lines[close].text)
-            && !is_conflict_marker(lines[close].text)
+            && !(conflicted && is_conflict_marker(lines[close].text))
             && entry_starts(&lines, close).is_none()
         {
             close += 1;
@@ -181,7 +223,7 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
                 found = true;
                 break;
             }
-            if is_conflict_marker(t) || entry_starts(&lines, term).is_some() {
+            if (conflicted && is_conflict_marker(t)) || entry_starts(&lines, term).is_some() {
                 break;
             }
             term += 1;
@@ -198,7 +240,7 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
             i = term;
             continue;
         }
-        match read_entry(text, &lines, [i, open, close, term], key_text, key) {
+        match read_entry(text, &lines, [i, open, close, term], key_text, key, decode) {
             Ok(entry) => out.entries.push(entry),
             Err(message) => out.problems.push(Problem {
                 line: line_no,
@@ -228,18 +270,28 @@ fn read_entry(
     at: [usize; 4],
     key_text: String,
     key: &ChainKey,
+    decode: bool,
 ) -> Result<ParsedEntry, String> {
     let [head, open, close, term] = at;
     let envelope = &lines[open + 1..close];
-    let fields = Fields::parse(envelope.iter().map(|l| l.text))
-        .map_err(|e| format!("entry `{key_text}`: {e}"))?;
+    let fields = if decode {
+        Fields::parse(envelope.iter().map(|l| l.text))
+    } else {
+        Fields::parse_chain(envelope.iter().map(|l| l.text))
+    }
+    .map_err(|e| format!("entry `{key_text}`: {e}"))?;
     let legacy = fields.is_legacy();
 
     // Canonical bytes: every line of the entry, LF-terminated, without the hash line.
-    let prev = match fields.prev.as_deref() {
-        Some(p) => ChainHash::from_hex(p.trim()).unwrap_or(ChainHash::GENESIS),
-        None => ChainHash::GENESIS,
-    };
+    let prev_field = fields
+        .prev
+        .as_deref()
+        .and_then(|p| ChainHash::from_hex(p.trim()));
+    let claimed = fields
+        .hash
+        .as_deref()
+        .and_then(|h| ChainHash::from_hex(h.trim()));
+    let prev = prev_field.unwrap_or(ChainHash::GENESIS);
     let keyed = fields.chain.as_deref() == Some("keyed");
     let mut hasher = if keyed {
         key.hasher(prev)
@@ -270,15 +322,19 @@ fn read_entry(
     }
     let computed = ChainHash(*hasher.finalize().as_bytes());
 
-    let body = &lines[close + 1..term];
-    let first = body.iter().position(|l| !l.text.trim().is_empty());
-    let last = body.iter().rposition(|l| !l.text.trim().is_empty());
+    let body = if decode {
+        &lines[close + 1..term]
+    } else {
+        &lines[0..0]
+    };
+    let first = body.iter().position(|l| !is_blank(l.text));
+    let last = body.iter().rposition(|l| !is_blank(l.text));
     let body: Vec<&str> = match (first, last) {
         (Some(a), Some(b)) => body[a..=b].iter().map(|l| l.text).collect(),
         _ => Vec::new(),
     };
     let op = fields.op.as_deref().unwrap_or("store");
-    let value = if matches!(op, "forget" | "delete" | "delete_tags" | "seal") {
+    let value = if !decode || matches!(op, "forget" | "delete" | "delete_tags" | "seal") {
         None
     } else if legacy {
         Some(body.join("\n"))
@@ -297,6 +353,8 @@ fn read_entry(
         value,
         legacy,
         keyed,
+        prev: prev_field,
+        claimed,
         computed,
     })
 }

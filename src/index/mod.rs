@@ -101,6 +101,15 @@ fn persist_wal(conn: &Connection) {
     }
 }
 
+/// Whether an error means the index database itself is unusable (corrupt, not a
+/// database, missing tables), so that rebuilding it is the cure.
+pub fn is_damage(e: &Error) -> bool {
+    match e {
+        Error::Index(inner) => !is_contention(inner),
+        _ => false,
+    }
+}
+
 /// Whether an SQLite error is contention rather than damage.
 fn is_contention(e: &rusqlite::Error) -> bool {
     matches!(
@@ -110,10 +119,14 @@ fn is_contention(e: &rusqlite::Error) -> bool {
 }
 
 /// The running digest over a file's entries: `d' = blake3(d ‖ entry hash)`.
-fn digest_step(digest: [u8; 32], entry: ChainHash) -> [u8; 32] {
+///
+/// The entry's byte offset is part of it: text added before an entry shifts its line,
+/// which the index records, so that must not look like an append.
+fn digest_step(digest: [u8; 32], entry: ChainHash, start: u64) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(&digest);
     h.update(&entry.0);
+    h.update(&start.to_le_bytes());
     *h.finalize().as_bytes()
 }
 
@@ -187,7 +200,7 @@ fn file_events(
 fn file_digest(parsed: &ParsedFile, upto: usize) -> [u8; 32] {
     parsed.entries[..upto]
         .iter()
-        .fold([0u8; 32], |d, e| digest_step(d, e.computed))
+        .fold([0u8; 32], |d, e| digest_step(d, e.computed, e.start as u64))
 }
 
 /// The hash a new entry links to after this file's last entry.
@@ -470,6 +483,7 @@ impl Index {
         event: &Event,
         file: &FileStat,
         entry_hash: ChainHash,
+        entry_start: u64,
         added_newlines: usize,
     ) -> Result<Option<Warning>> {
         let tx = self.conn.transaction()?;
@@ -498,7 +512,7 @@ impl Index {
                 file.size as i64,
                 file.mtime_ns,
                 (entries + 1) as i64,
-                digest_step(digest, entry_hash).to_vec(),
+                digest_step(digest, entry_hash, entry_start).to_vec(),
                 entry_hash.to_hex(),
                 (newlines + added_newlines) as i64
             ],

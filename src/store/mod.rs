@@ -79,30 +79,33 @@ pub fn is_workspace(dir: &Path) -> bool {
 /// What `init` did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum InitOutcome {
-    Created,
+    /// The workspace was created; these template files already existed and were kept.
+    Created {
+        kept: Vec<String>,
+    },
     AlreadyWorkspace,
 }
 
-/// Creates a workspace in `dir` (which may exist, if empty of mem7 files).
+/// Creates a workspace in `dir` from the template. Never overwrites a file: existing
+/// ones (a project's README or .gitignore, a Go mem7 `memory/`) are kept and reported.
 pub fn init(dir: &Path) -> Result<InitOutcome> {
-    if is_workspace(dir) {
+    if dir.join(CONFIG_FILE).is_file() {
         return Ok(InitOutcome::AlreadyWorkspace);
     }
-    for (name, _) in TEMPLATE {
-        let path = dir.join(name);
-        if path.exists() {
-            return Err(Error::input(
-                format!(
-                    "{} already exists; mem7 init does not overwrite files",
-                    path.display()
-                ),
-                "choose an empty directory, or move the file away first",
-            ));
-        }
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::input(
+            format!("{} exists and is not a directory", dir.display()),
+            "choose a directory for the workspace",
+        ));
     }
     fs::create_dir_all(dir.join(MEMORY_DIR)).map_err(|e| Error::io(dir, e))?;
+    let mut kept = Vec::new();
     for (name, content) in TEMPLATE {
         let path = dir.join(name);
+        if path.exists() {
+            kept.push(name.to_string());
+            continue;
+        }
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
@@ -114,7 +117,7 @@ pub fn init(dir: &Path) -> Result<InitOutcome> {
                 .map_err(|e| Error::io(&path, e))?;
         }
     }
-    Ok(InitOutcome::Created)
+    Ok(InitOutcome::Created { kept })
 }
 
 impl Workspace {
