@@ -64,30 +64,58 @@ pub struct ParsedFile {
     pub newlines: usize,
 }
 
-struct Line<'a> {
-    start: usize,
-    end: usize,
-    /// Without the line terminator (`\n` or `\r\n`).
-    text: &'a str,
+/// Where each line of a file starts, found with a vectorised search for line feeds.
+/// Lines are sliced on demand: a few bytes per line instead of a struct with a slice.
+struct Lines<'a> {
+    src: &'a str,
+    /// Byte offset of each line's first byte.
+    starts: Vec<usize>,
+    /// Line feeds in the file.
+    newlines: usize,
 }
 
-fn lines(text: &str) -> Vec<Line<'_>> {
-    let mut out = Vec::with_capacity(text.len() / 24 + 1);
-    // A byte order mark is not part of the first line.
-    let mut start = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let text = &text[start..];
-    for raw in text.split_inclusive('\n') {
-        let end = start + raw.len();
-        let t = raw.strip_suffix('\n').unwrap_or(raw);
-        let t = t.strip_suffix('\r').unwrap_or(t);
-        out.push(Line {
-            start,
-            end,
-            text: t,
-        });
-        start = end;
+impl<'a> Lines<'a> {
+    fn new(src: &'a str) -> Lines<'a> {
+        // A byte order mark is not part of the first line.
+        let first = if src.starts_with('\u{feff}') { 3 } else { 0 };
+        let mut starts = Vec::with_capacity(src.len() / 24 + 2);
+        let mut newlines = 0;
+        if first < src.len() {
+            starts.push(first);
+        }
+        for nl in memchr::memchr_iter(b'\n', &src.as_bytes()[first..]) {
+            newlines += 1;
+            let next = first + nl + 1;
+            if next < src.len() {
+                starts.push(next);
+            }
+        }
+        Lines {
+            src,
+            starts,
+            newlines,
+        }
     }
-    out
+
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn start(&self, i: usize) -> usize {
+        self.starts[i]
+    }
+
+    /// Offset just past the line's terminator (or the end of the file).
+    fn end(&self, i: usize) -> usize {
+        self.starts.get(i + 1).copied().unwrap_or(self.src.len())
+    }
+
+    /// The line without its terminator (`\n` or `\r\n`).
+    fn text(&self, i: usize) -> &'a str {
+        let raw = &self.src[self.start(i)..self.end(i)];
+        let t = raw.strip_suffix('\n').unwrap_or(raw);
+        t.strip_suffix('\r').unwrap_or(t)
+    }
 }
 
 // The line predicates run on every line of every file: each rejects on the first bytes
@@ -133,9 +161,9 @@ pub fn is_conflict_marker(text: &str) -> bool {
         })
 }
 
-fn next_nonblank(lines: &[Line<'_>], from: usize) -> usize {
+fn next_nonblank(lines: &Lines<'_>, from: usize) -> usize {
     let mut j = from;
-    while j < lines.len() && is_blank(lines[j].text) {
+    while j < lines.len() && is_blank(lines.text(j)) {
         j += 1;
     }
     j
@@ -143,10 +171,10 @@ fn next_nonblank(lines: &[Line<'_>], from: usize) -> usize {
 
 /// Whether an entry starts at line `i`: a `## ` heading whose next non-blank line opens
 /// a ```` ```mem7 ```` block.
-fn entry_starts(lines: &[Line<'_>], i: usize) -> Option<usize> {
-    lines[i].text.strip_prefix("## ")?;
+fn entry_starts(lines: &Lines<'_>, i: usize) -> Option<usize> {
+    lines.text(i).strip_prefix("## ")?;
     let j = next_nonblank(lines, i + 1);
-    (j < lines.len() && is_fence_open(lines[j].text)).then_some(j)
+    (j < lines.len() && is_fence_open(lines.text(j))).then_some(j)
 }
 
 /// Parses one memory file. `key` selects plain or keyed hashing for `computed`.
@@ -161,17 +189,12 @@ pub fn parse_chain(text: &str, key: &ChainKey) -> ParsedFile {
 }
 
 fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
-    let lines = lines(text);
+    let lines = Lines::new(text);
     // Only a file with a `<<<<<<<` line holds a conflict; elsewhere a `=======` line is
     // markdown (a setext heading in a hand-written or Go body).
-    let conflicted = lines.iter().any(|l| is_conflict_open(l.text));
+    let conflicted = (0..lines.len()).any(|k| is_conflict_open(lines.text(k)));
     let mut out = ParsedFile {
-        newlines: lines.len()
-            - usize::from(
-                lines
-                    .last()
-                    .is_some_and(|l| l.end == text.len() && !text.ends_with('\n')),
-            ),
+        newlines: lines.newlines,
         ..ParsedFile::default()
     };
     let mut last_end_line = 0usize; // index after the last complete entry
@@ -179,7 +202,7 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
     let mut i = 0;
     while i < lines.len() {
         let line_no = (i + 1) as u32;
-        if conflicted && is_conflict_marker(lines[i].text) {
+        if conflicted && is_conflict_marker(lines.text(i)) {
             out.problems.push(Problem {
                 line: line_no,
                 kind: ProblemKind::Conflict,
@@ -192,17 +215,17 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
             i += 1;
             continue;
         };
-        let key_text = lines[i].text[3..].trim().to_string();
+        let key_text = lines.text(i)[3..].trim().to_string();
         // The envelope runs to the closing fence.
         let mut close = open + 1;
         while close < lines.len()
-            && !is_fence_close(lines[close].text)
-            && !(conflicted && is_conflict_marker(lines[close].text))
+            && !is_fence_close(lines.text(close))
+            && !(conflicted && is_conflict_marker(lines.text(close)))
             && entry_starts(&lines, close).is_none()
         {
             close += 1;
         }
-        if close >= lines.len() || !is_fence_close(lines[close].text) {
+        if close >= lines.len() || !is_fence_close(lines.text(close)) {
             out.problems.push(Problem {
                 line: line_no,
                 kind: ProblemKind::Torn,
@@ -210,7 +233,7 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
                     "entry `{key_text}` ends inside its envelope (an interrupted write?)"
                 ),
             });
-            last_torn = Some(lines[i].start);
+            last_torn = Some(lines.start(i));
             i = close.max(i + 1);
             continue;
         }
@@ -218,7 +241,7 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
         let mut term = close + 1;
         let mut found = false;
         while term < lines.len() {
-            let t = lines[term].text;
+            let t = lines.text(term);
             if is_terminator(t) {
                 found = true;
                 break;
@@ -236,7 +259,7 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
                     "entry `{key_text}` has no closing `---` line (an interrupted write?)"
                 ),
             });
-            last_torn = Some(lines[i].start);
+            last_torn = Some(lines.start(i));
             i = term;
             continue;
         }
@@ -253,12 +276,11 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
     }
     let complete_end = last_end_line
         .checked_sub(1)
-        .and_then(|l| lines.get(l))
-        .map_or(0, |l| l.end);
+        .filter(|&l| l < lines.len())
+        .map_or(0, |l| lines.end(l));
     out.torn_tail = last_torn.filter(|&start| start >= complete_end);
-    out.clean_tail = lines[last_end_line.min(lines.len())..]
-        .iter()
-        .all(|l| l.text.trim().is_empty())
+    out.clean_tail = (last_end_line.min(lines.len())..lines.len())
+        .all(|k| lines.text(k).trim().is_empty())
         && out.problems.iter().all(|p| p.kind != ProblemKind::Torn);
     out
 }
@@ -266,18 +288,18 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
 /// Reads the entry whose heading, envelope fences and terminator are at `at`.
 fn read_entry(
     src: &str,
-    lines: &[Line<'_>],
+    lines: &Lines<'_>,
     at: [usize; 4],
     key_text: String,
     key: &ChainKey,
     decode: bool,
 ) -> Result<ParsedEntry, String> {
     let [head, open, close, term] = at;
-    let envelope = &lines[open + 1..close];
+    let envelope = (open + 1..close).map(|k| lines.text(k));
     let fields = if decode {
-        Fields::parse(envelope.iter().map(|l| l.text))
+        Fields::parse(envelope)
     } else {
-        Fields::parse_chain(envelope.iter().map(|l| l.text))
+        Fields::parse_chain(envelope)
     }
     .map_err(|e| format!("entry `{key_text}`: {e}"))?;
     let legacy = fields.is_legacy();
@@ -298,39 +320,35 @@ fn read_entry(
     } else {
         ChainKey::Plain.hasher(prev)
     };
-    let hash_line = (open + 1..close).find(|&k| lines[k].text.starts_with("hash:"));
-    let bytes = &src.as_bytes()[lines[head].start..lines[term].end];
+    let hash_line = (open + 1..close).find(|&k| lines.text(k).starts_with("hash:"));
+    let bytes = &src.as_bytes()[lines.start(head)..lines.end(term)];
     if !bytes.contains(&b'\r') && bytes.ends_with(b"\n") {
         // The common case (LF only): hash the entry as two contiguous byte ranges.
         match hash_line {
             Some(k) => {
-                hasher.update(&src.as_bytes()[lines[head].start..lines[k].start]);
-                hasher.update(&src.as_bytes()[lines[k].end..lines[term].end]);
+                hasher.update(&src.as_bytes()[lines.start(head)..lines.start(k)]);
+                hasher.update(&src.as_bytes()[lines.end(k)..lines.end(term)]);
             }
             None => {
                 hasher.update(bytes);
             }
         }
     } else {
-        for (idx, l) in lines[head..=term].iter().enumerate() {
-            if Some(head + idx) == hash_line {
+        for k in head..=term {
+            if Some(k) == hash_line {
                 continue;
             }
-            hasher.update(l.text.as_bytes());
+            hasher.update(lines.text(k).as_bytes());
             hasher.update(b"\n");
         }
     }
     let computed = ChainHash(*hasher.finalize().as_bytes());
 
-    let body = if decode {
-        &lines[close + 1..term]
-    } else {
-        &lines[0..0]
-    };
-    let first = body.iter().position(|l| !is_blank(l.text));
-    let last = body.iter().rposition(|l| !is_blank(l.text));
+    let body = if decode { close + 1..term } else { 0..0 };
+    let first = body.clone().find(|&k| !is_blank(lines.text(k)));
+    let last = body.clone().rev().find(|&k| !is_blank(lines.text(k)));
     let body: Vec<&str> = match (first, last) {
-        (Some(a), Some(b)) => body[a..=b].iter().map(|l| l.text).collect(),
+        (Some(a), Some(b)) => (a..=b).map(|k| lines.text(k)).collect(),
         _ => Vec::new(),
     };
     let op = fields.op.as_deref().unwrap_or("store");
@@ -347,8 +365,8 @@ fn read_entry(
     Ok(ParsedEntry {
         key: key_text,
         line: (head + 1) as u32,
-        start: lines[head].start,
-        end: lines[term].end,
+        start: lines.start(head),
+        end: lines.end(term),
         fields,
         value,
         legacy,
