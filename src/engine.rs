@@ -484,6 +484,22 @@ impl Engine {
         self.refresh()
     }
 
+    /// Full-text search with time and tag filters; brings the full-text index up to
+    /// date first (under the lock, only when it lags).
+    pub fn search(
+        &mut self,
+        req: &crate::index::fulltext::SearchRequest,
+    ) -> Result<Vec<crate::index::SearchHit>> {
+        if self.index.fulltext_pending()? {
+            let _lock = self.ws.lock()?;
+            self.refresh()?;
+            if self.index.fulltext_pending()? {
+                self.index.sync_fulltext()?;
+            }
+        }
+        self.index.search(req)
+    }
+
     /// Rebuilds the index from the markdown.
     pub fn reindex(&mut self) -> Result<RebuildStats> {
         let _lock = self.ws.lock()?;

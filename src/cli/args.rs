@@ -85,6 +85,53 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Full-text search over every version (key, value, tags), BM25-ranked, with the
+    /// time filters applied inside the search.
+    ///
+    /// QUERY is plain words: punctuation, quotes and `:`/`-`/`*` are just text (use --raw
+    /// for tantivy's query syntax). Keys match whole (`event7:host`) and by their parts
+    /// (`host`); values match with English stemming (`deploying` finds `deploy`).
+    Search {
+        /// The words to look for.
+        #[arg(allow_hyphen_values = true)]
+        query: String,
+        #[command(flatten)]
+        at: TimeArgs,
+        /// Only versions carrying TAG (repeat to require several).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// Only keys starting with P.
+        #[arg(long, value_name = "P")]
+        key_prefix: Option<String>,
+        /// At most N results.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        limit: usize,
+        /// Treat QUERY as tantivy query syntax (fields: value, key, tags_text).
+        #[arg(long)]
+        raw: bool,
+        /// Print a JSON array of versions, each with a `score` and a `snippet`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every version in the order of one clock: what changed, and when.
+    ///
+    /// `--clock valid` (default) lists what mem7 believes now, by when it held in the
+    /// world; `--clock tx` lists every version ever recorded, by when mem7 learned it.
+    Timeline {
+        /// Which clock orders the list.
+        #[arg(long, value_enum, default_value_t = Clock::Valid)]
+        clock: Clock,
+        #[arg(long, value_name = "T", help = format!("From T on (inclusive): {TIME_HELP}"))]
+        since: Option<String>,
+        #[arg(long, value_name = "T", help = format!("Before T (exclusive): {TIME_HELP}"))]
+        until: Option<String>,
+        /// Only keys starting with P.
+        #[arg(long, value_name = "P")]
+        key_prefix: Option<String>,
+        /// Print a JSON array of versions.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop believing KEY from now on; reads as of earlier times still see it.
     Forget {
         key: String,
@@ -153,6 +200,15 @@ pub enum Command {
     /// Replay the worked example (Railway → Cloudflare → "local only") in a temporary
     /// workspace and answer its four questions.
     Demo,
+}
+
+/// The clock a timeline follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Clock {
+    /// Valid time: when facts held in the world.
+    Valid,
+    /// Transaction time: when mem7 recorded them.
+    Tx,
 }
 
 #[derive(Debug, Args)]

@@ -421,6 +421,73 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             Ok(EXIT_OK)
         }
+        Command::Search {
+            query,
+            at,
+            tags,
+            key_prefix,
+            limit,
+            raw,
+            json,
+        } => {
+            let now = env.now()?;
+            let (valid_at, as_of) = read_times(at, now)?;
+            let mut engine = open_engine(cli, env)?;
+            let req = crate::index::fulltext::SearchRequest {
+                text: query.clone(),
+                raw: *raw,
+                valid_at,
+                as_of,
+                tags: tags.clone(),
+                key_prefix: key_prefix.clone(),
+                limit: *limit,
+            };
+            let hits = engine.search(&req)?;
+            if *json {
+                write_out(out, &render::hits_json(&hits))?;
+            } else if hits.is_empty() {
+                eprintln!("mem7: nothing matches {query:?} at valid_at {valid_at} as of {as_of}");
+            } else {
+                use std::io::IsTerminal;
+                write_out(out, &render::hits_human(&hits, io::stdout().is_terminal()))?;
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Timeline {
+            clock,
+            since,
+            until,
+            key_prefix,
+            json,
+        } => {
+            let since = since
+                .as_deref()
+                .map(|t| parse_valid("since", t))
+                .transpose()?;
+            let until = until
+                .as_deref()
+                .map(|t| parse_valid("until", t))
+                .transpose()?;
+            env.now()?;
+            let engine = open_engine(cli, env)?;
+            let versions = engine.index().timeline(
+                *clock == args::Clock::Tx,
+                since.map(|t| t.micros()),
+                until.map(|t| t.micros()),
+                key_prefix.as_deref(),
+            )?;
+            if *json {
+                write_out(out, &render::versions_json(&versions))?;
+            } else if versions.is_empty() {
+                eprintln!("mem7: no versions in that range");
+            } else {
+                write_out(
+                    out,
+                    &render::timeline_human(&versions, *clock == args::Clock::Tx),
+                )?;
+            }
+            Ok(EXIT_OK)
+        }
         Command::Forget { key, agent } => {
             let now = env.now()?;
             crate::core::validate::lookup_key(key)?;

@@ -203,3 +203,94 @@ pub fn verify_summary(report: &crate::verify::Report) -> String {
     }
     s
 }
+
+#[derive(Serialize)]
+struct HitJson<'a> {
+    #[serde(flatten)]
+    version: VersionJson<'a>,
+    score: f32,
+    snippet: &'a str,
+}
+
+/// `search --json`: versions with their score and snippet, best first.
+pub fn hits_json(hits: &[crate::index::SearchHit]) -> String {
+    let items: Vec<HitJson<'_>> = hits
+        .iter()
+        .map(|h| HitJson {
+            version: version_json(&h.version),
+            score: h.score,
+            snippet: &h.snippet,
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
+    s.push('\n');
+    s
+}
+
+/// A snippet with its matches marked: bold on a terminal, `**…**` elsewhere.
+fn highlight(snippet: &str, ranges: &[std::ops::Range<usize>], terminal: bool) -> String {
+    let (open, close) = if terminal {
+        ("\x1b[1m", "\x1b[0m")
+    } else {
+        ("**", "**")
+    };
+    let mut out = String::with_capacity(snippet.len() + ranges.len() * 8);
+    let mut at = 0;
+    for r in ranges {
+        if r.start < at
+            || r.end > snippet.len()
+            || !snippet.is_char_boundary(r.start)
+            || !snippet.is_char_boundary(r.end)
+        {
+            continue;
+        }
+        out.push_str(&snippet[at..r.start]);
+        out.push_str(open);
+        out.push_str(&snippet[r.clone()]);
+        out.push_str(close);
+        at = r.end;
+    }
+    out.push_str(&snippet[at..]);
+    out.replace('\n', " ")
+}
+
+/// `search` for people: key and score, the snippet, the validity.
+pub fn hits_human(hits: &[crate::index::SearchHit], terminal: bool) -> String {
+    let mut s = String::new();
+    for (i, h) in hits.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        let v = &h.version;
+        s.push_str(&format!("{}  (score {:.2})\n", v.key, h.score));
+        let snippet = if h.snippet.is_empty() {
+            v.value.lines().next().unwrap_or("").to_string()
+        } else {
+            highlight(&h.snippet, &h.highlights, terminal)
+        };
+        s.push_str(&format!("  {snippet}\n"));
+        s.push_str(&format!("  Valid: {} → {}\n", v.valid_from, v.valid_to));
+    }
+    s
+}
+
+/// `timeline` for people: one line per version, on the chosen clock.
+pub fn timeline_human(versions: &[Version], by_tx: bool) -> String {
+    let mut s = String::new();
+    for v in versions {
+        let when = if by_tx {
+            v.tx_from.to_rfc3339()
+        } else {
+            v.valid_from.to_rfc3339()
+        };
+        let first = v.value.lines().next().unwrap_or("");
+        let more = if v.value.contains('\n') { " …" } else { "" };
+        s.push_str(&format!("{when}  {} = {first}{more}\n", v.key));
+        s.push_str(&format!("  Valid: {} → {}", v.valid_from, v.valid_to));
+        if by_tx && !v.tx_to.is_infinite() {
+            s.push_str(&format!("  (believed until {})", v.tx_to));
+        }
+        s.push('\n');
+    }
+    s
+}

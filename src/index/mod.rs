@@ -6,6 +6,7 @@
 //! one-line `CURRENT` file to name it, so readers see the old index or the new one,
 //! never half of one. The index never writes the workspace.
 
+pub mod fulltext;
 mod schema;
 
 use std::collections::HashMap;
@@ -55,6 +56,17 @@ pub struct SyncReport {
     pub set_aside: Vec<(String, String)>,
 }
 
+/// One search result.
+#[derive(Clone, Debug)]
+pub struct SearchHit {
+    pub version: Version,
+    pub score: f32,
+    /// A fragment of the value around the matches.
+    pub snippet: String,
+    /// Byte ranges of the matched words within `snippet`.
+    pub highlights: Vec<std::ops::Range<usize>>,
+}
+
 /// Counts from a full rebuild.
 #[derive(Clone, Debug, Default)]
 pub struct RebuildStats {
@@ -67,6 +79,8 @@ pub struct RebuildStats {
 /// An open index generation.
 pub struct Index {
     conn: Connection,
+    /// Where this generation's full-text index lives (`index-<id>.tantivy/`).
+    fulltext_dir: std::path::PathBuf,
 }
 
 /// The fingerprint row of one file.
@@ -241,7 +255,10 @@ impl Index {
         )
         .and_then(|conn| configure(&conn).map(|_| conn))
         .and_then(|conn| {
-            let index = Index { conn };
+            let index = Index {
+                conn,
+                fulltext_dir: fulltext_dir(&path),
+            };
             index.meta("schema").map(|v| (index, v))
         });
         match opened {
@@ -386,6 +403,7 @@ impl Index {
         refresh_head(&tx)?;
         tx.commit()?;
         conn.execute_batch(schema::INDEXES)?;
+        build_fulltext(&conn, &fulltext_dir(&path))?;
         conn.execute_batch("PRAGMA journal_mode = WAL;")?;
         drop(conn);
         if let Ok(f) = fs::File::open(&path) {
@@ -553,6 +571,113 @@ impl Index {
                 |r| r.get(0),
             )
             .optional()?)
+    }
+
+    /// Whether the full-text index lags behind the version table.
+    pub fn fulltext_pending(&self) -> Result<bool> {
+        if !self.fulltext_dir.join("meta.json").is_file() {
+            return Ok(true);
+        }
+        let max: i64 = self
+            .meta("fulltext_max_id")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let pending: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM versions WHERE id > ?1) OR EXISTS (SELECT 1 FROM fulltext_dirty)",
+            [max],
+            |r| r.get(0),
+        )?;
+        Ok(pending)
+    }
+
+    /// Brings the full-text index up to date with the version table (callers hold the
+    /// workspace lock: tantivy takes one writer at a time). Rebuilds it when missing.
+    pub fn sync_fulltext(&mut self) -> Result<usize> {
+        let Some(ft) = fulltext::FullText::open(&self.fulltext_dir) else {
+            build_fulltext(&self.conn, &self.fulltext_dir)?;
+            return Ok(0);
+        };
+        let max: i64 = self
+            .meta("fulltext_max_id")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let changed: Vec<(i64, Version)> = {
+            let mut stmt = self.conn.prepare(
+                "SELECT * FROM versions WHERE id > ?1 OR id IN (SELECT id FROM fulltext_dirty) ORDER BY id",
+            )?;
+            let rows = stmt.query_map([max], |r| Ok((r.get("id")?, row_version(r)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let mut writer = ft.writer()?;
+        for (id, v) in &changed {
+            ft.delete(&writer, *id as u64);
+            ft.add(&writer, *id as u64, v)?;
+        }
+        ft.commit(&mut writer)?;
+        let new_max = changed
+            .iter()
+            .map(|(id, _)| *id)
+            .max()
+            .unwrap_or(max)
+            .max(max);
+        let tx = self.conn.transaction()?;
+        set_meta(&tx, "fulltext_max_id", &new_max.to_string())?;
+        tx.execute("DELETE FROM fulltext_dirty WHERE id <= ?1", [new_max])?;
+        tx.commit()?;
+        Ok(changed.len())
+    }
+
+    /// Runs a full-text search (the full-text index must be current).
+    pub fn search(&self, req: &fulltext::SearchRequest) -> Result<Vec<SearchHit>> {
+        let ft = fulltext::FullText::open(&self.fulltext_dir)
+            .ok_or_else(|| Error::input("the full-text index is missing", "run `mem7 reindex`"))?;
+        let (hits, snippets) = ft.search(req)?;
+        let mut out = Vec::with_capacity(hits.len());
+        for hit in hits {
+            let v = self.conn.query_row(
+                "SELECT * FROM versions WHERE id = ?1",
+                [hit.id as i64],
+                row_version,
+            );
+            let Ok(version) = v else { continue };
+            let snippet = snippets.snippet(&version.value);
+            out.push(SearchHit {
+                score: hit.score,
+                snippet: snippet.fragment().to_string(),
+                highlights: snippet.highlighted().to_vec(),
+                version,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Versions in the order of one clock: `valid` lists what is believed now by when
+    /// it held; `tx` lists every version by when mem7 recorded it.
+    pub fn timeline(
+        &self,
+        by_tx: bool,
+        since: Option<i64>,
+        until: Option<i64>,
+        key_prefix: Option<&str>,
+    ) -> Result<Vec<Version>> {
+        let col = if by_tx { "tx_from" } else { "valid_from" };
+        let mut sql = format!("SELECT * FROM versions WHERE {col} >= ?1 AND {col} < ?2");
+        if !by_tx {
+            sql.push_str(&format!(" AND tx_to = {}", i64::MAX));
+        }
+        let mut args: Vec<rusqlite::types::Value> = vec![
+            since.unwrap_or(i64::MIN).into(),
+            until.unwrap_or(i64::MAX).into(),
+        ];
+        if let Some(p) = key_prefix.filter(|p| !p.is_empty()) {
+            args.push(p.to_string().into());
+            sql.push_str(" AND key >= ?3 AND key < ?3 || char(1114111)");
+        }
+        sql.push_str(&format!(" ORDER BY {col}, key, id"));
+        self.query(&sql, rusqlite::params_from_iter(args))
     }
 
     /// Versions of `key` believed now (transaction time still open).
@@ -843,12 +968,48 @@ fn swap_current(dir: &Path, name: &str) -> Result<()> {
 }
 
 fn remove_old_generations(dir: &Path, keep: &str) {
+    let keep = keep.strip_suffix(".sqlite").unwrap_or(keep);
     let Ok(read) = fs::read_dir(dir) else { return };
     for item in read.flatten() {
         let n = item.file_name();
         let Some(n) = n.to_str() else { continue };
-        if n.starts_with("index-") && !n.starts_with(keep) {
-            let _ = fs::remove_file(item.path());
+        let generation = n.split('.').next().unwrap_or(n);
+        if n.starts_with("index-") && generation != keep {
+            let path = item.path();
+            let _ = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
         }
     }
+}
+
+/// The full-text index directory of the generation whose SQLite file is `db`.
+fn fulltext_dir(db: &Path) -> std::path::PathBuf {
+    db.with_extension("tantivy")
+}
+
+/// Builds the full-text index of every version from scratch into `dir`.
+fn build_fulltext(conn: &Connection, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let ft = fulltext::FullText::create(dir)?;
+    let mut writer = ft.writer()?;
+    let mut stmt = conn.prepare("SELECT * FROM versions")?;
+    let mut rows = stmt.query([])?;
+    let mut max_id = 0i64;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get("id")?;
+        ft.add(&writer, id as u64, &row_version(r)?)?;
+        max_id = max_id.max(id);
+    }
+    ft.commit(&mut writer)?;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (k, v) VALUES ('fulltext_max_id', ?1)",
+        [max_id.to_string()],
+    )?;
+    conn.execute("DELETE FROM fulltext_dirty", [])?;
+    Ok(())
 }

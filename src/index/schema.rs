@@ -2,7 +2,7 @@
 //! index rebuild itself from the markdown on the next start.
 
 /// Version of the layout below.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "
@@ -41,6 +41,12 @@ CREATE TABLE versions (
     hash       TEXT NOT NULL
 );
 
+-- Versions whose clocks changed after the full-text index took them (tantivy catches
+-- up from here; a trigger fills it).
+CREATE TABLE fulltext_dirty (
+    id INTEGER PRIMARY KEY
+);
+
 -- What the last fold could not read (torn tails, malformed entries).
 CREATE TABLE problems (
     file    TEXT NOT NULL,
@@ -53,4 +59,9 @@ CREATE TABLE problems (
 pub const INDEXES: &str = "
 CREATE INDEX versions_by_key ON versions (key, tx_to, valid_from);
 CREATE INDEX versions_by_tx ON versions (tx_from);
+CREATE INDEX versions_by_valid ON versions (valid_from);
+CREATE TRIGGER versions_tx_to_changed AFTER UPDATE OF tx_to ON versions
+BEGIN
+    INSERT OR IGNORE INTO fulltext_dirty (id) VALUES (new.id);
+END;
 ";

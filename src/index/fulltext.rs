@@ -1,0 +1,309 @@
+//! The full-text side of the index: a tantivy index of every version (key, value, tags)
+//! with the four clocks as fast fields, so time filters run inside the search.
+//!
+//! Documents are keyed by the SQLite version id of the same generation. SQLite is the
+//! record; tantivy follows it, catching up from a change log on the next search.
+
+use std::ops::Bound;
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, QueryParser, RangeQuery, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+use tantivy::{DocAddress, Index, IndexWriter, TantivyDocument, Term, doc};
+
+use crate::core::Version;
+use crate::core::time::{TxTime, ValidTime};
+use crate::error::{Error, Result};
+
+/// English text: split on non-alphanumerics, lower-case, drop stop words, stem.
+const TEXT_ANALYZER: &str = "mem7_en";
+/// Keys and tags by their parts (`event7:host` → `event7`, `host`), no stemming.
+const PARTS_ANALYZER: &str = "mem7_parts";
+/// Memory budget of the writer (tantivy's minimum is 15 MB).
+const WRITER_MEMORY: usize = 64 * 1024 * 1024;
+
+/// The schema's fields.
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    key_parts: Field,
+    key_exact: Field,
+    value: Field,
+    tags: Field,
+    tags_text: Field,
+    valid_from: Field,
+    valid_to: Field,
+    tx_from: Field,
+    tx_to: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = |analyzer: &str| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(analyzer)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+    };
+    let fields = Fields {
+        id: b.add_u64_field("id", INDEXED | FAST),
+        key_parts: b.add_text_field("key", text(PARTS_ANALYZER)),
+        key_exact: b.add_text_field("key_exact", STRING),
+        value: b.add_text_field("value", text(TEXT_ANALYZER)),
+        tags: b.add_text_field("tags", STRING),
+        tags_text: b.add_text_field("tags_text", text(PARTS_ANALYZER)),
+        valid_from: b.add_i64_field("valid_from", FAST),
+        valid_to: b.add_i64_field("valid_to", FAST),
+        tx_from: b.add_i64_field("tx_from", FAST),
+        tx_to: b.add_i64_field("tx_to", FAST),
+    };
+    (b.build(), fields)
+}
+
+fn register_analyzers(index: &Index) {
+    let english = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(
+            StopWordFilter::new(Language::English)
+                .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new())),
+        )
+        .filter(Stemmer::new(Language::English))
+        .build();
+    let parts = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(60))
+        .filter(LowerCaser)
+        .build();
+    index.tokenizers().register(TEXT_ANALYZER, english);
+    index.tokenizers().register(PARTS_ANALYZER, parts);
+}
+
+fn ft_err(dir: &Path, e: impl std::fmt::Display) -> Error {
+    Error::input(
+        format!("full-text index at {}: {e}", dir.display()),
+        "the index is disposable: `mem7 reindex` rebuilds it from the markdown",
+    )
+}
+
+/// What to search for.
+#[derive(Clone, Debug)]
+pub struct SearchRequest {
+    /// The user's text (treated as words, never as query syntax unless `raw`).
+    pub text: String,
+    /// Interpret `text` as tantivy query syntax.
+    pub raw: bool,
+    pub valid_at: ValidTime,
+    pub as_of: TxTime,
+    pub tags: Vec<String>,
+    pub key_prefix: Option<String>,
+    pub limit: usize,
+}
+
+/// A search hit: the version id and its BM25 score.
+#[derive(Clone, Copy, Debug)]
+pub struct Hit {
+    pub id: u64,
+    pub score: f32,
+}
+
+/// An open tantivy index.
+pub struct FullText {
+    index: Index,
+    fields: Fields,
+    dir: std::path::PathBuf,
+}
+
+impl FullText {
+    /// Creates an empty index in `dir` (which must not hold one).
+    pub fn create(dir: &Path) -> Result<FullText> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(dir, schema).map_err(|e| ft_err(dir, e))?;
+        register_analyzers(&index);
+        Ok(FullText {
+            index,
+            fields,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Opens the index in `dir`; `None` when there is none (or it is unreadable).
+    pub fn open(dir: &Path) -> Option<FullText> {
+        if !dir.join("meta.json").is_file() {
+            return None;
+        }
+        let index = Index::open_in_dir(dir).ok()?;
+        let (_, fields) = schema();
+        register_analyzers(&index);
+        Some(FullText {
+            index,
+            fields,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// A writer (one at a time: callers hold the workspace lock).
+    pub fn writer(&self) -> Result<IndexWriter> {
+        self.index
+            .writer_with_num_threads(1, WRITER_MEMORY)
+            .map_err(|e| ft_err(&self.dir, e))
+    }
+
+    /// Adds the document of version `id`.
+    pub fn add(&self, w: &IndexWriter, id: u64, v: &Version) -> Result<()> {
+        let f = self.fields;
+        let mut d: TantivyDocument = doc!(
+            f.id => id,
+            f.key_parts => v.key.as_str(),
+            f.key_exact => v.key.to_lowercase(),
+            f.value => v.value.as_str(),
+            f.valid_from => v.valid_from.micros(),
+            f.valid_to => v.valid_to.micros(),
+            f.tx_from => v.tx_from.micros(),
+            f.tx_to => v.tx_to.micros(),
+        );
+        for t in &v.tags {
+            d.add_text(f.tags, t);
+            d.add_text(f.tags_text, t);
+        }
+        w.add_document(d).map_err(|e| ft_err(&self.dir, e))?;
+        Ok(())
+    }
+
+    /// Removes the document of version `id`.
+    pub fn delete(&self, w: &IndexWriter, id: u64) {
+        w.delete_term(Term::from_field_u64(self.fields.id, id));
+    }
+
+    /// Commits a writer's changes durably.
+    pub fn commit(&self, w: &mut IndexWriter) -> Result<()> {
+        w.commit().map_err(|e| ft_err(&self.dir, e))?;
+        Ok(())
+    }
+
+    /// The text part of a request as a query: each analysed word of the user's text may
+    /// match the value, the key's parts or the tags; the whole text matching a key
+    /// exactly counts most.
+    fn text_query(&self, req: &SearchRequest) -> Result<Box<dyn Query>> {
+        let f = self.fields;
+        if req.raw {
+            let parser =
+                QueryParser::for_index(&self.index, vec![f.value, f.key_parts, f.tags_text]);
+            return parser.parse_query(&req.text).map_err(|e| {
+                Error::input(
+                    format!("--raw query {:?}: {e}", req.text),
+                    "check the tantivy query syntax, or drop --raw to search the words as text",
+                )
+            });
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (field, analyzer, boost) in [
+            (f.value, TEXT_ANALYZER, 1.0f32),
+            (f.key_parts, PARTS_ANALYZER, 1.5),
+            (f.tags_text, PARTS_ANALYZER, 1.2),
+        ] {
+            let mut tokenizer = self
+                .index
+                .tokenizers()
+                .get(analyzer)
+                .ok_or_else(|| ft_err(&self.dir, "missing analyzer"))?;
+            let mut stream = tokenizer.token_stream(&req.text);
+            while let Some(token) = stream.next() {
+                let term = Term::from_field_text(field, &token.text);
+                let q: Box<dyn Query> =
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost))));
+            }
+        }
+        let exact = Term::from_field_text(f.key_exact, &req.text.trim().to_lowercase());
+        clauses.push((
+            Occur::Should,
+            Box::new(BoostQuery::new(
+                Box::new(TermQuery::new(exact, IndexRecordOption::Basic)),
+                5.0,
+            )),
+        ));
+        Ok(Box::new(BooleanQuery::new(clauses)))
+    }
+
+    /// Searches, with every filter evaluated inside tantivy. Returns hits best first and
+    /// a snippet generator for the matched words.
+    pub fn search(&self, req: &SearchRequest) -> Result<(Vec<Hit>, SnippetGenerator)> {
+        let f = self.fields;
+        let reader = self.index.reader().map_err(|e| ft_err(&self.dir, e))?;
+        let searcher = reader.searcher();
+        let text = self.text_query(req)?;
+        let i64_range = |field: Field, lo: Bound<i64>, hi: Bound<i64>| -> Box<dyn Query> {
+            let term = |v: i64| Term::from_field_i64(field, v);
+            Box::new(RangeQuery::new(lo.map(term), hi.map(term)))
+        };
+        let va = req.valid_at.micros();
+        let ao = req.as_of.micros();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
+            (Occur::Must, text.box_clone()),
+            (
+                Occur::Must,
+                i64_range(f.valid_from, Bound::Unbounded, Bound::Included(va)),
+            ),
+            (
+                Occur::Must,
+                i64_range(f.valid_to, Bound::Excluded(va), Bound::Unbounded),
+            ),
+            (
+                Occur::Must,
+                i64_range(f.tx_from, Bound::Unbounded, Bound::Included(ao)),
+            ),
+            (
+                Occur::Must,
+                i64_range(f.tx_to, Bound::Excluded(ao), Bound::Unbounded),
+            ),
+        ];
+        for t in &req.tags {
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.tags, t),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        if let Some(p) = req.key_prefix.as_deref().filter(|p| !p.is_empty()) {
+            let lower = p.to_lowercase();
+            let upper = format!("{lower}\u{10FFFF}");
+            clauses.push((
+                Occur::Must,
+                Box::new(RangeQuery::new(
+                    Bound::Included(Term::from_field_text(f.key_exact, &lower)),
+                    Bound::Excluded(Term::from_field_text(f.key_exact, &upper)),
+                )),
+            ));
+        }
+        let query = BooleanQuery::new(clauses);
+        let top: Vec<(f32, DocAddress)> = searcher
+            .search(&query, &TopDocs::with_limit(req.limit.max(1)))
+            .map_err(|e| ft_err(&self.dir, e))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let column = searcher
+                .segment_reader(addr.segment_ord)
+                .fast_fields()
+                .u64("id")
+                .map_err(|e| ft_err(&self.dir, e))?;
+            if let Some(id) = column.first(addr.doc_id) {
+                hits.push(Hit { id, score });
+            }
+        }
+        let mut snippets = SnippetGenerator::create(&searcher, &*text, f.value)
+            .map_err(|e| ft_err(&self.dir, e))?;
+        snippets.set_max_num_chars(160);
+        Ok((hits, snippets))
+    }
+}

@@ -1,0 +1,282 @@
+//! Full-text search and timelines through the binary, on real tantivy and SQLite.
+
+mod common;
+
+use common::Sandbox;
+
+const NOW: &str = "2026-05-01T00:00:00Z";
+
+fn workspace() -> Sandbox {
+    let s = Sandbox::new();
+    s.ok(
+        &[
+            "store",
+            "event7:host",
+            "Railway deployment target",
+            "--tag",
+            "infra",
+        ],
+        Some("2026-02-15T00:00:00Z"),
+    );
+    s.ok(
+        &[
+            "store",
+            "event7:host",
+            "Cloudflare pages, deploying nightly",
+            "--tag",
+            "infra",
+        ],
+        Some("2026-03-20T00:00:00Z"),
+    );
+    s.ok(
+        &[
+            "store",
+            "event7:host",
+            "local only",
+            "--valid-from",
+            "2026-04-05",
+            "--tag",
+            "infra",
+        ],
+        Some("2026-04-12T00:00:00Z"),
+    );
+    s.ok(
+        &[
+            "store",
+            "user:editor",
+            "vim with lots of plugins",
+            "--tag",
+            "prefs",
+        ],
+        Some("2026-04-12T01:00:00Z"),
+    );
+    s.ok(
+        &[
+            "store",
+            "team:oncall",
+            "Alice deploys on Fridays",
+            "--tag",
+            "people",
+        ],
+        Some("2026-04-12T02:00:00Z"),
+    );
+    s
+}
+
+fn search(s: &Sandbox, args: &[&str]) -> Vec<(String, String)> {
+    let mut full = vec!["search"];
+    full.extend_from_slice(args);
+    full.push("--json");
+    let r = s.ok(&full, Some(NOW));
+    r.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            assert!(v["score"].as_f64().unwrap() > 0.0, "{v}");
+            (
+                v["key"].as_str().unwrap().to_string(),
+                v["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn time_filters_run_inside_the_search() {
+    let s = workspace();
+    // "What did we know about the deploy target on April 11th?"
+    let hits = search(
+        &s,
+        &[
+            "deploy",
+            "--valid-at",
+            "2026-04-10",
+            "--as-of",
+            "2026-04-11",
+            "--key-prefix",
+            "event7:",
+        ],
+    );
+    assert_eq!(
+        hits,
+        [(
+            "event7:host".to_string(),
+            "Cloudflare pages, deploying nightly".to_string()
+        )]
+    );
+    // Today we know Cloudflare stopped on 04-05: nothing about deploying holds on 04-10.
+    assert!(
+        search(
+            &s,
+            &[
+                "deploy",
+                "--valid-at",
+                "2026-04-10",
+                "--key-prefix",
+                "event7:"
+            ]
+        )
+        .is_empty()
+    );
+    // On 03-01 Railway held (as we know it now: the remnant version).
+    let hits = search(&s, &["railway", "--valid-at", "2026-03-01"]);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].1, "Railway deployment target");
+}
+
+#[test]
+fn stemming_keys_whole_and_by_parts_and_tags() {
+    let s = workspace();
+    let keys =
+        |args: &[&str]| -> Vec<String> { search(&s, args).into_iter().map(|h| h.0).collect() };
+    // "deploying" and "deploys" meet "deploy" through the English stemmer.
+    let mut k = keys(&[
+        "deploy",
+        "--valid-at",
+        "2026-03-25",
+        "--as-of",
+        "2026-04-01",
+    ]);
+    k.sort();
+    assert_eq!(k, ["event7:host"]);
+    assert_eq!(keys(&["deploy"]), ["team:oncall"]);
+    assert_eq!(keys(&["event7:host"]), ["event7:host"]);
+    assert_eq!(keys(&["host"]), ["event7:host"]);
+    assert_eq!(keys(&["editor"]), ["user:editor"]);
+    assert_eq!(keys(&["plugins", "--tag", "prefs"]), ["user:editor"]);
+    assert!(keys(&["plugins", "--tag", "infra"]).is_empty());
+    assert_eq!(
+        keys(&["people"]),
+        ["team:oncall"],
+        "tags are searchable text too"
+    );
+    assert_eq!(
+        search(&s, &["the"]).len(),
+        0,
+        "stop words alone match nothing"
+    );
+}
+
+#[test]
+fn any_user_text_is_just_text() {
+    let s = workspace();
+    for q in [
+        "\"unbalanced",
+        "a:b:c",
+        "-deploy",
+        "*",
+        "deploy AND",
+        "(((",
+        "key:value",
+        "^2",
+        "~",
+        "'",
+        "[1 TO 2]",
+        "",
+        "   ",
+    ] {
+        let r = s.run(&["search", q, "--json"], Some(NOW));
+        assert_eq!(r.code, 0, "{q:?}: {}", r.stderr);
+        r.json();
+    }
+    let r = s.run(&["search", "deploy AND", "--raw"], Some(NOW));
+    assert_eq!(r.code, 2, "bad raw syntax is a usage error: {}", r.stderr);
+    let hits = search(&s, &["value:vim", "--raw"]);
+    assert_eq!(hits.len(), 1);
+}
+
+#[test]
+fn the_full_text_index_follows_every_write() {
+    let s = workspace();
+    assert_eq!(search(&s, &["plugins"]).len(), 1);
+    s.ok(&["forget", "user:editor"], Some("2026-04-20T00:00:00Z"));
+    assert!(
+        search(&s, &["plugins"]).is_empty(),
+        "forgotten versions are not believed now"
+    );
+    assert_eq!(
+        search(&s, &["plugins", "--as-of", "2026-04-15"]).len(),
+        1,
+        "but they were then"
+    );
+    s.ok(
+        &["store", "user:editor", "helix, no plugins"],
+        Some("2026-04-21T00:00:00Z"),
+    );
+    assert_eq!(search(&s, &["helix"]).len(), 1);
+    // Hand-appended entries and a deleted index are picked up too.
+    std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
+    assert_eq!(search(&s, &["helix"]).len(), 1);
+    let limit = s.ok(&["search", "a", "--limit", "1", "--json"], Some(NOW));
+    assert!(limit.json().as_array().unwrap().len() <= 1);
+}
+
+#[test]
+fn human_output_shows_key_snippet_and_validity() {
+    let s = workspace();
+    let r = s.ok(
+        &[
+            "search",
+            "nightly",
+            "--valid-at",
+            "2026-03-25",
+            "--as-of",
+            "2026-04-01",
+        ],
+        Some(NOW),
+    );
+    assert!(r.stdout.contains("event7:host"), "{}", r.stdout);
+    assert!(r.stdout.contains("**nightly**"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Valid: 2026-03-20T00:00:00Z → ∞"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn timelines_follow_either_clock() {
+    let s = workspace();
+    let timeline = |args: &[&str]| -> Vec<(String, String)> {
+        let mut full = vec!["timeline", "--json"];
+        full.extend_from_slice(args);
+        s.ok(&full, Some(NOW))
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["key"].as_str().unwrap().to_string(),
+                    v["value"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let valid = timeline(&["--key-prefix", "event7:"]);
+    let values: Vec<&str> = valid.iter().map(|v| v.1.as_str()).collect();
+    assert_eq!(
+        values,
+        [
+            "Railway deployment target",
+            "Cloudflare pages, deploying nightly",
+            "local only"
+        ]
+    );
+    let tx = timeline(&["--clock", "tx", "--key-prefix", "event7:"]);
+    assert_eq!(tx.len(), 5, "every version ever recorded: {tx:?}");
+    let since = timeline(&[
+        "--clock",
+        "tx",
+        "--since",
+        "2026-04-12",
+        "--until",
+        "2026-04-12T01:30:00Z",
+    ]);
+    assert_eq!(since.len(), 3, "{since:?}");
+    assert_eq!(
+        s.run(&["timeline", "--clock", "sideways"], Some(NOW)).code,
+        2
+    );
+}
