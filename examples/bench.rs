@@ -211,6 +211,13 @@ fn bench(versions: usize, root: &Path) {
         )
     });
     let list = time_n(5, |_| run(root, &["list", "--prefix", "project5:"]));
+    let search = time_n(20, |i| {
+        let word = WORDS[i % WORDS.len()];
+        run(
+            root,
+            &["search", word, "--valid-at", "2024-06-01", "--limit", "10"],
+        )
+    });
     let store = time_n(20, |i| {
         run(
             root,
@@ -238,6 +245,10 @@ fn bench(versions: usize, root: &Path) {
     println!(
         "| peak memory during `mem7 reindex` | {:.1} MB |",
         peak_kb as f64 / 1024.0
+    );
+    println!(
+        "| `mem7 search WORD --valid-at T` (whole process) | {} |",
+        ms(search)
     );
     match b3sum {
         Some(b) => println!(

@@ -273,6 +273,8 @@ impl Engine {
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let mut last = self.index.last_tx()?;
+        let workspace_last = last;
+        let mut previous_recorded: Option<TxTime> = None;
         let mut prev = self.index.head()?;
         let mut fold = crate::core::Fold::new();
         let mut seeded = std::collections::HashSet::new();
@@ -280,25 +282,33 @@ impl Engine {
             std::collections::BTreeMap::new();
         let mut outcome = ImportOutcome::default();
         for r in records {
-            let tx = match (r.recorded, last) {
-                (Some(t), Some(l)) if t < l => {
+            if let Some(t) = r.recorded {
+                let problem = match (workspace_last, previous_recorded) {
+                    (Some(w), _) if t < w => Some(format!(
+                        "recorded {t} is before the workspace's last transaction ({w})"
+                    )),
+                    (_, Some(p)) if t < p => Some(format!(
+                        "recorded {t} is before the previous record's ({p})"
+                    )),
+                    _ => None,
+                };
+                if let Some(problem) = problem {
                     return Err(at(
                         r.line,
                         Error::input(
-                            format!(
-                                "recorded {t} is before the workspace's last transaction ({l})"
-                            ),
+                            problem,
                             "records with `recorded` must be in time order and not before what the workspace already holds",
                         ),
                     ));
                 }
-                // Like `now`, a recorded time is raised past the last transaction.
-                (Some(t), Some(l)) if t == l => l.next(),
-                (Some(t), _) => t,
-                (None, Some(l)) if l >= now => l.next(),
-                (None, _) => now,
+                previous_recorded = Some(t);
+            }
+            // Like `now`, a time not after the last transaction is raised past it.
+            let wanted = r.recorded.unwrap_or(now);
+            let tx = match last {
+                Some(l) if wanted <= l => l.next(),
+                _ => wanted,
             };
-            last = Some(tx);
             let req = &r.req;
             if seeded.insert(req.key.clone()) {
                 fold.seed(&req.key, self.index.believed(&req.key)?);
@@ -318,6 +328,8 @@ impl Engine {
             let end = req.valid_to.unwrap_or(ValidEnd::Open);
             temporal::plan_store(&periods, from, end)
                 .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
+            // Only a record that is written takes a transaction time.
+            last = Some(tx);
             let draft = EntryDraft {
                 key: &req.key,
                 op: "store",

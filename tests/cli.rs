@@ -1149,3 +1149,33 @@ fn an_odd_user_name_does_not_break_writes() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.json()["version"]["agent"], "o-brien");
 }
+
+#[test]
+fn import_takes_equal_recorded_times_and_skipped_records_take_no_time() {
+    let s = Sandbox::new();
+    let same = "{\"key\":\"k\",\"value\":\"1\",\"recorded\":\"2026-02-15T00:00:00Z\"}\n{\"key\":\"j\",\"value\":\"2\",\"recorded\":\"2026-02-15T00:00:00Z\"}\n{\"key\":\"i\",\"value\":\"3\",\"recorded\":\"2026-02-15T00:00:00Z\"}\n";
+    let r = s.run_stdin(&["import", "-"], Some(NOW), same);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let tx: Vec<String> = s
+        .ok(&["timeline", "--clock", "tx", "--json"], Some(NOW))
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["tx_from"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        tx,
+        [
+            "2026-02-15T00:00:00Z",
+            "2026-02-15T00:00:00.000001Z",
+            "2026-02-15T00:00:00.000002Z"
+        ]
+    );
+    // A confirmation inside an import uses no transaction time, as with single stores.
+    let other = Sandbox::new();
+    let r = other.run_stdin(&["import", "-"], Some(NOW), "{\"key\":\"a:b\",\"value\":\"x\"}\n{\"key\":\"a:b\",\"value\":\"x\"}\n{\"key\":\"a:c\",\"value\":\"y\"}\n");
+    assert!(r.stdout.contains("2 stored, 1 unchanged"), "{}", r.stdout);
+    let c = other.ok(&["history", "a:c", "--json"], Some(NOW));
+    assert_eq!(c.json()[0]["tx_from"], "2026-04-12T12:00:00.000001Z");
+}

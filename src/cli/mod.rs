@@ -570,12 +570,15 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let now = env.now()?;
             let text = if file.as_os_str() == "-" {
                 let mut s = String::new();
-                io::stdin().read_to_string(&mut s).map_err(|_| {
-                    Error::input(
-                        "standard input is not valid UTF-8 text",
-                        "import reads JSON Lines",
-                    )
-                })?;
+                io::stdin()
+                    .read_to_string(&mut s)
+                    .map_err(|e| match e.kind() {
+                        io::ErrorKind::InvalidData => Error::input(
+                            "standard input is not valid UTF-8 text",
+                            "import reads JSON Lines",
+                        ),
+                        _ => Error::io("<stdin>", e),
+                    })?;
                 s
             } else {
                 std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?
@@ -590,8 +593,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             write_out(
                 out,
                 &format!(
-                    "imported {} records: {} stored, {} unchanged, into {} file{} in {:.2?}\n",
+                    "imported {} record{}: {} stored, {} unchanged, into {} file{} in {:.2?}\n",
                     records.len(),
+                    if records.len() == 1 { "" } else { "s" },
                     outcome.stored,
                     outcome.unchanged,
                     outcome.files,
@@ -708,8 +712,7 @@ struct ImportLine {
     value: String,
     valid_from: Option<String>,
     valid_to: Option<String>,
-    #[serde(default)]
-    tags: Vec<String>,
+    tags: Option<Vec<String>>,
     agent: Option<String>,
     recorded: Option<String>,
 }
@@ -732,7 +735,14 @@ fn import_records(
                 "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}",
             )
         };
-        let rec: ImportLine = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        let rec: ImportLine = serde_json::from_str(line).map_err(|e| {
+            // serde_json counts lines within the one line; only the column means anything.
+            bad(format!(
+                "{} (column {})",
+                e.to_string().split(" at line ").next().unwrap_or(""),
+                e.column()
+            ))
+        })?;
         let valid_from = rec
             .valid_from
             .as_deref()
@@ -741,7 +751,7 @@ fn import_records(
             .map_err(|e| bad(format!("valid_from: {e}")))?;
         let valid_to = match rec.valid_to.as_deref() {
             None => None,
-            Some(t) if t.eq_ignore_ascii_case("infinity") => Some(ValidEnd::Infinity),
+            Some(t) if t.eq_ignore_ascii_case("infinity") || t == "∞" => Some(ValidEnd::Infinity),
             Some(t) => Some(ValidEnd::At(
                 ValidTime::parse(t).map_err(|e| bad(format!("valid_to: {e}")))?,
             )),
@@ -758,7 +768,7 @@ fn import_records(
                 value: rec.value,
                 valid_from,
                 valid_to,
-                tags: rec.tags,
+                tags: rec.tags.unwrap_or_default(),
                 agent: env.agent(rec.agent.as_deref()),
                 allow_secret,
             },

@@ -14,7 +14,7 @@ use tantivy::schema::{
 };
 use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer,
 };
 use tantivy::{DocAddress, Index, IndexWriter, TantivyDocument, Term, doc};
 
@@ -76,7 +76,7 @@ fn register_analyzers(index: &Index) {
             StopWordFilter::new(Language::English)
                 .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new())),
         )
-        .filter(Stemmer::new(Language::English))
+        .filter(super::stem::MemoStemmer)
         .build();
     let parts = TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(60))
@@ -163,7 +163,7 @@ impl FullText {
         let mut d: TantivyDocument = doc!(
             f.id => id,
             f.key_parts => v.key.as_str(),
-            f.key_exact => v.key.to_lowercase(),
+            f.key_exact => v.key.as_str(),
             f.value => v.value.as_str(),
             f.valid_from => v.valid_from.micros(),
             f.valid_to => v.valid_to.micros(),
@@ -181,6 +181,20 @@ impl FullText {
     /// Removes the document of version `id`.
     pub fn delete(&self, w: &IndexWriter, id: u64) {
         w.delete_term(Term::from_field_u64(self.fields.id, id));
+    }
+
+    /// A writer for building the whole index at once: both cores, a larger budget, and
+    /// no merging while it runs.
+    pub fn bulk_writer(&self) -> Result<IndexWriter> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4);
+        let w: IndexWriter = self
+            .index
+            .writer_with_num_threads(threads, WRITER_MEMORY * threads)
+            .map_err(|e| ft_err(&self.dir, e))?;
+        w.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        Ok(w)
     }
 
     /// Commits a writer's changes durably.
@@ -223,7 +237,7 @@ impl FullText {
                 clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost))));
             }
         }
-        let exact = Term::from_field_text(f.key_exact, &req.text.trim().to_lowercase());
+        let exact = Term::from_field_text(f.key_exact, req.text.trim());
         clauses.push((
             Occur::Should,
             Box::new(BoostQuery::new(
@@ -238,6 +252,7 @@ impl FullText {
     /// a snippet generator for the matched words.
     pub fn search(&self, req: &SearchRequest) -> Result<(Vec<Hit>, SnippetGenerator)> {
         let f = self.fields;
+        let limit = req.limit;
         let reader = self.index.reader().map_err(|e| ft_err(&self.dir, e))?;
         let searcher = reader.searcher();
         let text = self.text_query(req)?;
@@ -276,7 +291,7 @@ impl FullText {
             ));
         }
         if let Some(p) = req.key_prefix.as_deref().filter(|p| !p.is_empty()) {
-            let lower = p.to_lowercase();
+            let lower = p.to_string();
             let upper = format!("{lower}\u{10FFFF}");
             clauses.push((
                 Occur::Must,
@@ -287,9 +302,13 @@ impl FullText {
             ));
         }
         let query = BooleanQuery::new(clauses);
-        let top: Vec<(f32, DocAddress)> = searcher
-            .search(&query, &TopDocs::with_limit(req.limit.max(1)))
-            .map_err(|e| ft_err(&self.dir, e))?;
+        let top: Vec<(f32, DocAddress)> = if limit == 0 {
+            Vec::new()
+        } else {
+            searcher
+                .search(&query, &TopDocs::with_limit(limit))
+                .map_err(|e| ft_err(&self.dir, e))?
+        };
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let column = searcher

@@ -8,6 +8,7 @@
 
 pub mod fulltext;
 mod schema;
+mod stem;
 
 use std::collections::HashMap;
 use std::fs;
@@ -373,13 +374,27 @@ impl Index {
             insert_file_row(&tx, file, &parsed)?;
         }
         events.sort_by(event_order);
+        // The full-text index is fed as versions are folded: tantivy's indexing threads
+        // work while this thread writes SQLite.
+        let ft_dir = fulltext_dir(&path);
+        if ft_dir.exists() {
+            fs::remove_dir_all(&ft_dir).map_err(|e| Error::io(&ft_dir, e))?;
+        }
+        let ft = fulltext::FullText::create(&ft_dir)?;
+        let mut ft_writer = ft.bulk_writer()?;
+        let mut max_id = 0i64;
         {
             let mut insert = tx.prepare_cached(INSERT_VERSION)?;
             let mut fold = Fold::new();
-            let mut result: rusqlite::Result<()> = Ok(());
+            let mut result: Result<()> = Ok(());
             let mut sink = |v: Version| {
                 if result.is_ok() {
-                    result = insert_version(&mut insert, &v).map(|_| ());
+                    result = insert_version(&mut insert, &v)
+                        .map_err(Error::from)
+                        .and_then(|_| {
+                            max_id = tx.last_insert_rowid();
+                            ft.add(&ft_writer, max_id as u64, &v)
+                        });
                     stats.versions += 1;
                 }
             };
@@ -399,11 +414,13 @@ impl Index {
             set_last(&tx, last)?;
         }
         set_meta(&tx, "schema", &SCHEMA_VERSION.to_string())?;
+        set_meta(&tx, "fulltext_max_id", &max_id.to_string())?;
         insert_problems(&tx, &stats.warnings)?;
         refresh_head(&tx)?;
         tx.commit()?;
         conn.execute_batch(schema::INDEXES)?;
-        build_fulltext(&conn, &fulltext_dir(&path))?;
+        ft.commit(&mut ft_writer)?;
+        drop(ft_writer);
         conn.execute_batch("PRAGMA journal_mode = WAL;")?;
         drop(conn);
         if let Ok(f) = fs::File::open(&path) {
