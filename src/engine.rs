@@ -53,6 +53,15 @@ pub struct ImportOutcome {
     pub files: usize,
 }
 
+/// What a catch-up did.
+#[derive(Clone, Debug, Default)]
+pub struct CatchUp {
+    /// Entries applied (or the rebuild and its reason), and problems found.
+    pub sync: SyncReport,
+    /// Versions added to the full-text index.
+    pub indexed: usize,
+}
+
 /// What a seal did.
 #[derive(Clone, Debug)]
 pub enum SealOutcome {
@@ -494,6 +503,32 @@ impl Engine {
             self.sync.set_aside.push((file, aside));
         }
         self.refresh()
+    }
+
+    /// Brings the index (versions and full text) up to date with the files, for a
+    /// long-running process: follows another process's rebuild to the new generation.
+    pub fn catch_up(&mut self) -> Result<CatchUp> {
+        let dir = self.ws.index_dir()?;
+        if !self.index.is_current(&dir) {
+            if let Some(index) = Index::open(&dir)? {
+                self.index = index;
+            }
+        }
+        let scan = self.ws.scan()?;
+        let stale = !self.index.is_fresh(&scan).unwrap_or(false);
+        if !stale && !self.index.fulltext_pending()? {
+            return Ok(CatchUp::default());
+        }
+        let _lock = self.ws.lock()?;
+        self.sync = SyncReport::default();
+        self.refresh()?;
+        let sync = std::mem::take(&mut self.sync);
+        let indexed = if self.index.fulltext_pending()? {
+            self.index.sync_fulltext()?
+        } else {
+            0
+        };
+        Ok(CatchUp { sync, indexed })
     }
 
     /// Full-text search with time and tag filters; brings the full-text index up to

@@ -14,6 +14,7 @@ pub mod index;
 pub mod merge;
 pub mod store;
 pub mod verify;
+pub mod watch;
 mod yaml;
 
 pub use error::{Error, Result};

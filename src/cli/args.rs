@@ -132,6 +132,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Keep the index current while files change (another process, `git pull`, an
+    /// editor), logging what was applied. Runs until interrupted.
+    ///
+    /// Reacts to file events (debounced) and also reconciles every --interval seconds,
+    /// because watchers can miss events.
+    Watch {
+        /// Seconds between reconciliations when no event arrives.
+        #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+        interval: u64,
+    },
     /// Stop believing KEY from now on; reads as of earlier times still see it.
     Forget {
         key: String,

@@ -267,6 +267,39 @@ fn in_git_without_driver(root: &Path) -> bool {
             .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("merge-file"))
 }
 
+fn now_text() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// One log line per thing a catch-up did.
+fn log_catch_up(out: &mut dyn Write, c: &crate::engine::CatchUp) -> Result<()> {
+    let now = now_text();
+    let mut text = String::new();
+    if let Some(reason) = &c.sync.rebuilt {
+        text.push_str(&format!(
+            "{now} rebuilt the index ({reason}): {} entries\n",
+            c.sync.applied
+        ));
+    } else if c.sync.applied > 0 {
+        text.push_str(&format!(
+            "{now} applied {} new entr{}\n",
+            c.sync.applied,
+            if c.sync.applied == 1 { "y" } else { "ies" }
+        ));
+    }
+    if c.indexed > 0 {
+        text.push_str(&format!(
+            "{now} indexed {} version{} for search\n",
+            c.indexed,
+            if c.indexed == 1 { "" } else { "s" }
+        ));
+    }
+    for w in &c.sync.warnings {
+        text.push_str(&format!("{now} warning: {w}\n"));
+    }
+    write_out(out, &text)
+}
+
 fn print_set_aside(engine: &Engine) {
     for (file, aside) in &engine.sync_report().set_aside {
         eprintln!(
@@ -485,6 +518,37 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     out,
                     &render::timeline_human(&versions, *clock == args::Clock::Tx),
                 )?;
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Watch { interval } => {
+            let mut engine = open_engine(cli, env)?;
+            let memory = engine.workspace().root().join(store::MEMORY_DIR);
+            std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
+            let watcher =
+                crate::watch::Watcher::new(&memory, std::time::Duration::from_millis(200))?;
+            // Whatever changed before the watcher started is caught up first.
+            log_catch_up(out, &engine.catch_up()?)?;
+            write_out(
+                out,
+                &format!(
+                    "mem7 watch: keeping the index of {} current (Ctrl-C to stop)\n",
+                    engine.workspace().root().display()
+                ),
+            )?;
+            out.flush().map_err(|e| Error::io("<stdout>", e))?;
+            let interval = std::time::Duration::from_secs((*interval).max(1));
+            loop {
+                if watcher.next(interval) == crate::watch::Wake::Closed {
+                    break;
+                }
+                match engine.catch_up() {
+                    Ok(c) => log_catch_up(out, &c)?,
+                    // A conflict or a damaged file is reported and waited out: the person
+                    // fixing it will change the file again, which wakes us.
+                    Err(e) => eprintln!("{} mem7: error: {e}", now_text()),
+                }
+                out.flush().map_err(|e| Error::io("<stdout>", e))?;
             }
             Ok(EXIT_OK)
         }

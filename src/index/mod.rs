@@ -590,6 +590,17 @@ impl Index {
             .optional()?)
     }
 
+    /// Whether this is still the generation `CURRENT` names (another process may have
+    /// rebuilt the index since this one was opened).
+    pub fn is_current(&self, dir: &Path) -> bool {
+        let current = fs::read_to_string(dir.join(CURRENT)).unwrap_or_default();
+        self.fulltext_dir
+            .with_extension("sqlite")
+            .file_name()
+            .and_then(|n| n.to_str())
+            == Some(current.trim())
+    }
+
     /// Whether the full-text index lags behind the version table.
     pub fn fulltext_pending(&self) -> Result<bool> {
         if !self.fulltext_dir.join("meta.json").is_file() {

@@ -1,0 +1,122 @@
+//! `mem7 watch` keeps the index current while other processes and people change files.
+//! Observed through the index's SQLite file directly (running mem7 would catch up by
+//! itself and prove nothing), polling with a bounded wait.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::Sandbox;
+
+/// Counts the versions of `key` in the current index generation, and whether the full
+/// text index holds every version.
+fn index_state(ws: &std::path::Path, key: &str) -> Option<(i64, bool)> {
+    let dir = ws.join(".mem7");
+    let current = std::fs::read_to_string(dir.join("CURRENT")).ok()?;
+    let conn = rusqlite::Connection::open_with_flags(
+        dir.join(current.trim()),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .ok()?;
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM versions WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
+        .ok()?;
+    let max_id: i64 = conn
+        .query_row("SELECT coalesce(max(id), 0) FROM versions", [], |r| {
+            r.get(0)
+        })
+        .ok()?;
+    let indexed: i64 = conn
+        .query_row("SELECT v FROM meta WHERE k = 'fulltext_max_id'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .ok()?
+        .parse()
+        .ok()?;
+    let dirty: i64 = conn
+        .query_row("SELECT count(*) FROM fulltext_dirty", [], |r| r.get(0))
+        .ok()?;
+    Some((count, indexed >= max_id && dirty == 0))
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+#[test]
+fn watch_follows_other_writers_and_hand_edits() {
+    let s = Sandbox::new();
+    s.ok(&["store", "seed", "first"], None);
+    let mut watch = s
+        .command(&["watch", "--interval", "1"], None)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (lines_tx, lines) = mpsc::channel();
+    let stdout = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let started = lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("watch started");
+    let mut log = vec![started.clone()];
+    let banner = if started.contains("keeping the index") {
+        started
+    } else {
+        lines.recv_timeout(Duration::from_secs(30)).unwrap()
+    };
+    assert!(banner.contains("keeping the index"), "{banner}");
+
+    // Another process stores: watch brings the full-text index along.
+    s.ok(&["store", "other:process", "hello from elsewhere"], None);
+    wait_for(
+        "the full-text index to follow another process's store",
+        || index_state(&s.ws, "other:process").is_some_and(|(n, ft)| n == 1 && ft),
+    );
+
+    // A person (or git pull) appends an entry by hand: watch applies it.
+    let file = std::fs::read_dir(s.memory_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "md"))
+        .unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n## by:hand\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> written in an editor\n\n---\n");
+    std::fs::write(&file, text).unwrap();
+    wait_for("the hand-written entry to be indexed", || {
+        index_state(&s.ws, "by:hand").is_some_and(|(n, ft)| n == 1 && ft)
+    });
+
+    // What it applied is logged.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline && !log.iter().any(|l| l.contains("applied")) {
+        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
+            log.push(l);
+        }
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert!(
+        log.iter().any(|l| l.contains("applied 1 new entry")),
+        "{log:#?}"
+    );
+}
