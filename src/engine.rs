@@ -509,10 +509,10 @@ impl Engine {
     /// long-running process: follows another process's rebuild to the new generation.
     pub fn catch_up(&mut self) -> Result<CatchUp> {
         let dir = self.ws.index_dir()?;
-        if !self.index.is_current(&dir) {
-            if let Some(index) = Index::open(&dir)? {
-                self.index = index;
-            }
+        if !self.index.is_current(&dir)
+            && let Some(index) = Index::open(&dir)?
+        {
+            self.index = index;
         }
         let scan = self.ws.scan()?;
         let stale = !self.index.is_fresh(&scan).unwrap_or(false);
