@@ -125,10 +125,14 @@ impl Engine {
 
     /// Opens the workspace at `root` and rebuilds its index from the markdown, whatever
     /// state it was in (`mem7 reindex`).
-    pub fn open_rebuilt(root: &Path, key: ChainKey) -> Result<(Engine, RebuildStats)> {
+    pub fn open_rebuilt(
+        root: &Path,
+        key: ChainKey,
+        progress: &mut dyn FnMut(crate::index::Progress),
+    ) -> Result<(Engine, RebuildStats)> {
         let ws = Workspace::open(root)?;
         let _lock = ws.lock()?;
-        let (index, stats) = Index::rebuild(&ws)?;
+        let (index, stats) = Index::rebuild_with_progress(&ws, progress)?;
         Ok((
             Engine {
                 ws,
@@ -545,6 +549,18 @@ impl Engine {
             }
         }
         self.index.search(req)
+    }
+
+    /// Checks the index against the markdown; on any difference, rebuilds it. Returns
+    /// what differed (empty when the index was right).
+    pub fn check_index(&mut self) -> Result<crate::index::IndexCheck> {
+        let check = self.index.check_against(&self.ws)?;
+        if !check.matches() {
+            let _lock = self.ws.lock()?;
+            let (index, _) = Index::rebuild(&self.ws)?;
+            self.index = index;
+        }
+        Ok(check)
     }
 
     /// Rebuilds the index from the markdown.

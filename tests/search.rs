@@ -280,3 +280,56 @@ fn timelines_follow_either_clock() {
         2
     );
 }
+
+#[test]
+fn verify_index_proves_the_index_matches_and_repairs_it() {
+    let s = workspace();
+    let r = s.run(&["verify", "--index", "--json"], Some(NOW));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("the index matches the markdown"),
+        "{}",
+        r.stderr
+    );
+    // Damage the index behind mem7's back: a changed value and a phantom row.
+    let dir = s.ws.join(".mem7");
+    let current = std::fs::read_to_string(dir.join("CURRENT")).unwrap();
+    {
+        let conn = rusqlite::Connection::open(dir.join(current.trim())).unwrap();
+        conn.execute(
+            "UPDATE versions SET value = 'tampered' WHERE key = 'user:editor'",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO versions (key, value, tags, agent, valid_from, valid_to, tx_from, tx_to, file, line, hash)
+             VALUES ('phantom', 'x', '', 'x', 0, 9223372036854775807, 0, 9223372036854775807, 'memory/none.md', 1, '')",
+            [],
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        search(&s, &["tampered"]).len(),
+        1,
+        "the damage is visible before the check"
+    );
+    let r = s.run(&["verify", "--index", "--json"], Some(NOW));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let kinds: Vec<String> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        kinds.iter().all(|k| k == "index-mismatch") && kinds.len() >= 3,
+        "{kinds:?}"
+    );
+    assert!(r.stderr.contains("rebuilt"), "{}", r.stderr);
+    // Repaired: the check passes and the phantom is gone.
+    assert_eq!(s.run(&["verify", "--index"], Some(NOW)).code, 0);
+    assert!(search(&s, &["tampered"]).is_empty());
+    let keys = s.ok(&["list", "--json"], Some(NOW));
+    assert!(!keys.stdout.contains("phantom"));
+}

@@ -172,6 +172,10 @@ pub enum Command {
     /// pin it (in a commit message, in CI) and pass it back with --expect-head to
     /// catch removal of the newest entries.
     Verify {
+        /// Also prove the index matches the markdown (versions, file fingerprints, chain
+        /// head); a mismatch is reported and repaired by a rebuild.
+        #[arg(long)]
+        index: bool,
         /// Fail unless the chain's head (last entry's hash) is HASH.
         #[arg(long, value_name = "HASH")]
         expect_head: Option<String>,

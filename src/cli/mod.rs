@@ -267,6 +267,54 @@ fn in_git_without_driver(root: &Path) -> bool {
             .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("merge-file"))
 }
 
+/// `verify --index` differences as findings.
+fn index_findings(check: &crate::index::IndexCheck) -> Vec<crate::verify::Finding> {
+    let finding = |file: &str, line: u32, key: &str, message: String| crate::verify::Finding {
+        file: file.to_string(),
+        line,
+        key: key.to_string(),
+        kind: "index-mismatch",
+        is_break: true,
+        message,
+        computed: None,
+    };
+    let mut out = Vec::new();
+    for v in &check.missing {
+        out.push(finding(
+            &v.source.file,
+            v.source.line,
+            &v.key,
+            format!(
+                "the index lacks the version valid {} → {} recorded {} → {}",
+                v.valid_from, v.valid_to, v.tx_from, v.tx_to
+            ),
+        ));
+    }
+    for v in &check.extra {
+        out.push(finding(&v.source.file, v.source.line, &v.key, format!(
+            "the index holds a version the markdown does not imply (valid {} → {}, recorded {} → {})",
+            v.valid_from, v.valid_to, v.tx_from, v.tx_to
+        )));
+    }
+    for (file, what) in &check.files {
+        out.push(finding(
+            file,
+            0,
+            "",
+            format!("file fingerprint differs: {what}"),
+        ));
+    }
+    if let Some((recorded, actual)) = check.head {
+        out.push(finding(
+            "",
+            0,
+            "",
+            format!("the index's chain head is {recorded}, the markdown's is {actual}"),
+        ));
+    }
+    out
+}
+
 fn now_text() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
@@ -579,10 +627,27 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             Ok(EXIT_OK)
         }
-        Command::Verify { expect_head, json } => {
+        Command::Verify {
+            index,
+            expect_head,
+            json,
+        } => {
             let root = env.workspace(cli.workspace.as_deref());
             let ws = store::Workspace::open(&root)?;
-            let report = crate::verify::verify(&ws, &env.chain_key()?, expect_head.as_deref())?;
+            let mut report = crate::verify::verify(&ws, &env.chain_key()?, expect_head.as_deref())?;
+            if *index {
+                let mut engine = open_engine(cli, env)?;
+                let check = engine.check_index()?;
+                report.findings.extend(index_findings(&check));
+                if check.matches() {
+                    eprintln!(
+                        "mem7: the index matches the markdown ({} versions, chain head, file fingerprints)",
+                        check.expected_versions
+                    );
+                } else {
+                    eprintln!("mem7: the index differed from the markdown; it was rebuilt");
+                }
+            }
             let text = if *json {
                 // The summary goes to standard error so standard output stays one array.
                 eprint!("{}", render::verify_summary(&report));
@@ -745,7 +810,39 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         Command::Reindex => {
             let root = env.workspace(cli.workspace.as_deref());
             let started = std::time::Instant::now();
-            let (_, stats) = Engine::open_rebuilt(&root, env.chain_key()?)?;
+            let bar = {
+                use std::io::IsTerminal;
+                io::stderr().is_terminal().then(|| {
+                    let bar = indicatif::ProgressBar::new(0);
+                    bar.set_style(
+                        indicatif::ProgressStyle::with_template("{msg:<22} [{bar:30}] {pos}/{len}")
+                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                            .progress_chars("=> "),
+                    );
+                    bar
+                })
+            };
+            let mut show = |p: crate::index::Progress| {
+                if let Some(bar) = &bar {
+                    match p {
+                        crate::index::Progress::Reading { done, total } => {
+                            bar.set_message("reading memory files");
+                            bar.set_length(total);
+                            bar.set_position(done);
+                        }
+                        crate::index::Progress::Folding { done, total } => {
+                            bar.set_message("folding versions");
+                            bar.set_length(total);
+                            bar.set_position(done);
+                        }
+                        crate::index::Progress::Finishing => bar.set_message("writing indexes"),
+                    }
+                }
+            };
+            let (_, stats) = Engine::open_rebuilt(&root, env.chain_key()?, &mut show)?;
+            if let Some(bar) = &bar {
+                bar.finish_and_clear();
+            }
             for w in &stats.warnings {
                 eprintln!("mem7: warning: {w}");
             }

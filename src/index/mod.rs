@@ -57,6 +57,41 @@ pub struct SyncReport {
     pub set_aside: Vec<(String, String)>,
 }
 
+/// What `verify --index` found.
+#[derive(Clone, Debug, Default)]
+pub struct IndexCheck {
+    /// Versions the markdown implies that the index lacks, and the other way round.
+    pub missing: Vec<Version>,
+    pub extra: Vec<Version>,
+    /// Files whose recorded fingerprint differs from the file (name, what differs).
+    pub files: Vec<(String, String)>,
+    /// The chain head the index recorded, and the markdown's.
+    pub head: Option<(ChainHash, ChainHash)>,
+    /// How many versions the markdown implies.
+    pub expected_versions: usize,
+}
+
+impl IndexCheck {
+    /// Whether the index matches the markdown.
+    pub fn matches(&self) -> bool {
+        self.missing.is_empty()
+            && self.extra.is_empty()
+            && self.files.is_empty()
+            && self.head.is_none()
+    }
+}
+
+/// Where a rebuild is.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// Reading and parsing memory files.
+    Reading { done: u64, total: u64 },
+    /// Folding entries into versions (and feeding the full-text index).
+    Folding { done: u64, total: u64 },
+    /// Building SQLite indexes and committing the full-text index.
+    Finishing,
+}
+
 /// One search result.
 #[derive(Clone, Debug)]
 pub struct SearchHit {
@@ -343,6 +378,14 @@ impl Index {
 
     /// Full rebuild into a fresh generation, then an atomic swap.
     pub fn rebuild(ws: &Workspace) -> Result<(Index, RebuildStats)> {
+        Self::rebuild_with_progress(ws, &mut |_| {})
+    }
+
+    /// [`Index::rebuild`], reporting progress (for a progress bar).
+    pub fn rebuild_with_progress(
+        ws: &Workspace,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Index, RebuildStats)> {
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
         let name = format!(
@@ -367,7 +410,11 @@ impl Index {
         };
         let mut events = Vec::new();
         let tx = conn.transaction()?;
-        for file in &scan {
+        for (n, file) in scan.iter().enumerate() {
+            progress(Progress::Reading {
+                done: n as u64,
+                total: scan.len() as u64,
+            });
             let parsed = load_file(ws, &file.name)?;
             stats.entries += parsed.entries.len();
             file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
@@ -398,7 +445,13 @@ impl Index {
                     stats.versions += 1;
                 }
             };
-            for ev in &events {
+            for (n, ev) in events.iter().enumerate() {
+                if n % 4096 == 0 {
+                    progress(Progress::Folding {
+                        done: n as u64,
+                        total: events.len() as u64,
+                    });
+                }
                 if let Some(a) = fold.apply(ev, &mut sink) {
                     stats.warnings.push(Warning {
                         file: a.source.file,
@@ -418,6 +471,7 @@ impl Index {
         insert_problems(&tx, &stats.warnings)?;
         refresh_head(&tx)?;
         tx.commit()?;
+        progress(Progress::Finishing);
         conn.execute_batch(schema::INDEXES)?;
         ft.commit(&mut ft_writer)?;
         drop(ft_writer);
@@ -706,6 +760,126 @@ impl Index {
         }
         sql.push_str(&format!(" ORDER BY {col}, key, id"));
         self.query(&sql, rusqlite::params_from_iter(args))
+    }
+
+    /// Compares what the index holds with what a fold of the markdown gives: every
+    /// version, each file's fingerprint, and the chain head.
+    pub fn check_against(&self, ws: &Workspace) -> Result<IndexCheck> {
+        let scan = ws.scan()?;
+        let mut events = Vec::new();
+        let mut warnings = Vec::new();
+        let mut expected_files = HashMap::new();
+        let mut head = ChainHash::GENESIS;
+        for file in &scan {
+            let parsed = load_file(ws, &file.name)?;
+            file_events(&file.name, &parsed, 0, &mut events, &mut warnings);
+            if let Some(last) = parsed.entries.last() {
+                head = entry_head(last);
+            }
+            expected_files.insert(
+                file.name.clone(),
+                (
+                    file.size,
+                    parsed.entries.len(),
+                    file_digest(&parsed, parsed.entries.len()),
+                ),
+            );
+        }
+        events.sort_by(event_order);
+        let (expected, _) = crate::core::fold::fold_all(&events);
+        let order = |v: &Version| {
+            (
+                v.key.clone(),
+                v.tx_from,
+                v.valid_from,
+                v.valid_to,
+                v.tx_to,
+                v.source.clone(),
+                v.value.clone(),
+                v.tags.clone(),
+                v.agent.clone(),
+            )
+        };
+        let mut want: Vec<_> = expected.iter().map(order).collect();
+        let mut have: Vec<_> = self.all_versions()?.iter().map(order).collect();
+        want.sort();
+        have.sort();
+        let mut check = IndexCheck {
+            expected_versions: want.len(),
+            ..IndexCheck::default()
+        };
+        let (mut i, mut j) = (0, 0);
+        let to_version = |t: &(
+            String,
+            TxTime,
+            ValidTime,
+            ValidTime,
+            TxTime,
+            Source,
+            String,
+            Vec<String>,
+            String,
+        )| Version {
+            key: t.0.clone(),
+            tx_from: t.1,
+            valid_from: t.2,
+            valid_to: t.3,
+            tx_to: t.4,
+            source: t.5.clone(),
+            value: t.6.clone(),
+            tags: t.7.clone(),
+            agent: t.8.clone(),
+        };
+        while i < want.len() || j < have.len() {
+            match (want.get(i), have.get(j)) {
+                (Some(a), Some(b)) if a == b => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(a), Some(b)) if a < b => {
+                    check.missing.push(to_version(a));
+                    i += 1;
+                }
+                (Some(_), Some(b)) | (None, Some(b)) => {
+                    check.extra.push(to_version(b));
+                    j += 1;
+                }
+                (Some(a), None) => {
+                    check.missing.push(to_version(a));
+                    i += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        let rows = self.files()?;
+        for (name, (size, entries, digest)) in &expected_files {
+            match rows.get(name) {
+                None => check.files.push((name.clone(), "not in the index".into())),
+                Some(r) if r.size != *size => check.files.push((
+                    name.clone(),
+                    format!("size {} in the index, {size} on disk", r.size),
+                )),
+                Some(r) if r.entries != *entries || r.digest != *digest => check.files.push((
+                    name.clone(),
+                    format!(
+                        "{} entries in the index, {entries} on disk, or different content",
+                        r.entries
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+        for name in rows.keys().filter(|n| !expected_files.contains_key(*n)) {
+            check
+                .files
+                .push((name.clone(), "in the index but not on disk".into()));
+        }
+        check.files.sort();
+        let recorded = self.head()?;
+        if recorded != head {
+            check.head = Some((recorded, head));
+        }
+        Ok(check)
     }
 
     /// Versions of `key` believed now (transaction time still open).
