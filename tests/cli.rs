@@ -1179,3 +1179,67 @@ fn import_takes_equal_recorded_times_and_skipped_records_take_no_time() {
     let c = other.ok(&["history", "a:c", "--json"], Some(NOW));
     assert_eq!(c.json()[0]["tx_from"], "2026-04-12T12:00:00.000001Z");
 }
+
+#[test]
+fn go_mem7_embeddings_are_carried_over_and_survive_rebuilds() {
+    let s = Sandbox::bare();
+    let dir = legacy_dir(&s);
+    // A Go mem7 index.db: one row per (entity, predicate), float32 embedding BLOBs.
+    let vector: Vec<f32> = vec![0.25, -0.5, 1.0];
+    let blob: Vec<u8> = vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+    {
+        let conn = rusqlite::Connection::open(dir.join("index.db")).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE memories (entity TEXT, predicate TEXT, content TEXT, tags TEXT, updated TEXT, embedding BLOB);",
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO memories VALUES ('event7', 'host', 'Cloudflare', 'infra', '2025-01-11T07:00:00Z', ?1)",
+            [&blob],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO memories VALUES ('user', 'note', 'Prefers short answers.', '', '2025-01-10T10:00:00Z', NULL)",
+            [],
+        )
+        .unwrap();
+    }
+    let run = |args: &[&str]| {
+        let out = s
+            .command(args, Some("2025-02-01T00:00:00Z"))
+            .env_remove("MEM7_WORKSPACE")
+            .env("MEM7_DIR", &dir)
+            .output()
+            .unwrap();
+        let r = common::finish(out);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r
+    };
+    assert_eq!(
+        run(&["recall", "event7:host", "--json"]).json()[0]["value"],
+        "Cloudflare"
+    );
+    let cache = dir.join("workspace/.mem7/embeddings.sqlite");
+    let rows = || -> Vec<(Vec<u8>, String, i64, Vec<u8>)> {
+        let conn = rusqlite::Connection::open(&cache).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT text_hash, model, dim, vector FROM embeddings")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let carried = rows();
+    assert_eq!(carried.len(), 1, "one Go row had a vector");
+    assert_eq!(
+        carried[0].0,
+        blake3::hash(b"Cloudflare").as_bytes().to_vec(),
+        "keyed by the hash of the text"
+    );
+    assert_eq!((carried[0].1.as_str(), carried[0].2), ("mem7-go", 3));
+    assert_eq!(carried[0].3, blob);
+    // Rebuilds keep the cache and do not duplicate it.
+    run(&["reindex"]);
+    assert_eq!(rows(), carried);
+}

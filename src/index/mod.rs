@@ -6,6 +6,7 @@
 //! one-line `CURRENT` file to name it, so readers see the old index or the new one,
 //! never half of one. The index never writes the workspace.
 
+pub mod embeddings;
 pub mod fulltext;
 mod schema;
 mod stem;
@@ -481,6 +482,17 @@ impl Index {
             f.sync_all().map_err(|e| Error::io(&path, e))?;
         }
         swap_current(&dir, &name)?;
+        // A Go mem7 index's vectors are carried into the (rebuild-proof) cache.
+        if let Some(legacy) = embeddings::legacy_index_for(ws.root()) {
+            match embeddings::EmbeddingCache::open(&dir).and_then(|c| c.import_legacy(&legacy)) {
+                Ok(_) => {}
+                Err(e) => stats.warnings.push(Warning {
+                    file: legacy.display().to_string(),
+                    line: 0,
+                    message: format!("could not carry over the Go mem7 embeddings: {e}"),
+                }),
+            }
+        }
         let index = Index::open(&dir)?.ok_or_else(|| {
             Error::input(
                 format!(

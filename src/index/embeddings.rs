@@ -1,0 +1,160 @@
+//! The embedding cache: vectors keyed by (blake3 of the embedded text, model, dimension),
+//! in `.mem7/embeddings.sqlite`. Unlike the index generations it is never rebuilt or
+//! swapped: computing embeddings costs time or money, so rebuilds keep them.
+//!
+//! Today it is filled from a Go mem7 `index.db` (one row per entity and predicate, with
+//! a float32 `embedding` BLOB); the embedding providers will fill it too.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, params};
+
+use crate::error::Result;
+
+/// The file name of the cache inside `.mem7/`.
+pub const FILE: &str = "embeddings.sqlite";
+/// The model name recorded for vectors imported from a Go mem7 index without one.
+pub const LEGACY_MODEL: &str = "mem7-go";
+
+/// The cache.
+pub struct EmbeddingCache {
+    conn: Connection,
+}
+
+impl EmbeddingCache {
+    /// Opens (creating if needed) the cache in the index directory.
+    pub fn open(index_dir: &Path) -> Result<EmbeddingCache> {
+        let conn = Connection::open(index_dir.join(FILE))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS embeddings (
+                 text_hash BLOB NOT NULL,
+                 model     TEXT NOT NULL,
+                 dim       INTEGER NOT NULL,
+                 vector    BLOB NOT NULL,
+                 PRIMARY KEY (text_hash, model, dim)
+             ) WITHOUT ROWID;",
+        )?;
+        Ok(EmbeddingCache { conn })
+    }
+
+    /// The vector for `text` under `model`, if cached.
+    pub fn get(&self, text: &str, model: &str) -> Result<Option<Vec<f32>>> {
+        let hash = blake3::hash(text.as_bytes());
+        let blob: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT vector FROM embeddings WHERE text_hash = ?1 AND model = ?2",
+                params![hash.as_bytes().as_slice(), model],
+                |r| r.get(0),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                other => Err(other),
+            })?;
+        Ok(blob.map(|b| floats(&b)))
+    }
+
+    /// Stores a vector for `text` under `model` (keeps an existing one).
+    pub fn put(&self, text: &str, model: &str, vector: &[f32]) -> Result<bool> {
+        let hash = blake3::hash(text.as_bytes());
+        let bytes: Vec<u8> = vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let n = self.conn.execute(
+            "INSERT OR IGNORE INTO embeddings (text_hash, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
+            params![hash.as_bytes().as_slice(), model, vector.len() as i64, bytes],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// How many vectors the cache holds.
+    pub fn len(&self) -> Result<usize> {
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM embeddings", [], |r| {
+                r.get::<_, i64>(0)
+            })? as usize)
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Carries the vectors of a Go mem7 `index.db` over, keyed by the hash of the text
+    /// they embed. Returns how many were new. Columns are found by name, so the Go
+    /// versions that named the text `content`, `value` or `body` all work.
+    pub fn import_legacy(&self, legacy_db: &Path) -> Result<usize> {
+        let legacy = Connection::open_with_flags(legacy_db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let mut added = 0;
+        for table in tables(&legacy)? {
+            let cols = columns(&legacy, &table)?;
+            let has = |c: &str| cols.iter().any(|x| x.eq_ignore_ascii_case(c));
+            let Some(text_col) = ["content", "value", "body", "text"]
+                .into_iter()
+                .find(|c| has(c))
+            else {
+                continue;
+            };
+            if !has("embedding") {
+                continue;
+            }
+            let model_col = if has("model") { "model" } else { "NULL" };
+            let sql = format!(
+                "SELECT \"{text_col}\", embedding, {model_col} FROM \"{}\" WHERE embedding IS NOT NULL",
+                table.replace('"', "")
+            );
+            let mut stmt = legacy.prepare(&sql)?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Vec<u8>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })?;
+            for row in rows {
+                let (text, blob, model) = row?;
+                if blob.is_empty() || blob.len() % 4 != 0 {
+                    continue;
+                }
+                let model = model
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or_else(|| LEGACY_MODEL.to_string());
+                if self.put(&text, &model, &floats(&blob))? {
+                    added += 1;
+                }
+            }
+        }
+        Ok(added)
+    }
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    rows.collect()
+}
+
+fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(&format!(
+        "PRAGMA table_info(\"{}\")",
+        table.replace('"', "")
+    ))?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(1))?;
+    rows.collect()
+}
+
+/// Where a Go mem7 index sits for a workspace in the Go layout (`<MEM7_DIR>/workspace`
+/// next to `<MEM7_DIR>/index.db`), if there is one.
+pub fn legacy_index_for(workspace_root: &Path) -> Option<PathBuf> {
+    let db = workspace_root.parent()?.join("index.db");
+    (workspace_root.file_name()? == "workspace" && db.is_file()).then_some(db)
+}
