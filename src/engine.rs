@@ -218,42 +218,16 @@ impl Engine {
         let tx = self.next_tx(now)?;
         let believed = self.index.believed(&req.key)?;
         let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-        if req.valid_from.is_none() && req.valid_to.is_none() {
-            let same = |i: usize| {
-                believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
-            };
-            if let Some(i) = temporal::confirmation(&periods, tx, same) {
-                return Ok(StoreOutcome::Unchanged {
-                    version: believed[i].clone(),
-                });
-            }
+        if let Some(i) = confirmed(req, &believed, &periods, tx) {
+            return Ok(StoreOutcome::Unchanged {
+                version: believed[i].clone(),
+            });
         }
         let from = req.valid_from.unwrap_or(tx.as_valid());
         let end = req.valid_to.unwrap_or(ValidEnd::Open);
         let plan =
             temporal::plan_store(&periods, from, end).map_err(|e| period_error(e.from, e.to))?;
-        let draft = EntryDraft {
-            key: &req.key,
-            op: "store",
-            valid_from: Some(from),
-            valid_to: req.valid_to,
-            recorded: tx,
-            agent: &req.agent,
-            tags: &req.tags,
-            secret_allowed: req.allow_secret
-                && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
-            accepts: &[],
-            value: Some(&req.value),
-        };
-        let op = Op::Store(StoreOp {
-            key: req.key.clone(),
-            value: req.value.clone(),
-            tags: req.tags.clone(),
-            agent: req.agent.clone(),
-            valid_from: from,
-            valid_to: end,
-        });
-        let source = self.append(&draft, tx, op)?;
+        let source = self.append(&store_draft(req, from, tx), tx, store_op(req, from, end))?;
         Ok(StoreOutcome::Stored {
             version: Version {
                 key: req.key.clone(),
@@ -328,14 +302,9 @@ impl Engine {
             }
             let believed = fold.believed(&req.key).to_vec();
             let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-            if req.valid_from.is_none() && req.valid_to.is_none() {
-                let same = |i: usize| {
-                    believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
-                };
-                if temporal::confirmation(&periods, tx, same).is_some() {
-                    outcome.unchanged += 1;
-                    continue;
-                }
+            if confirmed(req, &believed, &periods, tx).is_some() {
+                outcome.unchanged += 1;
+                continue;
             }
             let from = req.valid_from.unwrap_or(tx.as_valid());
             let end = req.valid_to.unwrap_or(ValidEnd::Open);
@@ -343,32 +312,12 @@ impl Engine {
                 .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
             // Only a record that is written takes a transaction time.
             last = Some(tx);
-            let draft = EntryDraft {
-                key: &req.key,
-                op: "store",
-                valid_from: Some(from),
-                valid_to: req.valid_to,
-                recorded: tx,
-                agent: &req.agent,
-                tags: &req.tags,
-                secret_allowed: req.allow_secret
-                    && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
-                accepts: &[],
-                value: Some(&req.value),
-            };
-            let (text, hash) = render_entry(&draft, prev, &self.key);
+            let (text, hash) = render_entry(&store_draft(req, from, tx), prev, &self.key);
             prev = hash;
             let file = Workspace::day_file(&tx.utc_day());
             let event = Event {
                 tx,
-                op: Op::Store(StoreOp {
-                    key: req.key.clone(),
-                    value: req.value.clone(),
-                    tags: req.tags.clone(),
-                    agent: req.agent.clone(),
-                    valid_from: from,
-                    valid_to: end,
-                }),
+                op: store_op(req, from, end),
                 source: Source {
                     file: file.clone(),
                     line: 0,
@@ -634,6 +583,51 @@ impl Engine {
         )?;
         Ok(source)
     }
+}
+
+/// The confirmation rule (DESIGN §2) for a request: no period given, and the value (with
+/// the same tags) already holds at `tx` in a version that keeps the same end.
+fn confirmed(
+    req: &StoreRequest,
+    believed: &[Version],
+    periods: &[Period],
+    tx: TxTime,
+) -> Option<usize> {
+    if req.valid_from.is_some() || req.valid_to.is_some() {
+        return None;
+    }
+    temporal::confirmation(periods, tx, |i| {
+        believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
+    })
+}
+
+/// The entry a store request writes.
+fn store_draft(req: &StoreRequest, from: ValidTime, tx: TxTime) -> EntryDraft<'_> {
+    EntryDraft {
+        key: &req.key,
+        op: "store",
+        valid_from: Some(from),
+        valid_to: req.valid_to,
+        recorded: tx,
+        agent: &req.agent,
+        tags: &req.tags,
+        secret_allowed: req.allow_secret
+            && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
+        accepts: &[],
+        value: Some(&req.value),
+    }
+}
+
+/// The fold operation of a store request.
+fn store_op(req: &StoreRequest, from: ValidTime, end: ValidEnd) -> Op {
+    Op::Store(StoreOp {
+        key: req.key.clone(),
+        value: req.value.clone(),
+        tags: req.tags.clone(),
+        agent: req.agent.clone(),
+        valid_from: from,
+        valid_to: end,
+    })
 }
 
 fn same_tags(a: &[String], b: &[String]) -> bool {

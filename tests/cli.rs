@@ -288,14 +288,7 @@ fn transaction_time_is_monotonic_under_a_fixed_clock() {
     s.ok(&["store", "a", "1"], Some(T1));
     s.ok(&["store", "b", "2"], Some(T1));
     s.ok(&["store", "c", "3"], Some("2026-01-01T00:00:00Z")); // a clock that went back
-    let r = s.ok(&["list", "--json"], Some(NOW));
-    let tx: Vec<String> = r
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["tx_from"].as_str().unwrap().to_string())
-        .collect();
+    let tx = s.ok(&["list", "--json"], Some(NOW)).strings("tx_from");
     assert_eq!(
         tx,
         [
@@ -1156,14 +1149,9 @@ fn import_takes_equal_recorded_times_and_skipped_records_take_no_time() {
     let same = "{\"key\":\"k\",\"value\":\"1\",\"recorded\":\"2026-02-15T00:00:00Z\"}\n{\"key\":\"j\",\"value\":\"2\",\"recorded\":\"2026-02-15T00:00:00Z\"}\n{\"key\":\"i\",\"value\":\"3\",\"recorded\":\"2026-02-15T00:00:00Z\"}\n";
     let r = s.run_stdin(&["import", "-"], Some(NOW), same);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let tx: Vec<String> = s
+    let tx = s
         .ok(&["timeline", "--clock", "tx", "--json"], Some(NOW))
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["tx_from"].as_str().unwrap().to_string())
-        .collect();
+        .strings("tx_from");
     assert_eq!(
         tx,
         [

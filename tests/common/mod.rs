@@ -19,6 +19,16 @@ pub struct Run {
 }
 
 impl Run {
+    /// One string field of every object in a JSON array on stdout.
+    pub fn strings(&self, field: &str) -> Vec<String> {
+        self.json()
+            .as_array()
+            .unwrap_or_else(|| panic!("stdout is not a JSON array: {}", self.stdout))
+            .iter()
+            .map(|v| v[field].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
