@@ -129,6 +129,35 @@ fn run(ws: &Path, args: &[&str]) -> Duration {
     took
 }
 
+/// Median latency of a search with time filters, inside one process (the engine kept
+/// open, as the MCP server will).
+fn search_in_process(ws: &Path) -> Duration {
+    let mut engine =
+        mem7::engine::Engine::open(ws, mem7::core::chain::ChainKey::Plain).expect("open");
+    let valid_at = ValidTime::parse("2024-06-01").unwrap();
+    let as_of = TxTime::parse("2030-01-01T00:00:00Z").unwrap();
+    let mut times = Vec::new();
+    for i in 0..100 {
+        let req = mem7::index::fulltext::SearchRequest {
+            text: format!(
+                "{} {}",
+                WORDS[i % WORDS.len()],
+                WORDS[(i * 7) % WORDS.len()]
+            ),
+            raw: false,
+            valid_at,
+            as_of,
+            tags: Vec::new(),
+            key_prefix: None,
+            limit: 10,
+        };
+        let t = Instant::now();
+        engine.search(&req).expect("search");
+        times.push(t.elapsed());
+    }
+    median(times)
+}
+
 /// Peak resident memory of one run, from GNU time (0 when it is not installed).
 fn peak_memory_kb(ws: &Path, args: &[&str]) -> u64 {
     let out = Command::new("/usr/bin/time")
@@ -218,6 +247,7 @@ fn bench(versions: usize, root: &Path) {
             &["search", word, "--valid-at", "2024-06-01", "--limit", "10"],
         )
     });
+    let in_process = search_in_process(root);
     let store = time_n(20, |i| {
         run(
             root,
@@ -249,6 +279,10 @@ fn bench(versions: usize, root: &Path) {
     println!(
         "| `mem7 search WORD --valid-at T` (whole process) | {} |",
         ms(search)
+    );
+    println!(
+        "| search with time filters inside one process (median of 100) | {} |",
+        ms(in_process)
     );
     match b3sum {
         Some(b) => println!(

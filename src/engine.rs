@@ -503,9 +503,10 @@ impl Engine {
     /// Checks the index against the markdown; on any difference, rebuilds it. Returns
     /// what differed (empty when the index was right).
     pub fn check_index(&mut self) -> Result<crate::index::IndexCheck> {
+        // Under the lock, so that a write landing meanwhile is not taken for a mismatch.
+        let _lock = self.ws.lock()?;
         let check = self.index.check_against(&self.ws)?;
         if !check.matches() {
-            let _lock = self.ws.lock()?;
             let (index, _) = Index::rebuild(&self.ws)?;
             self.index = index;
         }
@@ -574,10 +575,20 @@ impl Engine {
             source: source.clone(),
         };
         let added = appended.separator_newlines + text.bytes().filter(|&b| b == b'\n').count() + 1;
+        // The index's file digests use the plain hash whatever the chain key, so that a
+        // process without the key agrees with this one about what the file holds.
+        let digest_hash = match self.key {
+            ChainKey::Plain => hash,
+            ChainKey::Keyed(_) => crate::format::parse_file(&text, &ChainKey::Plain)
+                .entries
+                .first()
+                .map_or(hash, |e| e.computed),
+        };
         self.index.record_append(
             &event,
             &appended.stat,
             hash,
+            digest_hash,
             appended.offset + appended.separator_newlines as u64,
             added,
         )?;

@@ -711,3 +711,35 @@ fn a_torn_entry_in_the_middle_says_to_delete_it_by_hand() {
         r.stdout
     );
 }
+
+#[test]
+fn keyed_writes_keep_the_index_consistent_for_processes_without_the_key() {
+    let s = Sandbox::new();
+    let keyed = |args: &[&str]| {
+        let out = s
+            .command(args, Some(NOW))
+            .env("MEM7_CHAIN_KEY", "k3y")
+            .output()
+            .unwrap();
+        common::finish(out)
+    };
+    for i in 0..3 {
+        assert_eq!(keyed(&["store", &format!("k{i}"), "v"]).code, 0);
+    }
+    let r = keyed(&["verify", "--index"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // A process without the key reads the same index without rebuilding it.
+    let r = s.ok(
+        &[
+            "list",
+            "--valid-at",
+            "2026-07-01",
+            "--as-of",
+            "2026-07-01",
+            "--json",
+        ],
+        Some(NOW),
+    );
+    assert!(!r.stderr.contains("reindexed"), "{}", r.stderr);
+    assert_eq!(r.json().as_array().unwrap().len(), 3);
+}

@@ -586,15 +586,27 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             out.flush().map_err(|e| Error::io("<stdout>", e))?;
             let interval = std::time::Duration::from_secs((*interval).max(1));
+            // The files as they were when a catch-up last failed: reading them wakes the
+            // watcher again, so a failure is retried only once they change.
+            let mut failed_on: Option<Vec<store::FileStat>> = None;
             loop {
                 if watcher.next(interval) == crate::watch::Wake::Closed {
                     break;
                 }
+                if failed_on.is_some() && engine.workspace().scan().ok() == failed_on {
+                    continue;
+                }
                 match engine.catch_up() {
-                    Ok(c) => log_catch_up(out, &c)?,
+                    Ok(c) => {
+                        failed_on = None;
+                        log_catch_up(out, &c)?;
+                    }
                     // A conflict or a damaged file is reported and waited out: the person
                     // fixing it will change the file again, which wakes us.
-                    Err(e) => eprintln!("{} mem7: error: {e}", now_text()),
+                    Err(e) => {
+                        eprintln!("{} mem7: error: {e}", now_text());
+                        failed_on = engine.workspace().scan().ok();
+                    }
                 }
                 out.flush().map_err(|e| Error::io("<stdout>", e))?;
             }
@@ -639,6 +651,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 let mut engine = open_engine(cli, env)?;
                 let check = engine.check_index()?;
                 report.findings.extend(index_findings(&check));
+                report
+                    .findings
+                    .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
                 if check.matches() {
                     eprintln!(
                         "mem7: the index matches the markdown ({} versions, chain head, file fingerprints)",

@@ -106,15 +106,21 @@ impl EmbeddingCache {
                 table.replace('"', "")
             );
             let mut stmt = legacy.prepare(&sql)?;
+            // Rows with no text or a vector that is not a float32 BLOB are skipped.
             let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Vec<u8>>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                ))
+                let text: Option<String> = r.get(0).ok();
+                let blob = match r.get_ref(1)? {
+                    rusqlite::types::ValueRef::Blob(b) => Some(b.to_vec()),
+                    _ => None,
+                };
+                let model: Option<String> = r.get(2).ok().flatten();
+                Ok((text, blob, model))
             })?;
+            self.conn.execute_batch("BEGIN")?;
             for row in rows {
-                let (text, blob, model) = row?;
+                let (Some(text), Some(blob), model) = row? else {
+                    continue;
+                };
                 if blob.is_empty() || blob.len() % 4 != 0 {
                     continue;
                 }
@@ -125,6 +131,7 @@ impl EmbeddingCache {
                     added += 1;
                 }
             }
+            self.conn.execute_batch("COMMIT")?;
         }
         Ok(added)
     }

@@ -413,7 +413,7 @@ impl Index {
         let tx = conn.transaction()?;
         for (n, file) in scan.iter().enumerate() {
             progress(Progress::Reading {
-                done: n as u64,
+                done: n as u64 + 1,
                 total: scan.len() as u64,
             });
             let parsed = load_file(ws, &file.name)?;
@@ -584,6 +584,7 @@ impl Index {
         event: &Event,
         file: &FileStat,
         entry_hash: ChainHash,
+        digest_hash: ChainHash,
         entry_start: u64,
         added_newlines: usize,
     ) -> Result<Option<Warning>> {
@@ -613,7 +614,7 @@ impl Index {
                 file.size as i64,
                 file.mtime_ns,
                 (entries + 1) as i64,
-                digest_step(digest, entry_hash, entry_start).to_vec(),
+                digest_step(digest, digest_hash, entry_start).to_vec(),
                 entry_hash.to_hex(),
                 (newlines + added_newlines) as i64
             ],
