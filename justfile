@@ -9,13 +9,15 @@ check:
 test:
     cargo test --workspace
 
-# Whole-process and in-process timings at 10k and 100k versions (add 1000000 for 1M).
+# Whole-process and in-process timings at 10k and 100k versions (add 1000000 for 1M;
+# b3sum and GNU time, if installed, add the verify ratio and peak memory).
 bench *sizes="10000 100000":
     cargo build --release
     cargo run --release --example bench -- {{sizes}}
 
-# Write a synthetic workspace of N versions into DIR.
+# Write a synthetic workspace of N versions into DIR (through `mem7 import`).
 gen n dir:
+    cargo build --release
     cargo run --release --example bench -- --gen-only {{n}} {{dir}}
 
 # Fuzz the markdown round trip (needs cargo-fuzz; runs on stable via RUSTC_BOOTSTRAP).
