@@ -119,6 +119,9 @@ pub struct FullText {
     index: Index,
     fields: Fields,
     dir: std::path::PathBuf,
+    /// Opened on the first search and kept: a long-running process (watch, the MCP
+    /// server) then pays for opening the segments once, reloading after commits.
+    reader: std::sync::OnceLock<tantivy::IndexReader>,
 }
 
 impl FullText {
@@ -132,6 +135,7 @@ impl FullText {
             index,
             fields,
             dir: dir.to_path_buf(),
+            reader: std::sync::OnceLock::new(),
         })
     }
 
@@ -147,6 +151,7 @@ impl FullText {
             index,
             fields,
             dir: dir.to_path_buf(),
+            reader: std::sync::OnceLock::new(),
         })
     }
 
@@ -203,6 +208,21 @@ impl FullText {
         Ok(())
     }
 
+    /// A searcher over the latest commit.
+    fn searcher(&self) -> Result<tantivy::Searcher> {
+        if let Some(reader) = self.reader.get() {
+            reader.reload().map_err(|e| ft_err(&self.dir, e))?;
+            return Ok(reader.searcher());
+        }
+        let reader = self
+            .index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| ft_err(&self.dir, e))?;
+        Ok(self.reader.get_or_init(|| reader).searcher())
+    }
+
     /// The text part of a request as a query: each analysed word of the user's text may
     /// match the value, the key's parts or the tags; the whole text matching a key
     /// exactly counts most.
@@ -253,8 +273,7 @@ impl FullText {
     pub fn search(&self, req: &SearchRequest) -> Result<(Vec<Hit>, SnippetGenerator)> {
         let f = self.fields;
         let limit = req.limit;
-        let reader = self.index.reader().map_err(|e| ft_err(&self.dir, e))?;
-        let searcher = reader.searcher();
+        let searcher = self.searcher()?;
         let text = self.text_query(req)?;
         let i64_range = |field: Field, lo: Bound<i64>, hi: Bound<i64>| -> Box<dyn Query> {
             let term = |v: i64| Term::from_field_i64(field, v);

@@ -118,6 +118,8 @@ pub struct Index {
     conn: Connection,
     /// Where this generation's full-text index lives (`index-<id>.tantivy/`).
     fulltext_dir: std::path::PathBuf,
+    /// The full-text index, opened on first use and kept for later searches.
+    fulltext: std::sync::OnceLock<fulltext::FullText>,
 }
 
 /// The fingerprint row of one file.
@@ -295,6 +297,7 @@ impl Index {
             let index = Index {
                 conn,
                 fulltext_dir: fulltext_dir(&path),
+                fulltext: std::sync::OnceLock::new(),
             };
             index.meta("schema").map(|v| (index, v))
         });
@@ -727,8 +730,15 @@ impl Index {
 
     /// Runs a full-text search (the full-text index must be current).
     pub fn search(&self, req: &fulltext::SearchRequest) -> Result<Vec<SearchHit>> {
-        let ft = fulltext::FullText::open(&self.fulltext_dir)
-            .ok_or_else(|| Error::input("the full-text index is missing", "run `mem7 reindex`"))?;
+        let ft = match self.fulltext.get() {
+            Some(ft) => ft,
+            None => {
+                let ft = fulltext::FullText::open(&self.fulltext_dir).ok_or_else(|| {
+                    Error::input("the full-text index is missing", "run `mem7 reindex`")
+                })?;
+                self.fulltext.get_or_init(|| ft)
+            }
+        };
         let (hits, snippets) = ft.search(req)?;
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
