@@ -224,8 +224,15 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
             .chunks(chunk)
             .map(|part| {
                 s.spawn(move || {
+                    // One buffer per thread: files are read into memory already mapped.
+                    let mut buf = Vec::new();
                     part.iter()
-                        .map(|name| Ok((name.clone(), format::parse_chain(&ws.read(name)?, key))))
+                        .map(|name| {
+                            Ok((
+                                name.clone(),
+                                format::parse_chain(ws.read_into(name, &mut buf)?, key),
+                            ))
+                        })
                         .collect::<Result<Parsed>>()
                 })
             })

@@ -206,14 +206,25 @@ impl Workspace {
 
     /// Reads a memory file as text.
     pub fn read(&self, name: &str) -> Result<String> {
+        let mut buf = Vec::new();
+        self.read_into(name, &mut buf)?;
+        Ok(String::from_utf8(buf).unwrap_or_default())
+    }
+
+    /// Reads a memory file into `buf` (reusing its memory) and returns it as text.
+    pub fn read_into<'b>(&self, name: &str, buf: &'b mut Vec<u8>) -> Result<&'b str> {
+        use std::io::Read as _;
         let path = self.path(name);
-        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        String::from_utf8(bytes).map_err(|e| {
+        buf.clear();
+        File::open(&path)
+            .and_then(|mut f| f.read_to_end(buf))
+            .map_err(|e| Error::io(&path, e))?;
+        std::str::from_utf8(buf).map_err(|e| {
             Error::input(
                 format!(
                     "{}: not valid UTF-8 (byte {})",
                     path.display(),
-                    e.utf8_error().valid_up_to()
+                    e.valid_up_to()
                 ),
                 "memory files are UTF-8 markdown; restore the file from git",
             )
