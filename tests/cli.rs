@@ -1231,3 +1231,47 @@ fn go_mem7_embeddings_are_carried_over_and_survive_rebuilds() {
     run(&["reindex"]);
     assert_eq!(rows(), carried);
 }
+
+#[test]
+fn a_rebuild_orders_entries_by_recorded_time_even_across_files() {
+    let s = Sandbox::new();
+    let entry = |value: &str, recorded: &str| {
+        format!(
+            "## k\n\n```mem7\nop: store\nrecorded: {recorded}\nagent: hand\n```\n\n> {value}\n\n---\n\n"
+        )
+    };
+    // An entry recorded on 03-01 sits in the 02-15 file (moved by hand): the fold must
+    // still apply the 02-20 entry of the later file before it.
+    std::fs::write(
+        s.memory_dir().join("2026-02-15.md"),
+        format!(
+            "{}{}",
+            entry("A", "2026-02-15T00:00:00Z"),
+            entry("C", "2026-03-01T00:00:00Z")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        s.memory_dir().join("2026-02-20.md"),
+        entry("B", "2026-02-20T00:00:00Z"),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+        assert_eq!(r.json()[0]["value"], "C");
+        let r = s.ok(
+            &[
+                "recall",
+                "k",
+                "--as-of",
+                "2026-02-25",
+                "--valid-at",
+                "2026-02-25",
+                "--json",
+            ],
+            Some(NOW),
+        );
+        assert_eq!(r.json()[0]["value"], "B");
+        s.ok(&["reindex"], None);
+    }
+}

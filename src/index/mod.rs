@@ -401,84 +401,13 @@ impl Index {
             std::process::id()
         );
         let path = dir.join(&name);
-        let _ = fs::remove_file(&path);
-        let mut conn = Connection::open(&path)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
-        )?;
-        conn.execute_batch(schema::TABLES)?;
-
-        let mut stats = RebuildStats {
-            files: scan.len(),
-            ..RebuildStats::default()
+        // Stream file by file (memory bounded by one day's file plus what is believed);
+        // when files are out of order (a hand-moved entry), fold them all sorted instead.
+        let (conn, mut stats) = match build_generation(ws, &scan, &path, progress, true)? {
+            Some(built) => built,
+            None => build_generation(ws, &scan, &path, progress, false)?
+                .ok_or_else(|| Error::input("the rebuild gave up", "report this as a bug"))?,
         };
-        let mut events = Vec::new();
-        let tx = conn.transaction()?;
-        for (n, file) in scan.iter().enumerate() {
-            progress(Progress::Reading {
-                done: n as u64 + 1,
-                total: scan.len() as u64,
-            });
-            let parsed = load_file(ws, &file.name)?;
-            stats.entries += parsed.entries.len();
-            file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
-            insert_file_row(&tx, file, &parsed)?;
-        }
-        events.sort_by(event_order);
-        // The full-text index is fed as versions are folded: tantivy's indexing threads
-        // work while this thread writes SQLite.
-        let ft_dir = fulltext_dir(&path);
-        if ft_dir.exists() {
-            fs::remove_dir_all(&ft_dir).map_err(|e| Error::io(&ft_dir, e))?;
-        }
-        let ft = fulltext::FullText::create(&ft_dir)?;
-        let mut ft_writer = ft.bulk_writer()?;
-        let mut max_id = 0i64;
-        {
-            let mut insert = tx.prepare_cached(INSERT_VERSION)?;
-            let mut fold = Fold::new();
-            let mut result: Result<()> = Ok(());
-            let mut sink = |v: Version| {
-                if result.is_ok() {
-                    result = insert_version(&mut insert, &v)
-                        .map_err(Error::from)
-                        .and_then(|_| {
-                            max_id = tx.last_insert_rowid();
-                            ft.add(&ft_writer, max_id as u64, &v)
-                        });
-                    stats.versions += 1;
-                }
-            };
-            for (n, ev) in events.iter().enumerate() {
-                if n % 4096 == 0 {
-                    progress(Progress::Folding {
-                        done: n as u64,
-                        total: events.len() as u64,
-                    });
-                }
-                if let Some(a) = fold.apply(ev, &mut sink) {
-                    stats.warnings.push(Warning {
-                        file: a.source.file,
-                        line: a.source.line,
-                        message: a.message,
-                    });
-                }
-            }
-            fold.finish(&mut sink);
-            result?;
-        }
-        if let Some(last) = events.last() {
-            set_last(&tx, last)?;
-        }
-        set_meta(&tx, "schema", &SCHEMA_VERSION.to_string())?;
-        set_meta(&tx, "fulltext_max_id", &max_id.to_string())?;
-        insert_problems(&tx, &stats.warnings)?;
-        refresh_head(&tx)?;
-        tx.commit()?;
-        progress(Progress::Finishing);
-        conn.execute_batch(schema::INDEXES)?;
-        ft.commit(&mut ft_writer)?;
-        drop(ft_writer);
         conn.execute_batch("PRAGMA journal_mode = WAL;")?;
         drop(conn);
         if let Ok(f) = fs::File::open(&path) {
@@ -1171,6 +1100,126 @@ fn new_version(op: &StoreOp, period: Period, ev: &Event) -> Version {
         tx_to: TxTime::INFINITY,
         source: ev.source.clone(),
     }
+}
+
+/// Builds a whole index generation (SQLite and full text) at `path`. When `streaming`,
+/// files are folded one at a time and `None` comes back as soon as one holds an entry
+/// recorded before an entry of an earlier file (the caller then builds sorted).
+fn build_generation(
+    ws: &Workspace,
+    scan: &[FileStat],
+    path: &Path,
+    progress: &mut dyn FnMut(Progress),
+    streaming: bool,
+) -> Result<Option<(Connection, RebuildStats)>> {
+    let _ = fs::remove_file(path);
+    let mut conn = Connection::open(path)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
+    )?;
+    conn.execute_batch(schema::TABLES)?;
+
+    let mut stats = RebuildStats {
+        files: scan.len(),
+        ..RebuildStats::default()
+    };
+    // The full-text index is fed as versions are folded: tantivy's indexing threads
+    // work while this thread writes SQLite.
+    let ft_dir = fulltext_dir(path);
+    if ft_dir.exists() {
+        fs::remove_dir_all(&ft_dir).map_err(|e| Error::io(&ft_dir, e))?;
+    }
+    let ft = fulltext::FullText::create(&ft_dir)?;
+    let mut ft_writer = ft.bulk_writer()?;
+    let mut max_id = 0i64;
+    let tx = conn.transaction()?;
+    let mut versions = 0usize;
+    let mut last: Option<Event> = None;
+    let mut fold_warnings = Vec::new();
+    {
+        let mut insert = tx.prepare_cached(INSERT_VERSION)?;
+        let mut fold = Fold::new();
+        let mut result: Result<()> = Ok(());
+        let mut sink = |v: Version| {
+            if result.is_ok() {
+                result = insert_version(&mut insert, &v)
+                    .map_err(Error::from)
+                    .and_then(|_| {
+                        max_id = tx.last_insert_rowid();
+                        ft.add(&ft_writer, max_id as u64, &v)
+                    });
+                versions += 1;
+            }
+        };
+        let mut apply = |events: &[Event], fold: &mut Fold, sink: &mut dyn FnMut(Version)| {
+            for ev in events {
+                if let Some(a) = fold.apply(ev, &mut |v| sink(v)) {
+                    fold_warnings.push(Warning {
+                        file: a.source.file,
+                        line: a.source.line,
+                        message: a.message,
+                    });
+                }
+            }
+        };
+        let mut all = Vec::new();
+        for (n, file) in scan.iter().enumerate() {
+            progress(Progress::Reading {
+                done: n as u64 + 1,
+                total: scan.len() as u64,
+            });
+            let parsed = load_file(ws, &file.name)?;
+            stats.entries += parsed.entries.len();
+            insert_file_row(&tx, file, &parsed)?;
+            let mut events = Vec::new();
+            file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
+            drop(parsed);
+            if !streaming {
+                all.extend(events);
+                continue;
+            }
+            events.sort_by(event_order);
+            let in_order = match (events.first(), &last) {
+                (Some(first), Some(prev)) => event_order(prev, first).is_lt(),
+                _ => true,
+            };
+            if !in_order {
+                return Ok(None);
+            }
+            apply(&events, &mut fold, &mut sink);
+            if let Some(e) = events.pop() {
+                last = Some(e);
+            }
+        }
+        if !streaming {
+            all.sort_by(event_order);
+            for (n, chunk) in all.chunks(4096).enumerate() {
+                progress(Progress::Folding {
+                    done: (n * 4096) as u64,
+                    total: all.len() as u64,
+                });
+                apply(chunk, &mut fold, &mut sink);
+            }
+            last = all.pop();
+        }
+        fold.finish(&mut sink);
+        result?;
+    }
+    stats.versions = versions;
+    stats.warnings.extend(fold_warnings);
+    if let Some(last) = &last {
+        set_last(&tx, last)?;
+    }
+    set_meta(&tx, "schema", &SCHEMA_VERSION.to_string())?;
+    set_meta(&tx, "fulltext_max_id", &max_id.to_string())?;
+    insert_problems(&tx, &stats.warnings)?;
+    refresh_head(&tx)?;
+    tx.commit()?;
+    progress(Progress::Finishing);
+    conn.execute_batch(schema::INDEXES)?;
+    ft.commit(&mut ft_writer)?;
+    drop(ft_writer);
+    Ok(Some((conn, stats)))
 }
 
 /// Points `CURRENT` at `name` atomically, then removes older generations.
