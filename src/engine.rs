@@ -158,11 +158,6 @@ impl Engine {
     pub fn index(&self) -> &Index {
         &self.index
     }
-
-    /// Checks a store request without touching anything.
-    pub fn validate_store(&self, req: &StoreRequest) -> Result<()> {
-        validate_store(req, self.ws.config())
-    }
 }
 
 /// Checks every record of an import; the error names the first bad record's line.
@@ -212,7 +207,7 @@ pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Res
 impl Engine {
     /// Stores a fact at transaction time `now` (raised to stay monotonic).
     pub fn store(&mut self, req: &StoreRequest, now: TxTime) -> Result<StoreOutcome> {
-        self.validate_store(req)?;
+        validate_store(req, self.ws.config())?;
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let tx = self.next_tx(now)?;

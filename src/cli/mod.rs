@@ -348,6 +348,25 @@ fn log_catch_up(out: &mut dyn Write, c: &crate::engine::CatchUp) -> Result<()> {
     write_out(out, &text)
 }
 
+/// Prints versions as a JSON array (`[]` when empty) or as text; an empty text result
+/// is said on standard error, so standard output stays the result alone.
+fn print_versions(
+    out: &mut dyn Write,
+    versions: &[crate::core::Version],
+    json: bool,
+    empty: impl FnOnce() -> String,
+    human: impl FnOnce(&[crate::core::Version]) -> String,
+) -> Result<()> {
+    if json {
+        write_out(out, &render::versions_json(versions))
+    } else if versions.is_empty() {
+        eprintln!("{}", empty());
+        Ok(())
+    } else {
+        write_out(out, &human(versions))
+    }
+}
+
 fn print_set_aside(engine: &Engine) {
     for (file, aside) in &engine.sync_report().set_aside {
         eprintln!(
@@ -457,13 +476,13 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             crate::core::validate::lookup_key(key)?;
             let engine = open_engine(cli, env)?;
             let versions = engine.index().recall(key, valid_at, as_of)?;
-            if *json {
-                write_out(out, &render::versions_json(&versions))?;
-            } else if versions.is_empty() {
-                eprintln!("mem7: no version of {key} is valid at {valid_at} as of {as_of}");
-            } else {
-                write_out(out, &render::versions_human(&versions))?;
-            }
+            print_versions(
+                out,
+                &versions,
+                *json,
+                || format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}"),
+                render::versions_human,
+            )?;
             Ok(EXIT_OK)
         }
         Command::History { key, as_of, json } => {
@@ -472,13 +491,13 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             crate::core::validate::lookup_key(key)?;
             let engine = open_engine(cli, env)?;
             let versions = engine.index().history(key, as_of)?;
-            if *json {
-                write_out(out, &render::versions_json(&versions))?;
-            } else if versions.is_empty() {
-                eprintln!("mem7: no history for {key}");
-            } else {
-                write_out(out, &render::versions_human(&versions))?;
-            }
+            print_versions(
+                out,
+                &versions,
+                *json,
+                || format!("mem7: no history for {key}"),
+                render::versions_human,
+            )?;
             Ok(EXIT_OK)
         }
         Command::List {
@@ -493,13 +512,13 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let versions = engine
                 .index()
                 .list(prefix.as_deref(), tags, valid_at, as_of)?;
-            if *json {
-                write_out(out, &render::versions_json(&versions))?;
-            } else if versions.is_empty() {
-                eprintln!("mem7: no keys match at valid_at {valid_at} as of {as_of}");
-            } else {
-                write_out(out, &render::versions_human(&versions))?;
-            }
+            print_versions(
+                out,
+                &versions,
+                *json,
+                || format!("mem7: no keys match at valid_at {valid_at} as of {as_of}"),
+                render::versions_human,
+            )?;
             Ok(EXIT_OK)
         }
         Command::Search {
@@ -557,16 +576,14 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 until.map(|t| t.micros()),
                 key_prefix.as_deref(),
             )?;
-            if *json {
-                write_out(out, &render::versions_json(&versions))?;
-            } else if versions.is_empty() {
-                eprintln!("mem7: no versions in that range");
-            } else {
-                write_out(
-                    out,
-                    &render::timeline_human(&versions, *clock == args::Clock::Tx),
-                )?;
-            }
+            let by_tx = *clock == args::Clock::Tx;
+            print_versions(
+                out,
+                &versions,
+                *json,
+                || "mem7: no versions in that range".to_string(),
+                |v| render::timeline_human(v, by_tx),
+            )?;
             Ok(EXIT_OK)
         }
         Command::Watch { interval } => {
