@@ -647,7 +647,7 @@ fn same_tags(a: &[String], b: &[String]) -> bool {
 fn period_error(from: ValidTime, to: ValidTime) -> Error {
     Error::input(
         format!("valid_to ({to}) must be after valid_from ({from})"),
-        "give a --valid-to later than --valid-from, or `infinity`, or leave --valid-to out to fill until the next known change",
+        "give a valid_to later than valid_from, or `infinity`, or leave valid_to out to fill until the next known change",
     )
 }
 

@@ -6,12 +6,15 @@
 
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod core;
 pub mod engine;
 pub mod error;
 pub mod format;
 pub mod index;
+pub mod mcp;
 pub mod merge;
+pub mod request;
 pub mod store;
 pub mod verify;
 pub mod watch;

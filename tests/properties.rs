@@ -416,3 +416,27 @@ proptest! {
         prop_assert!(!intact, "undetected change at byte {}:\n{}", i, changed);
     }
 }
+
+/// A case the property found: a bracket after `hash:` was read as a list holding the
+/// same hash, so the edit went unseen.
+#[test]
+fn a_bracketed_hash_line_is_a_change() {
+    let (text, hash) = render_entry(
+        &draft("k", "value", 0),
+        ChainHash::GENESIS,
+        &ChainKey::Plain,
+    );
+    for edited in [
+        text.replace("hash: ", "hash:["),
+        text.replace("hash: ", "hash: ["),
+        text.replace("hash: ", "hash: [")
+            .replace("\n```\n\n>", "]\n```\n\n>"),
+    ] {
+        assert_ne!(edited, text);
+        let parsed = parse_file(&edited, &ChainKey::Plain);
+        let intact = parsed.entries.len() == 1
+            && parsed.entries[0].computed == hash
+            && parsed.entries[0].fields.hash.as_deref() == Some(hash.to_hex().as_str());
+        assert!(!intact, "undetected:\n{edited}");
+    }
+}

@@ -23,7 +23,9 @@ const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T
         MEM7_NOW        RFC 3339 instant that replaces the clock (tests, demos, replays)\n  \
         MEM7_AGENT      default agent name for writes (else $USER)\n  \
         MEM7_DIR        Go mem7 data directory; its workspace/ is used when nothing else is found\n  \
-        MEM7_CHAIN_KEY  secret that switches the hash chain to keyed mode (see docs/integrity.md)\n\n\
+        MEM7_CHAIN_KEY  secret that switches the hash chain to keyed mode (see docs/integrity.md)\n  \
+        MEM7_TOKEN      bearer token of `mem7 serve`\n  \
+        CODEX_HOME      Codex's configuration directory, for `mem7 setup codex --scope user`\n\n\
         Exit codes: 0 success, 1 a check failed, 2 usage or input error.\n\n\
         Try `mem7 demo` for a two-minute tour."
 )]
@@ -211,9 +213,82 @@ pub enum Command {
     },
     /// Rebuild the index from the markdown files.
     Reindex,
+    /// A compact markdown block of what memory holds, for an agent's first turn.
+    ///
+    /// Lists the facts that match (all current facts, or those relevant to QUERY) with
+    /// their validity, the changes of the last 48 hours marked `[history]`, and the rules
+    /// for reading the block, within --max-chars. `--hook claude-code` prints it as
+    /// Claude Code's SessionStart hook output; `--hook codex` as plain text for Codex.
+    Context {
+        /// Only facts relevant to these words (full-text search).
+        query: Option<String>,
+        #[command(flatten)]
+        at: TimeArgs,
+        /// The block's length budget in characters.
+        #[arg(long, value_name = "N", default_value_t = crate::context::DEFAULT_MAX_CHARS)]
+        max_chars: usize,
+        /// Print in the shape a client's session-start hook expects.
+        #[arg(long, value_enum, value_name = "CLIENT")]
+        hook: Option<Client>,
+    },
+    /// Run the MCP server on standard input and output (for Claude Code, Codex and any
+    /// MCP client; see `mem7 setup`).
+    ///
+    /// Tools: memory_store, memory_recall, memory_search, memory_context, memory_list,
+    /// memory_history, memory_forget, memory_get. The server keeps its index current while
+    /// files change (other servers, the CLI, git pull). Logs go to standard error.
+    Mcp,
+    /// Serve the MCP tools over streamable HTTP for a team sharing one workspace.
+    ///
+    /// The endpoint is http://LISTEN/mcp; every request must carry `Authorization: Bearer
+    /// TOKEN`. GET /healthz answers `ok`. Binds to loopback unless told otherwise.
+    Serve {
+        /// Address and port to listen on (port 0 picks a free one).
+        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7077")]
+        listen: std::net::SocketAddr,
+        /// The bearer token clients must send (at least 16 characters); prefer the
+        /// MEM7_TOKEN variable, which other users cannot see in the process list.
+        #[arg(long, env = "MEM7_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+        token: String,
+    },
+    /// Register mem7 with an agent: its MCP server and a session-start hook that gives
+    /// the agent the context block.
+    ///
+    /// Prints the configuration (files and their content); --write merges it into those
+    /// files, keeping everything else in them.
+    Setup {
+        /// The agent to set up.
+        #[arg(value_enum)]
+        client: Client,
+        /// For this project (files in the current directory) or for the user (files in
+        /// your home directory).
+        #[arg(long, value_enum, default_value_t = Scope::Project)]
+        scope: Scope,
+        /// Write the configuration instead of printing it.
+        #[arg(long)]
+        write: bool,
+    },
     /// Replay the worked example (Railway → Cloudflare → "local only") in a temporary
     /// workspace and answer its four questions.
     Demo,
+}
+
+/// An agent mem7 can set itself up for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Client {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+}
+
+/// Where `setup` registers mem7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// This project only (files in the current directory).
+    Project,
+    /// Every project of this user (files in the home directory).
+    User,
 }
 
 /// The clock a timeline follows.

@@ -4,7 +4,8 @@
 
 mod args;
 mod demo;
-mod render;
+pub(crate) mod render;
+mod setup;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -14,12 +15,11 @@ use clap::Parser;
 
 pub use args::{Cli, Command};
 
-use crate::core::ValidEnd;
 use crate::core::chain::ChainKey;
 use crate::core::time::{TxTime, ValidTime};
 use crate::engine::{Engine, ForgetOutcome, SealOutcome, StoreRequest};
 use crate::error::{Error, Result};
-use crate::store;
+use crate::{request, store};
 
 /// Exit code for success.
 pub const EXIT_OK: u8 = 0;
@@ -41,6 +41,8 @@ pub struct Env {
     pub home: Option<PathBuf>,
     pub legacy_dir: Option<PathBuf>,
     pub chain_key: Option<String>,
+    /// Codex's configuration directory (`CODEX_HOME`), for `mem7 setup codex`.
+    pub codex_home: Option<PathBuf>,
     pub cwd: PathBuf,
 }
 
@@ -56,6 +58,7 @@ impl Env {
             home: var("HOME").map(PathBuf::from),
             legacy_dir: var("MEM7_DIR").map(PathBuf::from),
             chain_key: std::env::var("MEM7_CHAIN_KEY").ok(),
+            codex_home: var("CODEX_HOME").map(PathBuf::from),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
@@ -162,8 +165,9 @@ pub fn run() -> ExitCode {
         }
     };
     let env = Env::from_process();
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    // Not locked for the whole run: the MCP server writes to standard output from
+    // another thread.
+    let mut out = io::stdout();
     let code = match execute(&cli, &env, &mut out) {
         Ok(code) => code,
         Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
@@ -195,33 +199,19 @@ fn write_out(out: &mut dyn Write, text: &str) -> Result<()> {
 }
 
 fn parse_valid(flag: &str, text: &str) -> Result<ValidTime> {
-    ValidTime::parse(text).map_err(|e| {
-        Error::input(
-            format!("--{flag}: {e}"),
-            "for example 2026-04-05 or 2026-04-05T09:30:00Z",
-        )
-    })
+    request::valid_time(&format!("--{flag}"), text)
 }
 
 fn parse_tx(flag: &str, text: &str) -> Result<TxTime> {
-    TxTime::parse(text).map_err(|e| {
-        Error::input(
-            format!("--{flag}: {e}"),
-            "for example 2026-04-11 or 2026-04-11T18:00:00Z",
-        )
-    })
+    request::tx_time(&format!("--{flag}"), text)
 }
 
 fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, TxTime)> {
-    let valid_at = match &at.valid_at {
-        Some(t) => parse_valid("valid-at", t)?,
-        None => now.as_valid(),
-    };
-    let as_of = match &at.as_of {
-        Some(t) => parse_tx("as-of", t)?,
-        None => now,
-    };
-    Ok((valid_at, as_of))
+    request::read_times(
+        ("--valid-at", at.valid_at.as_deref()),
+        ("--as-of", at.as_of.as_deref()),
+        now,
+    )
 }
 
 fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
@@ -432,13 +422,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 .as_deref()
                 .map(|t| parse_valid("valid-from", t))
                 .transpose()?;
-            let valid_to = match a.valid_to.as_deref() {
-                None => None,
-                Some(t) if t.eq_ignore_ascii_case("infinity") || t == "∞" => {
-                    Some(ValidEnd::Infinity)
-                }
-                Some(t) => Some(ValidEnd::At(parse_valid("valid-to", t)?)),
-            };
+            let valid_to = a
+                .valid_to
+                .as_deref()
+                .map(|t| request::valid_end("--valid-to", t))
+                .transpose()?;
             let req = StoreRequest {
                 key: a.key.clone(),
                 value,
@@ -450,15 +438,12 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             };
             // Check the request before anything (even the index) is opened or created.
             let root = env.workspace(cli.workspace.as_deref());
-            crate::engine::validate_store(&req, store::Workspace::open(&root)?.config())?;
-            if let (None, Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
-                && to <= now.as_valid()
-            {
-                return Err(Error::input(
-                    format!("valid_to ({to}) must be after valid_from (now, {now})"),
-                    "give --valid-from too, or a --valid-to in the future, or `infinity`",
-                ));
-            }
+            request::check_store(
+                &req,
+                store::Workspace::open(&root)?.config(),
+                now,
+                ("--valid-from", "--valid-to"),
+            )?;
             let mut engine = open_engine(cli, env)?;
             let outcome = engine.store(&req, now)?;
             print_set_aside(&engine);
@@ -894,7 +879,96 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             demo::run(out)?;
             Ok(EXIT_OK)
         }
+        Command::Context {
+            query,
+            at,
+            max_chars,
+            hook,
+        } => {
+            let now = env.now()?;
+            let (valid_at, as_of) = read_times(at, now)?;
+            let mut engine = open_engine(cli, env)?;
+            let req = crate::context::ContextRequest {
+                query: query.clone(),
+                valid_at,
+                as_of,
+                max_chars: *max_chars,
+            };
+            let block = crate::context::render(&crate::context::gather(&mut engine, &req)?, &req);
+            let text = match hook {
+                Some(args::Client::ClaudeCode) => crate::context::claude_code_hook(&block),
+                Some(args::Client::Codex) | None => block,
+            };
+            write_out(out, &text)?;
+            Ok(EXIT_OK)
+        }
+        Command::Mcp => {
+            let server = crate::mcp::MemoryServer::new(open_engine(cli, env)?, env.clone());
+            server.spawn_watcher()?;
+            runtime()?.block_on(async {
+                use rmcp::ServiceExt;
+                let running = server
+                    .serve(rmcp::transport::stdio())
+                    .await
+                    .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
+                running
+                    .waiting()
+                    .await
+                    .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
+                Ok::<(), Error>(())
+            })?;
+            Ok(EXIT_OK)
+        }
+        Command::Serve { listen, token } => {
+            crate::mcp::http::check_token(token)?;
+            let server = crate::mcp::MemoryServer::new(open_engine(cli, env)?, env.clone());
+            server.spawn_watcher()?;
+            runtime()?.block_on(async {
+                let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+                    Error::input(
+                        format!("cannot listen on {listen}: {e}"),
+                        "pick another port with --listen 127.0.0.1:PORT (0 picks a free one)",
+                    )
+                })?;
+                let addr = listener
+                    .local_addr()
+                    .map_err(|e| Error::io("<listener>", e))?;
+                eprintln!(
+                    "mem7 serve: MCP on http://{addr}{} for {} (Ctrl-C to stop)",
+                    crate::mcp::http::MCP_PATH,
+                    env.workspace(cli.workspace.as_deref()).display()
+                );
+                if !addr.ip().is_loopback() {
+                    eprintln!(
+                        "mem7 serve: warning: {addr} is reachable from other machines; the token is all that guards it, and HTTP is not encrypted"
+                    );
+                }
+                crate::mcp::http::serve(server, listener, token).await
+            })?;
+            Ok(EXIT_OK)
+        }
+        Command::Setup {
+            client,
+            scope,
+            write,
+        } => setup::run(
+            out,
+            env,
+            &env.workspace(cli.workspace.as_deref()),
+            *client,
+            *scope,
+            *write,
+        ),
     }
+}
+
+/// The async runtime of the servers: two workers (tool calls run on blocking threads).
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("<tokio runtime>", e))
 }
 
 /// One JSON Lines record of `mem7 import` (the wire type).
@@ -942,13 +1016,12 @@ fn import_records(
             .map(ValidTime::parse)
             .transpose()
             .map_err(|e| bad(format!("valid_from: {e}")))?;
-        let valid_to = match rec.valid_to.as_deref() {
-            None => None,
-            Some(t) if t.eq_ignore_ascii_case("infinity") || t == "∞" => Some(ValidEnd::Infinity),
-            Some(t) => Some(ValidEnd::At(
-                ValidTime::parse(t).map_err(|e| bad(format!("valid_to: {e}")))?,
-            )),
-        };
+        let valid_to = rec
+            .valid_to
+            .as_deref()
+            .map(|t| request::valid_end("valid_to", t))
+            .transpose()
+            .map_err(|e| bad(e.to_string()))?;
         let recorded = rec
             .recorded
             .as_deref()

@@ -174,8 +174,20 @@ impl Fields {
                     FieldValue::Scalar(s) => split_list(&s),
                 }
             }
-            "prev" => self.prev = Some(scalar(value)),
-            "hash" => self.hash = Some(scalar(value)),
+            // A hash is never a list: `hash: [<hex>]` (a damaged line read raw) must not
+            // read as the hash it brackets, or an edit to the one line the hash cannot
+            // cover would go unseen.
+            "prev" | "hash" => {
+                let text = match value {
+                    FieldValue::Scalar(s) => s,
+                    FieldValue::List(items) => format!("[{}]", items.join(", ")),
+                };
+                if name == "prev" {
+                    self.prev = Some(text);
+                } else {
+                    self.hash = Some(text);
+                }
+            }
             "predicate" => self.predicate = Some(scalar(value)),
             "ttl" => self.ttl = Some(scalar(value)),
             "created" => self.created = Some(scalar(value)),

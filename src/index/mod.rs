@@ -895,6 +895,17 @@ impl Index {
         self.query(&sql, rusqlite::params_from_iter(args))
     }
 
+    /// Versions recorded or retracted in (`since`, `until`]: what changed in that
+    /// stretch of transaction time, in the order it was recorded.
+    pub fn changed_between(&self, since: TxTime, until: TxTime) -> Result<Vec<Version>> {
+        self.query(
+            "SELECT * FROM versions
+              WHERE (tx_from > ?1 AND tx_from <= ?2) OR (tx_to > ?1 AND tx_to <= ?2)
+              ORDER BY tx_from, key, id",
+            params![since.micros(), until.micros()],
+        )
+    }
+
     /// Every version in the index (for consistency checks).
     pub fn all_versions(&self) -> Result<Vec<Version>> {
         self.query(

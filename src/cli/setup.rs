@@ -1,0 +1,345 @@
+//! `mem7 setup`: registers mem7's MCP server and a session-start hook (the context
+//! block) with Claude Code or Codex, for one project or for the user. Prints the
+//! configuration, or merges it into the client's files (`--write`), keeping the rest of
+//! them as they were.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::args::{Client, Scope};
+use super::{EXIT_OK, Env, write_out};
+use crate::error::{Error, Result};
+
+/// The server's name in the clients' configuration.
+const NAME: &str = "mem7";
+
+/// One file to change and how.
+enum Change {
+    /// Set `mcpServers.mem7` in a JSON file.
+    JsonServer { path: PathBuf, server: Value },
+    /// Put the hook group into `hooks.SessionStart` of a JSON file (replacing an older
+    /// mem7 group).
+    JsonHook { path: PathBuf, group: Value },
+    /// Set the `[mcp_servers.mem7]` table of a TOML file.
+    TomlServer { path: PathBuf, table: String },
+}
+
+impl Change {
+    fn path(&self) -> &Path {
+        match self {
+            Change::JsonServer { path, .. }
+            | Change::JsonHook { path, .. }
+            | Change::TomlServer { path, .. } => path,
+        }
+    }
+
+    /// What to add, as a person would paste it.
+    fn snippet(&self) -> String {
+        match self {
+            Change::JsonServer { server, .. } => pretty(&json!({ "mcpServers": { NAME: server } })),
+            Change::JsonHook { group, .. } => {
+                pretty(&json!({ "hooks": { "SessionStart": [group] } }))
+            }
+            Change::TomlServer { table, .. } => table.clone(),
+        }
+    }
+
+    /// The file's new content, given its current content (if any).
+    fn apply(&self, current: Option<&str>) -> Result<String> {
+        match self {
+            Change::TomlServer { table, .. } => Ok(merge_toml_table(current.unwrap_or(""), table)),
+            Change::JsonServer { path, server } => {
+                let mut doc = parse_json(path, current)?;
+                object_at(path, &mut doc, "mcpServers")?.insert(NAME.into(), server.clone());
+                Ok(pretty(&doc))
+            }
+            Change::JsonHook { path, group } => {
+                let mut doc = parse_json(path, current)?;
+                let hooks = object_at(path, &mut doc, "hooks")?;
+                let groups = hooks
+                    .entry("SessionStart")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                let Some(groups) = groups.as_array_mut() else {
+                    return Err(not_shaped(path, "hooks.SessionStart is not a list"));
+                };
+                groups.retain(|g| !is_mem7_hook(g));
+                groups.push(group.clone());
+                Ok(pretty(&doc))
+            }
+        }
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn not_shaped(path: &Path, what: &str) -> Error {
+    Error::input(
+        format!("{}: {what}", path.display()),
+        "fix the file by hand (or move it away), then run `mem7 setup` again; nothing was written",
+    )
+}
+
+fn parse_json(path: &Path, current: Option<&str>) -> Result<Value> {
+    match current {
+        None => Ok(json!({})),
+        Some(text) if text.trim().is_empty() => Ok(json!({})),
+        Some(text) => {
+            let doc: Value = serde_json::from_str(text)
+                .map_err(|e| not_shaped(path, &format!("not valid JSON ({e})")))?;
+            if doc.is_object() {
+                Ok(doc)
+            } else {
+                Err(not_shaped(path, "not a JSON object"))
+            }
+        }
+    }
+}
+
+fn object_at<'a>(
+    path: &Path,
+    doc: &'a mut Value,
+    field: &str,
+) -> Result<&'a mut serde_json::Map<String, Value>> {
+    doc.as_object_mut()
+        .ok_or_else(|| not_shaped(path, "not a JSON object"))?
+        .entry(field)
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or_else(|| not_shaped(path, &format!("`{field}` is not an object")))
+}
+
+/// Whether a SessionStart hook group is one mem7 wrote.
+fn is_mem7_hook(group: &Value) -> bool {
+    group["hooks"].as_array().is_some_and(|hooks| {
+        hooks.iter().any(|h| {
+            h["command"]
+                .as_str()
+                .is_some_and(|c| c.contains(" context --hook "))
+        })
+    })
+}
+
+/// Replaces the `[mcp_servers.mem7]` table (and its sub-tables) in a TOML text, or
+/// appends it; every other line stays as it was.
+fn merge_toml_table(current: &str, table: &str) -> String {
+    let header = format!("[mcp_servers.{NAME}]");
+    let sub = format!("[mcp_servers.{NAME}.");
+    let mut out = String::new();
+    let mut skipping = false;
+    let mut replaced = false;
+    for line in current.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let was_skipping = skipping;
+            skipping = t == header || t.starts_with(&sub);
+            if was_skipping && !skipping {
+                out.push('\n');
+            }
+            if skipping && !replaced {
+                out.push_str(table);
+                replaced = true;
+            }
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if !replaced {
+        if !out.is_empty() && !out.ends_with("\n\n") {
+            out.push('\n');
+        }
+        out.push_str(table);
+    }
+    out
+}
+
+/// A word for a POSIX shell.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// The changes for `client` at `scope`.
+fn plan(
+    env: &Env,
+    exe: &str,
+    workspace: &str,
+    client: Client,
+    scope: Scope,
+) -> Result<Vec<Change>> {
+    let home = || {
+        env.home.clone().ok_or_else(|| {
+            Error::input(
+                "HOME is not set, so the user's configuration cannot be found",
+                "set HOME, or use --scope project",
+            )
+        })
+    };
+    let base = match scope {
+        Scope::Project => env.cwd.clone(),
+        Scope::User => home()?,
+    };
+    let args = json!(["--workspace", workspace, "mcp"]);
+    let hook_command = |client: &str| {
+        format!(
+            "{} --workspace {} context --hook {client}",
+            shell_quote(exe),
+            shell_quote(workspace)
+        )
+    };
+    Ok(match client {
+        Client::ClaudeCode => vec![
+            Change::JsonServer {
+                path: match scope {
+                    Scope::Project => base.join(".mcp.json"),
+                    Scope::User => base.join(".claude.json"),
+                },
+                server: json!({ "type": "stdio", "command": exe, "args": args }),
+            },
+            Change::JsonHook {
+                path: base.join(".claude").join("settings.json"),
+                group: json!({
+                    "matcher": "startup|resume|clear|compact",
+                    "hooks": [{ "type": "command", "command": hook_command("claude-code"), "timeout": 30 }],
+                }),
+            },
+        ],
+        Client::Codex => {
+            let dir = match (scope, &env.codex_home) {
+                (Scope::User, Some(codex_home)) => codex_home.clone(),
+                _ => base.join(".codex"),
+            };
+            vec![
+                Change::TomlServer {
+                    path: dir.join("config.toml"),
+                    table: format!(
+                        "[mcp_servers.{NAME}]\ncommand = {}\nargs = [\"--workspace\", {}, \"mcp\"]\n",
+                        toml_string(exe),
+                        toml_string(workspace)
+                    ),
+                },
+                Change::JsonHook {
+                    path: dir.join("hooks.json"),
+                    group: json!({
+                        "matcher": "startup|resume|clear|compact",
+                        "hooks": [{ "type": "command", "command": hook_command("codex"), "timeout": 30 }],
+                    }),
+                },
+            ]
+        }
+    })
+}
+
+fn notes(client: Client, scope: Scope) -> &'static str {
+    match (client, scope) {
+        (Client::ClaudeCode, Scope::Project) => {
+            "Claude Code asks once to approve the project's MCP server (.mcp.json). Both files hold this machine's paths to mem7 and the workspace: commit them only where those paths are the same for everyone.\n"
+        }
+        (Client::ClaudeCode, Scope::User) => "Restart Claude Code; `claude mcp list` shows mem7.\n",
+        (Client::Codex, Scope::Project) => {
+            "Codex reads a project's .codex/ only once you trust the project, and runs a new hook only after you review it in /hooks.\n"
+        }
+        (Client::Codex, Scope::User) => {
+            "Restart Codex; review the new session-start hook in /hooks (Codex runs hooks only once trusted).\n"
+        }
+    }
+}
+
+/// Writes `text` to `path` atomically (a temporary file renamed over it).
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(text.as_bytes())
+        .map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// `mem7 setup CLIENT [--scope S] [--write]`.
+pub fn run(
+    out: &mut dyn Write,
+    env: &Env,
+    workspace: &Path,
+    client: Client,
+    scope: Scope,
+    write: bool,
+) -> Result<u8> {
+    crate::store::Workspace::open(workspace)?;
+    let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+    let exe = exe.display().to_string();
+    let workspace = workspace.display().to_string();
+    let changes = plan(env, &exe, &workspace, client, scope)?;
+    if !write {
+        let mut text = String::new();
+        for c in &changes {
+            text.push_str(&format!(
+                "# {} (merge this in)\n{}\n",
+                c.path().display(),
+                c.snippet()
+            ));
+        }
+        text.push_str(notes(client, scope));
+        text.push_str("Run again with --write to merge it into those files.\n");
+        return write_out(out, &text).map(|()| EXIT_OK);
+    }
+    // Every file is read and merged before any is written: a file that cannot be
+    // merged changes nothing.
+    let mut merged = Vec::new();
+    for c in &changes {
+        let current = match std::fs::read_to_string(c.path()) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io(c.path(), e)),
+        };
+        merged.push((c.path(), c.apply(current.as_deref())?));
+    }
+    let mut text = String::new();
+    for (path, content) in merged {
+        write_atomic(path, &content)?;
+        text.push_str(&format!("wrote {}\n", path.display()));
+    }
+    text.push_str(notes(client, scope));
+    write_out(out, &text).map(|()| EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_table_is_replaced_in_place_and_the_rest_kept() {
+        let current = "model = \"o3\"\n\n[mcp_servers.mem7]\ncommand = \"old\"\n\n[mcp_servers.mem7.env]\nA = \"1\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let merged = merge_toml_table(current, "[mcp_servers.mem7]\ncommand = \"new\"\n");
+        assert_eq!(
+            merged,
+            "model = \"o3\"\n\n[mcp_servers.mem7]\ncommand = \"new\"\n\n[mcp_servers.other]\ncommand = \"x\"\n"
+        );
+        let appended = merge_toml_table("model = \"o3\"\n", "[mcp_servers.mem7]\n");
+        assert_eq!(appended, "model = \"o3\"\n\n[mcp_servers.mem7]\n");
+    }
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("/usr/bin/mem7"), "/usr/bin/mem7");
+        assert_eq!(shell_quote("/a b/it's"), "'/a b/it'\\''s'");
+    }
+}

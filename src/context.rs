@@ -1,0 +1,299 @@
+//! The context block: a compact markdown summary of memory for an agent's first turn
+//! (`mem7 context`, the `memory_context` tool). It holds the facts that match the read
+//! (all of them, or those relevant to a query) within a character budget, the changes of
+//! the last 48 hours marked as history, and the rules for reading it.
+
+use crate::core::Version;
+use crate::core::time::{TxTime, ValidTime};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::index::fulltext::SearchRequest;
+
+/// The default character budget of a block.
+pub const DEFAULT_MAX_CHARS: usize = 6000;
+
+/// How far back changes are shown as history.
+pub const RECENT_MICROS: i64 = 48 * 3600 * 1_000_000;
+
+/// At most this many facts are considered for a query (best matches first).
+const QUERY_CANDIDATES: usize = 100;
+
+/// Values longer than this are cut in the block (the full value is a `recall` away).
+const MAX_VALUE_CHARS: usize = 400;
+
+/// What a context read asks for.
+#[derive(Clone, Debug)]
+pub struct ContextRequest {
+    /// Only facts relevant to this text (full-text search); all facts when `None`.
+    pub query: Option<String>,
+    pub valid_at: ValidTime,
+    pub as_of: TxTime,
+    /// The block's length budget in characters (at least the rules and a summary).
+    pub max_chars: usize,
+}
+
+/// The facts and recent changes a block is made of.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// Matching facts, most relevant (query) or most recently recorded (no query) first.
+    pub facts: Vec<Version>,
+    /// Versions recorded or retracted in the last 48 hours that no longer match the read:
+    /// what changed.
+    pub history: Vec<Version>,
+}
+
+/// Reads the facts and the recent changes for `req` from the index.
+pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
+    let mut facts = match req.query.as_deref().map(str::trim) {
+        Some(q) if !q.is_empty() => engine
+            .search(&SearchRequest {
+                text: q.to_string(),
+                raw: false,
+                valid_at: req.valid_at,
+                as_of: req.as_of,
+                tags: Vec::new(),
+                key_prefix: None,
+                limit: QUERY_CANDIDATES,
+            })?
+            .into_iter()
+            .map(|h| h.version)
+            .collect(),
+        _ => {
+            let mut all = engine.index().list(None, &[], req.valid_at, req.as_of)?;
+            all.sort_by(|a, b| b.tx_from.cmp(&a.tx_from).then_with(|| a.key.cmp(&b.key)));
+            all
+        }
+    };
+    facts.dedup_by(|a, b| a.source.hash == b.source.hash && a.valid_from == b.valid_from);
+    let since = TxTime::from_micros(req.as_of.micros().saturating_sub(RECENT_MICROS));
+    let matches = |v: &Version| {
+        v.valid_from <= req.valid_at
+            && req.valid_at < v.valid_to
+            && v.tx_from <= req.as_of
+            && req.as_of < v.tx_to
+    };
+    let with_query = req.query.as_deref().is_some_and(|q| !q.trim().is_empty());
+    let changed = engine.index().changed_between(since, req.as_of)?;
+    let believed = |v: &Version| v.tx_from <= req.as_of && req.as_of < v.tx_to;
+    let history = changed
+        .iter()
+        .filter(|v| !matches(v))
+        // Still-believed versions that start later are plans, not history.
+        .filter(|v| !believed(v) || v.valid_to <= req.valid_at)
+        // A retracted version whose entry still speaks through a remnant (the part of
+        // its period before a change) says nothing the remnant does not.
+        .filter(|v| {
+            believed(v)
+                || !changed
+                    .iter()
+                    .any(|r| believed(r) && r.key == v.key && r.source.hash == v.source.hash)
+        })
+        // With a query, only the history of keys the query found.
+        .filter(|v| !with_query || facts.iter().any(|f| f.key == v.key))
+        .cloned()
+        .collect();
+    Ok(Context { facts, history })
+}
+
+/// An instant for people: the date alone at midnight UTC, else to the second.
+fn when(micros: i64) -> String {
+    if micros == i64::MAX {
+        return "∞".to_string();
+    }
+    match chrono::DateTime::from_timestamp_micros(micros) {
+        Some(t) if t.timestamp() % 86_400 == 0 && t.timestamp_subsec_micros() == 0 => {
+            t.format("%Y-%m-%d").to_string()
+        }
+        Some(t) => t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        None => micros.to_string(),
+    }
+}
+
+/// A value on one line of the block: later lines indented, long values cut.
+fn value_text(value: &str) -> String {
+    let mut text: String = value.chars().take(MAX_VALUE_CHARS).collect();
+    if text.len() < value.len() {
+        text.push_str(" … (cut; recall the key for the whole value)");
+    }
+    text.replace('\n', "\n  ")
+}
+
+fn fact_line(v: &Version) -> String {
+    let mut line = format!(
+        "- `{}` = {} · valid {} → {}",
+        v.key,
+        value_text(&v.value),
+        when(v.valid_from.micros()),
+        when(v.valid_to.micros())
+    );
+    if !v.tags.is_empty() {
+        line.push_str(&format!(" · tags {}", v.tags.join(", ")));
+    }
+    line.push('\n');
+    line
+}
+
+fn history_line(v: &Version, as_of: TxTime) -> String {
+    let why = if v.tx_to <= as_of {
+        format!("no longer believed since {}", when(v.tx_to.micros()))
+    } else {
+        format!("changed {}", when(v.tx_from.micros()))
+    };
+    format!(
+        "- [history] `{}` was {} · held {} → {} · {why}\n",
+        v.key,
+        value_text(&v.value),
+        when(v.valid_from.micros()),
+        when(v.valid_to.micros())
+    )
+}
+
+const RULES: &str = "Rules for reading this block:\n\
+- The user's current message overrides anything here.\n\
+- When facts conflict, the one with the newest `valid` start wins.\n\
+- Lines marked [history] are no longer true; they show what changed recently.\n\
+- This block is the whole result of this memory read; do not assume facts that are not in it.\n";
+
+/// Renders the block within `req.max_chars` (the header and rules always fit).
+pub fn render(ctx: &Context, req: &ContextRequest) -> String {
+    let mut out = format!(
+        "## mem7 memory (valid at {}, as known at {})\n\n{RULES}\n",
+        when(req.valid_at.micros()),
+        when(req.as_of.micros())
+    );
+    if ctx.facts.is_empty() && ctx.history.is_empty() {
+        match req.query.as_deref().map(str::trim) {
+            Some(q) if !q.is_empty() => {
+                out.push_str(&format!("No memories match \"{q}\" at this time.\n"))
+            }
+            _ => out.push_str("No memories: mem7 holds no facts for this time.\n"),
+        }
+        return out;
+    }
+    let budget = req.max_chars.max(out.chars().count() + 200);
+    // Room kept for the line that says what did not fit.
+    let reserve = 120;
+    let mut used = out.chars().count();
+    let mut body = String::new();
+    let mut sections: [(String, Vec<String>); 2] = [
+        (
+            format!("### Facts ({})\n", ctx.facts.len()),
+            ctx.facts.iter().map(fact_line).collect(),
+        ),
+        (
+            format!("### Changes in the last 48 hours ({})\n", ctx.history.len()),
+            ctx.history
+                .iter()
+                .map(|v| history_line(v, req.as_of))
+                .collect(),
+        ),
+    ];
+    if ctx.facts.is_empty() {
+        sections[0].1.push("- (no facts match)\n".to_string());
+    }
+    let mut left_out = 0;
+    for (title, lines) in &sections {
+        if lines.is_empty() {
+            continue;
+        }
+        let title_len = title.chars().count() + 1;
+        if used + title_len + reserve > budget {
+            left_out += lines.len();
+            continue;
+        }
+        body.push_str(title);
+        used += title_len;
+        for line in lines {
+            let n = line.chars().count();
+            if used + n + reserve > budget {
+                left_out += 1;
+                continue;
+            }
+            body.push_str(line);
+            used += n;
+        }
+        body.push('\n');
+    }
+    out.push_str(&body);
+    if left_out > 0 {
+        out.push_str(&format!(
+            "({left_out} more line{} did not fit in {} characters; search or list memory for them.)\n",
+            if left_out == 1 { "" } else { "s" },
+            req.max_chars
+        ));
+    }
+    out
+}
+
+/// The block in the shape of Claude Code's SessionStart hook output.
+pub fn claude_code_hook(block: &str) -> String {
+    let mut s = serde_json::json!({
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": block,
+        }
+    })
+    .to_string();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Source;
+
+    fn version(key: &str, value: &str, from: &str, to: i64) -> Version {
+        Version {
+            key: key.into(),
+            value: value.into(),
+            tags: vec![],
+            agent: "t".into(),
+            valid_from: ValidTime::parse(from).unwrap(),
+            valid_to: ValidTime::from_micros(to),
+            tx_from: TxTime::parse(from).unwrap(),
+            tx_to: TxTime::INFINITY,
+            source: Source {
+                file: "memory/2026-01-01.md".into(),
+                line: 1,
+                hash: key.into(),
+            },
+        }
+    }
+
+    fn req(max_chars: usize) -> ContextRequest {
+        ContextRequest {
+            query: None,
+            valid_at: ValidTime::parse("2026-05-01").unwrap(),
+            as_of: TxTime::parse("2026-05-01").unwrap(),
+            max_chars,
+        }
+    }
+
+    #[test]
+    fn empty_block_says_no_memories() {
+        let block = render(&Context::default(), &req(DEFAULT_MAX_CHARS));
+        assert!(block.contains("No memories"), "{block}");
+        assert!(block.contains("overrides"), "{block}");
+    }
+
+    #[test]
+    fn budget_cuts_facts_and_says_how_many() {
+        let facts: Vec<Version> = (0..100)
+            .map(|i| version(&format!("k{i}"), "some value here", "2026-04-01", i64::MAX))
+            .collect();
+        let ctx = Context {
+            facts,
+            history: vec![],
+        };
+        let block = render(&ctx, &req(1500));
+        assert!(block.chars().count() <= 1500, "{}", block.chars().count());
+        assert!(block.contains("`k0` = some value here · valid 2026-04-01 → ∞"));
+        let shown = block.matches("\n- `k").count();
+        assert!(shown > 0 && shown < 100);
+        assert!(
+            block.contains(&format!("({} more lines did not fit", 100 - shown)),
+            "{block}"
+        );
+    }
+}

@@ -1,0 +1,94 @@
+//! `mem7 serve`: the same tools over MCP's streamable HTTP transport, for a team that
+//! shares one workspace. Every request to `/mcp` must carry `Authorization: Bearer
+//! TOKEN` (compared in constant time); `/healthz` answers `ok` to anyone.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::MemoryServer;
+use crate::error::{Error, Result};
+
+/// The path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The shortest token `serve` accepts.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Checks a token before the server starts.
+pub fn check_token(token: &str) -> Result<()> {
+    if token.trim().chars().count() < MIN_TOKEN_CHARS || token.chars().any(char::is_whitespace) {
+        return Err(Error::input(
+            format!("the token must be at least {MIN_TOKEN_CHARS} characters without spaces"),
+            "generate one with `openssl rand -hex 32` and give it to each client as `Authorization: Bearer <token>`",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the request carries the token. Both sides are hashed first, and blake3's
+/// hash equality is constant-time, so the comparison leaks nothing about the token.
+fn authorized(req: &Request, expected: &blake3::Hash) -> bool {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|given| blake3::hash(given.trim().as_bytes()) == *expected)
+}
+
+async fn require_token(
+    State(expected): State<Arc<blake3::Hash>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if authorized(&req, &expected) {
+        next.run(req).await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "missing or wrong bearer token: send `Authorization: Bearer <token>` as given to `mem7 serve --token`\n",
+        )
+            .into_response()
+    }
+}
+
+/// Serves `server` on `listener` until Ctrl-C.
+pub async fn serve(
+    server: MemoryServer,
+    listener: tokio::net::TcpListener,
+    token: &str,
+) -> Result<()> {
+    let addr: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| Error::io("<listener>", e))?;
+    let mut config = StreamableHttpServerConfig::default();
+    if !addr.ip().is_loopback() {
+        // rmcp's Host check guards loopback servers against DNS rebinding; a server on
+        // another address is reached by names we cannot know, and the token guards it.
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let expected = Arc::new(blake3::hash(token.trim().as_bytes()));
+    let app = axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(middleware::from_fn_with_state(expected, require_token))
+        .route("/healthz", get(|| async { "ok\n" }));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| Error::io(addr.to_string(), e))
+}

@@ -1,0 +1,608 @@
+//! The MCP server: mem7's tools for agents, over stdio (`mem7 mcp`) and streamable HTTP
+//! (`mem7 serve`, see [`http`]).
+//!
+//! Each tool parses its arguments with the same functions as the CLI
+//! ([`crate::request`]), runs the same engine calls and answers with the same JSON as
+//! `--json`. Bad arguments come back as tool errors (`isError: true`) naming the problem
+//! and the fix; nothing a client sends can stop the server.
+//!
+//! The server keeps its index current while it runs: every call first applies what
+//! changed in the files (the cheap start-up check), and a watcher thread catches up in
+//! the background when files change or, since watchers miss events, every few seconds.
+
+pub mod http;
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde::Deserialize;
+
+use crate::cli::Env;
+use crate::context::{self, ContextRequest};
+use crate::core::time::TxTime;
+use crate::engine::{Engine, ForgetOutcome, StoreRequest};
+use crate::error::{Error, Result};
+use crate::index::fulltext::SearchRequest;
+use crate::request;
+
+/// How often the background thread reconciles when no file event arrives.
+pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
+
+/// The most lines `memory_get` returns at once.
+const MAX_GET_LINES: usize = 2000;
+
+/// What the server tells a client about itself when it connects.
+const INSTRUCTIONS: &str = "mem7 is a memory of short facts under keys (like `project:deploy_target`) \
+with two clocks: valid time (when a fact held in the world) and transaction time (when it was \
+recorded). Call memory_context at the start of a task for what is known; memory_store to \
+remember a fact (one key per fact, a short value, valid_from when it started to hold if not now); \
+memory_recall / memory_search / memory_list to look things up, with valid_at to ask about a past \
+moment and as_of to ask what was believed at a past moment. Times are YYYY-MM-DD or RFC 3339. \
+Never store secrets.";
+
+/// Shared by every session of a server: one engine (SQLite connection and tantivy
+/// reader) behind a lock, and the environment read at start.
+struct Shared {
+    engine: Mutex<Engine>,
+    env: Env,
+}
+
+impl Shared {
+    fn engine(&self) -> MutexGuard<'_, Engine> {
+        // A panic while holding the lock leaves the engine usable: every call catches
+        // up from the files first.
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The mem7 MCP server (one per connection; clones share the engine).
+#[derive(Clone)]
+pub struct MemoryServer {
+    shared: Arc<Shared>,
+    tool_router: ToolRouter<MemoryServer>,
+}
+
+/// `memory_store` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StoreParams {
+    /// The fact's key: one word of letters, digits and `_ - . : / @ +`, e.g.
+    /// `project:deploy_target` or `user:current_ticket` (at most 200 bytes).
+    pub key: String,
+    /// The value: short markdown text stating the fact.
+    pub value: String,
+    /// When the fact started to hold in the world (YYYY-MM-DD or RFC 3339). Default: now.
+    /// Give a past time for a fact that was already true.
+    pub valid_from: Option<String>,
+    /// When it stopped holding (exclusive). Default: until the next already-known change
+    /// of this key. `infinity` overrides every later version.
+    pub valid_to: Option<String>,
+    /// Tags for filtering, e.g. ["deploy", "infra"].
+    pub tags: Option<Vec<String>>,
+    /// Who is writing. Default: the MEM7_AGENT of the server, else the client's name.
+    pub agent: Option<String>,
+}
+
+/// `memory_recall` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallParams {
+    /// The key to look up. Without it, every key matching `tags` is returned.
+    pub key: Option<String>,
+    /// Only versions carrying all these tags.
+    pub tags: Option<Vec<String>>,
+    /// The moment in the world to ask about (YYYY-MM-DD or RFC 3339). Default: now.
+    pub valid_at: Option<String>,
+    /// Answer as mem7 believed at this moment (YYYY-MM-DD or RFC 3339). Default: now.
+    pub as_of: Option<String>,
+    /// At most this many versions (default 50).
+    pub limit: Option<usize>,
+}
+
+/// `memory_search` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// Words to look for in keys, values and tags (plain text; punctuation is fine).
+    pub query: String,
+    /// Only versions valid at this moment in the world. Default: now.
+    pub valid_at: Option<String>,
+    /// Only what mem7 believed at this moment. Default: now.
+    pub as_of: Option<String>,
+    /// Only versions carrying all these tags.
+    pub tags: Option<Vec<String>>,
+    /// At most this many results (default 10).
+    pub limit: Option<usize>,
+}
+
+/// `memory_context` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextParams {
+    /// Only facts relevant to this text. Default: all current facts.
+    pub query: Option<String>,
+    /// The moment in the world to describe. Default: now.
+    pub valid_at: Option<String>,
+    /// As mem7 believed at this moment. Default: now.
+    pub as_of: Option<String>,
+    /// The block's length budget in characters (default 6000).
+    pub max_chars: Option<usize>,
+}
+
+/// `memory_list` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// Only keys starting with this text, e.g. `project:`.
+    pub prefix: Option<String>,
+    /// Only versions carrying all these tags.
+    pub tags: Option<Vec<String>>,
+    /// The moment in the world to ask about. Default: now.
+    pub valid_at: Option<String>,
+    /// As mem7 believed at this moment. Default: now.
+    pub as_of: Option<String>,
+}
+
+/// `memory_history` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryParams {
+    /// The key whose versions to list.
+    pub key: String,
+    /// Only what mem7 believed at this moment. Default: every version ever recorded.
+    pub as_of: Option<String>,
+}
+
+/// `memory_forget` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetParams {
+    /// The key to stop believing.
+    pub key: String,
+    /// Who is forgetting. Default: as for memory_store.
+    pub agent: Option<String>,
+}
+
+/// `memory_get` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetParams {
+    /// A file inside the workspace, relative to it, e.g. `memory/2026-04-05.md` (as in a
+    /// version's `file`).
+    pub path: String,
+    /// First line to return (1-based, default 1).
+    pub from_line: Option<usize>,
+    /// Last line to return (inclusive, default: 2000 lines after from_line).
+    pub to_line: Option<usize>,
+}
+
+/// A tool error for the model: the problem and, where there is one, the fix.
+fn tool_error(e: &Error) -> CallToolResult {
+    let mut text = format!("error: {e}");
+    if let Some(hint) = e.hint() {
+        text.push_str(&format!("\nhint: {hint}"));
+    }
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+fn limit_versions(
+    mut v: Vec<crate::core::Version>,
+    limit: Option<usize>,
+    default: usize,
+) -> Vec<crate::core::Version> {
+    v.truncate(limit.unwrap_or(default).max(1));
+    v
+}
+
+#[tool_router]
+impl MemoryServer {
+    /// Remember a fact: append a new version of `key`. Without valid_from the fact holds
+    /// from now; a past valid_from records a fact that was already true (a later known
+    /// change is not overwritten). Storing the value that already holds writes nothing
+    /// ("unchanged"). Returns the new version with its clocks and the entry (file:line)
+    /// that records it. Values that look like credentials are refused.
+    #[tool(annotations(title = "Store a fact", destructive_hint = false))]
+    async fn memory_store(
+        &self,
+        Parameters(p): Parameters<StoreParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let client = client_name(&ctx);
+        self.run(move |engine, env| {
+            let now = env.now()?;
+            let req = StoreRequest {
+                key: p.key,
+                value: p.value,
+                valid_from: p
+                    .valid_from
+                    .as_deref()
+                    .map(|t| request::valid_time("valid_from", t))
+                    .transpose()?,
+                valid_to: p
+                    .valid_to
+                    .as_deref()
+                    .map(|t| request::valid_end("valid_to", t))
+                    .transpose()?,
+                tags: p.tags.unwrap_or_default(),
+                agent: agent_name(env, p.agent.as_deref(), client.as_deref()),
+                allow_secret: false,
+            };
+            request::check_store(
+                &req,
+                engine.workspace().config(),
+                now,
+                ("valid_from", "valid_to"),
+            )?;
+            let outcome = engine.store(&req, now)?;
+            Ok(crate::cli::render::store_json(&outcome))
+        })
+        .await
+    }
+
+    /// What was true, as mem7 knew it: the version of `key` valid at `valid_at` as
+    /// believed at `as_of` (both default to now). Without `key`, every key carrying
+    /// `tags`. Returns a JSON array of versions with valid_from → valid_to (null = still
+    /// holds) and tx_from → tx_to (when mem7 believed it), and the source file:line.
+    #[tool(annotations(title = "Recall a fact", read_only_hint = true))]
+    async fn memory_recall(
+        &self,
+        Parameters(p): Parameters<RecallParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        self.run(move |engine, env| {
+            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let tags = p.tags.unwrap_or_default();
+            let versions = match p.key.as_deref() {
+                Some(key) => {
+                    crate::core::validate::lookup_key(key)?;
+                    let mut v = engine.index().recall(key, valid_at, as_of)?;
+                    v.retain(|v| tags.iter().all(|t| v.tags.contains(t)));
+                    v
+                }
+                None if tags.is_empty() => {
+                    return Err(Error::input(
+                        "memory_recall needs a key or tags",
+                        "give `key` (e.g. project:deploy_target) or `tags`; memory_list lists every key",
+                    ));
+                }
+                None => engine.index().list(None, &tags, valid_at, as_of)?,
+            };
+            Ok(crate::cli::render::versions_json(&limit_versions(versions, p.limit, 50)))
+        })
+        .await
+    }
+
+    /// Full-text search over every version (keys, values, tags), best match first, under
+    /// the time filters: only versions valid at `valid_at` as believed at `as_of` (both
+    /// default to now). Keys match whole and by their parts; words match with English
+    /// stemming. Returns versions with a score and a snippet.
+    #[tool(annotations(title = "Search memory", read_only_hint = true))]
+    async fn memory_search(
+        &self,
+        Parameters(p): Parameters<SearchParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        self.run(move |engine, env| {
+            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            if p.query.trim().is_empty() {
+                return Err(Error::input(
+                    "the query is empty",
+                    "give some words to look for; memory_list lists every key",
+                ));
+            }
+            let hits = engine.search(&SearchRequest {
+                text: p.query,
+                raw: false,
+                valid_at,
+                as_of,
+                tags: p.tags.unwrap_or_default(),
+                key_prefix: None,
+                limit: p.limit.unwrap_or(10).clamp(1, 1000),
+            })?;
+            Ok(crate::cli::render::hits_json(&hits))
+        })
+        .await
+    }
+
+    /// A compact markdown block of what memory holds, for the start of a task: the facts
+    /// (all, or those relevant to `query`) with their validity, the changes of the last
+    /// 48 hours marked [history], and the rules for reading it. Within `max_chars`.
+    #[tool(annotations(title = "Memory context", read_only_hint = true))]
+    async fn memory_context(
+        &self,
+        Parameters(p): Parameters<ContextParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        self.run(move |engine, env| {
+            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let req = ContextRequest {
+                query: p.query,
+                valid_at,
+                as_of,
+                max_chars: p.max_chars.unwrap_or(context::DEFAULT_MAX_CHARS),
+            };
+            let ctx = context::gather(engine, &req)?;
+            Ok(context::render(&ctx, &req))
+        })
+        .await
+    }
+
+    /// Every key and its value valid at `valid_at` as believed at `as_of` (both default
+    /// to now), optionally only keys under `prefix` or carrying `tags`. A JSON array of
+    /// versions ordered by key.
+    #[tool(annotations(title = "List facts", read_only_hint = true))]
+    async fn memory_list(
+        &self,
+        Parameters(p): Parameters<ListParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        self.run(move |engine, env| {
+            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let versions = engine.index().list(
+                p.prefix.as_deref(),
+                &p.tags.unwrap_or_default(),
+                valid_at,
+                as_of,
+            )?;
+            Ok(crate::cli::render::versions_json(&versions))
+        })
+        .await
+    }
+
+    /// Every version of `key` ever recorded, in the order mem7 learned them, with all
+    /// four clocks (valid_from/valid_to, tx_from/tx_to: tx_to set means no longer
+    /// believed) and the entry (file:line) behind each. `as_of` limits it to what was
+    /// believed then.
+    #[tool(annotations(title = "History of a key", read_only_hint = true))]
+    async fn memory_history(
+        &self,
+        Parameters(p): Parameters<HistoryParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        self.run(move |engine, _env| {
+            let as_of = p
+                .as_of
+                .as_deref()
+                .map(|t| request::tx_time("as_of", t))
+                .transpose()?;
+            crate::core::validate::lookup_key(&p.key)?;
+            let versions = engine.index().history(&p.key, as_of)?;
+            Ok(crate::cli::render::versions_json(&versions))
+        })
+        .await
+    }
+
+    /// Stop believing `key` from now on: reads at later times no longer see it, reads
+    /// with an earlier `as_of` still do, and its history stays. Use it when a fact was
+    /// wrong or no longer applies; to record a change, store the new value instead.
+    #[tool(annotations(
+        title = "Forget a key",
+        destructive_hint = true,
+        idempotent_hint = true
+    ))]
+    async fn memory_forget(
+        &self,
+        Parameters(p): Parameters<ForgetParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let client = client_name(&ctx);
+        self.run(move |engine, env| {
+            let now = env.now()?;
+            crate::core::validate::lookup_key(&p.key)?;
+            let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
+            crate::core::validate::agent(&agent)?;
+            let json = match engine.forget(&p.key, &agent, now)? {
+                ForgetOutcome::Forgotten { closed, source } => serde_json::json!({
+                    "status": "forgotten",
+                    "key": p.key,
+                    "closed": closed,
+                    "file": source.file,
+                    "line": source.line,
+                    "hash": source.hash,
+                }),
+                ForgetOutcome::NothingBelieved => serde_json::json!({
+                    "status": "nothing-believed",
+                    "key": p.key,
+                    "closed": 0,
+                }),
+            };
+            Ok(format!("{json:#}\n"))
+        })
+        .await
+    }
+
+    /// Read a file of the workspace (e.g. the `file` of a version, to see its entry in
+    /// context), optionally only lines from_line..=to_line. Paths are relative to the
+    /// workspace; paths outside it are refused.
+    #[tool(annotations(title = "Read a workspace file", read_only_hint = true))]
+    async fn memory_get(
+        &self,
+        Parameters(p): Parameters<GetParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        self.run(move |engine, _env| read_workspace_file(engine.workspace().root(), &p))
+            .await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemoryServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mem7", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+impl MemoryServer {
+    /// A server on an open engine; `env` gives the clock and the default agent.
+    pub fn new(engine: Engine, env: Env) -> MemoryServer {
+        MemoryServer {
+            shared: Arc::new(Shared {
+                engine: Mutex::new(engine),
+                env,
+            }),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Runs one call on a blocking thread: catch up with the files, then `f`. Its
+    /// errors become tool errors.
+    async fn run<F>(&self, f: F) -> std::result::Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&mut Engine, &Env) -> Result<String> + Send + 'static,
+    {
+        let shared = self.shared.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            let mut engine = shared.engine();
+            engine.catch_up()?;
+            f(&mut engine, &shared.env)
+        })
+        .await;
+        Ok(match done {
+            Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Ok(Err(e)) => tool_error(&e),
+            Err(join) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "error: mem7 failed inside this call ({join}); the server is still running"
+            ))]),
+        })
+    }
+
+    /// Keeps the index current in the background: catches up when files change and
+    /// every [`RECONCILE_EVERY`] anyway. Runs until the process ends.
+    pub fn spawn_watcher(&self) -> Result<()> {
+        let memory = self
+            .shared
+            .engine()
+            .workspace()
+            .root()
+            .join(crate::store::MEMORY_DIR);
+        std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
+        let watcher = crate::watch::Watcher::new(&memory, Duration::from_millis(200))?;
+        let shared = self.shared.clone();
+        std::thread::Builder::new()
+            .name("mem7-watch".into())
+            .spawn(move || {
+                while watcher.next(RECONCILE_EVERY) != crate::watch::Wake::Closed {
+                    if let Err(e) = shared.engine().catch_up() {
+                        eprintln!("mem7 mcp: catching up with the files failed: {e}");
+                    }
+                }
+            })
+            .map_err(|e| Error::io("<thread>", e))?;
+        Ok(())
+    }
+}
+
+fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone())
+}
+
+/// The agent a write is recorded under: the argument, else `MEM7_AGENT`, else the
+/// client's name (made safe), else `mcp`.
+fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -> String {
+    if let Some(name) = given {
+        return name.to_string();
+    }
+    if env.agent.is_some() {
+        return env.agent(None);
+    }
+    let from_client = client.map(|c| {
+        Env {
+            agent: Some(c.to_string()),
+            ..Env::default()
+        }
+        .agent(None)
+    });
+    from_client
+        .filter(|s| s != "cli")
+        .unwrap_or_else(|| "mcp".to_string())
+}
+
+fn times(
+    env: &Env,
+    valid_at: Option<&str>,
+    as_of: Option<&str>,
+) -> Result<(crate::core::time::ValidTime, TxTime)> {
+    request::read_times(("valid_at", valid_at), ("as_of", as_of), env.now()?)
+}
+
+/// `memory_get`: lines of a file inside `root`, after a header naming the range. Hidden
+/// paths (`.git/`, `.mem7/`, dotfiles) are refused: git's config can hold credentials.
+fn read_workspace_file(root: &Path, p: &GetParams) -> Result<String> {
+    let refuse = |why: &str| {
+        Error::input(
+            format!("path {:?} is refused: {why}", p.path),
+            "give a path relative to the workspace, like memory/2026-04-05.md (a version's `file`)",
+        )
+    };
+    let rel = Path::new(&p.path);
+    if p.path.is_empty() {
+        return Err(refuse("it is empty"));
+    }
+    if rel.is_absolute()
+        || rel
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(refuse("it leaves the workspace"));
+    }
+    if rel.components().any(|c| match c {
+        Component::Normal(name) => name.to_string_lossy().starts_with('.'),
+        _ => false,
+    }) {
+        return Err(refuse(
+            "hidden files (.git, .mem7, dotfiles) are not memory",
+        ));
+    }
+    let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+    let full: PathBuf = root.join(rel);
+    let real = full.canonicalize().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::input(
+            format!("no file {} in the workspace", p.path),
+            "memory files are memory/YYYY-MM-DD.md; memory_history gives each version's file",
+        ),
+        _ => Error::io(&full, e),
+    })?;
+    // A symlink inside the workspace must not lead out of it either.
+    if !real.starts_with(&root) {
+        return Err(refuse("it leads outside the workspace"));
+    }
+    if real.is_dir() {
+        return Err(refuse("it is a directory"));
+    }
+    let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| refuse("it is not a text file"))?;
+    let from = p.from_line.unwrap_or(1).max(1);
+    let to = p
+        .to_line
+        .unwrap_or(from + MAX_GET_LINES - 1)
+        .min(from + MAX_GET_LINES - 1);
+    if to < from {
+        return Err(Error::input(
+            format!("to_line ({to}) is before from_line ({from})"),
+            "give to_line ≥ from_line, or leave it out",
+        ));
+    }
+    let mut out = String::new();
+    let mut last = 0;
+    for (i, line) in text.lines().enumerate().skip(from - 1).take(to - from + 1) {
+        out.push_str(line);
+        out.push('\n');
+        last = i + 1;
+    }
+    let total = text.lines().count();
+    if last == 0 {
+        return Err(Error::input(
+            format!(
+                "{} has {total} lines; from_line {from} is past the end",
+                p.path
+            ),
+            "give a from_line within the file",
+        ));
+    }
+    Ok(format!("{} lines {from}-{last} of {total}:\n{out}", p.path))
+}

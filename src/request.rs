@@ -1,0 +1,78 @@
+//! Requests as the front ends receive them (CLI flags, MCP tool arguments): text that
+//! still has to become times and checked requests. Both front ends call these, so a
+//! value means the same and fails with the same message wherever it comes from; only
+//! the name of the field (`--valid-at` or `valid_at`) differs.
+
+use crate::core::ValidEnd;
+use crate::core::time::{TxTime, ValidTime};
+use crate::engine::StoreRequest;
+use crate::error::{Error, Result};
+
+/// Parses a valid-time instant given as `field`.
+pub fn valid_time(field: &str, text: &str) -> Result<ValidTime> {
+    ValidTime::parse(text).map_err(|e| {
+        Error::input(
+            format!("{field}: {e}"),
+            "for example 2026-04-05 or 2026-04-05T09:30:00Z",
+        )
+    })
+}
+
+/// Parses a transaction-time instant given as `field`.
+pub fn tx_time(field: &str, text: &str) -> Result<TxTime> {
+    TxTime::parse(text).map_err(|e| {
+        Error::input(
+            format!("{field}: {e}"),
+            "for example 2026-04-11 or 2026-04-11T18:00:00Z",
+        )
+    })
+}
+
+/// Parses the end of a validity: an instant, or `infinity` (`∞`) to override every
+/// later version.
+pub fn valid_end(field: &str, text: &str) -> Result<ValidEnd> {
+    if text.eq_ignore_ascii_case("infinity") || text == "∞" {
+        Ok(ValidEnd::Infinity)
+    } else {
+        Ok(ValidEnd::At(valid_time(field, text)?))
+    }
+}
+
+/// The two read clocks: `valid_at` and `as_of` as given (by these field names), each
+/// defaulting to `now`.
+pub fn read_times(
+    (valid_field, valid_at): (&str, Option<&str>),
+    (as_of_field, as_of): (&str, Option<&str>),
+    now: TxTime,
+) -> Result<(ValidTime, TxTime)> {
+    let valid_at = match valid_at {
+        Some(t) => valid_time(valid_field, t)?,
+        None => now.as_valid(),
+    };
+    let as_of = match as_of {
+        Some(t) => tx_time(as_of_field, t)?,
+        None => now,
+    };
+    Ok((valid_at, as_of))
+}
+
+/// Checks a store request against the workspace's settings and the clock, before
+/// anything (even the index) is opened: bad input never changes anything on disk.
+pub fn check_store(
+    req: &StoreRequest,
+    config: &crate::config::Config,
+    now: TxTime,
+    hint_fields: (&str, &str),
+) -> Result<()> {
+    crate::engine::validate_store(req, config)?;
+    if let (None, Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
+        && to <= now.as_valid()
+    {
+        let (from_field, to_field) = hint_fields;
+        return Err(Error::input(
+            format!("valid_to ({to}) must be after valid_from (now, {now})"),
+            format!("give {from_field} too, or a {to_field} in the future, or `infinity`"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,667 @@
+//! The MCP server, driven by rmcp's real client: over stdio (a spawned `mem7 mcp`) and
+//! over streamable HTTP (a spawned `mem7 serve` on a loopback port).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::Sandbox;
+use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+async fn connect(sb: &Sandbox) -> Client {
+    let cmd = tokio::process::Command::from(sb.command(&["mcp"], None));
+    let transport = TokioChildProcess::new(cmd).expect("spawn mem7 mcp");
+    ClientConfig::default()
+        .serve(transport)
+        .await
+        .expect("initialize")
+}
+
+/// Calls a tool; returns whether it was an error and its text.
+async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
+    let args = args.as_object().cloned().unwrap_or_default();
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("");
+    (result.is_error == Some(true), text)
+}
+
+/// Calls a tool that must succeed and answer JSON.
+async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
+    let (is_error, text) = call(client, tool, args.clone()).await;
+    assert!(!is_error, "{tool} {args} failed: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{tool}: not JSON ({e}): {text}"))
+}
+
+fn values(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| x["value"].as_str().unwrap_or_default())
+        .collect()
+}
+
+/// The tool list as the snapshot holds it.
+fn tools_snapshot(tools: &[rmcp::model::Tool]) -> String {
+    let mut items: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "description": t.description,
+                "inputSchema": t.input_schema.as_ref(),
+                "annotations": t.annotations,
+            })
+        })
+        .collect();
+    items.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    let mut s = serde_json::to_string_pretty(&items).unwrap();
+    s.push('\n');
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_list_matches_the_snapshot() {
+    let sb = Sandbox::new();
+    let client = connect(&sb).await;
+    let info = client.peer_info().expect("server info");
+    assert_eq!(info.server_info.as_ref().unwrap().name, "mem7");
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "memory_context",
+            "memory_forget",
+            "memory_get",
+            "memory_history",
+            "memory_list",
+            "memory_recall",
+            "memory_search",
+            "memory_store"
+        ]
+    );
+    let actual = tools_snapshot(&tools);
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/mcp_tools.json");
+    if std::env::var_os("MEM7_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == actual,
+        "the tool list changed; if that is deliberate, run `MEM7_UPDATE_SNAPSHOTS=1 cargo test --test mcp` and commit tests/snapshots/mcp_tools.json\n{actual}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_store_recall_search_history_forget_and_get() {
+    let sb = Sandbox::new();
+    let client = connect(&sb).await;
+    let key = "project:deploy_target";
+
+    let first = call_json(
+        &client,
+        "memory_store",
+        json!({"key": key, "value": "Railway", "valid_from": "2026-04-01", "tags": ["infra"]}),
+    )
+    .await;
+    assert_eq!(first["status"], "stored");
+    assert_eq!(first["version"]["valid_from"], "2026-04-01T00:00:00Z");
+    assert_eq!(first["version"]["valid_to"], Value::Null);
+    assert_eq!(first["version"]["agent"], "tester");
+    let believed_railway = first["version"]["tx_from"].as_str().unwrap().to_string();
+    let second = call_json(
+        &client,
+        "memory_store",
+        json!({"key": key, "value": "Cloudflare Workers", "valid_from": "2026-04-05"}),
+    )
+    .await;
+    assert_eq!(second["status"], "stored");
+    assert_eq!(second["closed"], 1);
+
+    // valid_at: what held in the world then, as known now.
+    let then = call_json(
+        &client,
+        "memory_recall",
+        json!({"key": key, "valid_at": "2026-04-03"}),
+    )
+    .await;
+    assert_eq!(values(&then), ["Railway"]);
+    assert_eq!(then[0]["valid_to"], "2026-04-05T00:00:00Z");
+    let now = call_json(&client, "memory_recall", json!({"key": key})).await;
+    assert_eq!(values(&now), ["Cloudflare Workers"]);
+    // as_of: what mem7 believed before the second store.
+    let before = call_json(
+        &client,
+        "memory_recall",
+        json!({"key": key, "valid_at": "2026-04-10", "as_of": believed_railway}),
+    )
+    .await;
+    assert_eq!(values(&before), ["Railway"]);
+    let tagged = call_json(
+        &client,
+        "memory_recall",
+        json!({"tags": ["infra"], "valid_at": "2026-04-02"}),
+    )
+    .await;
+    assert_eq!(values(&tagged), ["Railway"]);
+
+    // Search honours the time filters.
+    let hits = call_json(&client, "memory_search", json!({"query": "cloudflare"})).await;
+    assert_eq!(values(&hits), ["Cloudflare Workers"]);
+    assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
+    let early = call_json(
+        &client,
+        "memory_search",
+        json!({"query": "cloudflare", "valid_at": "2026-04-02"}),
+    )
+    .await;
+    assert_eq!(values(&early), Vec::<&str>::new());
+    let punctuation = call_json(
+        &client,
+        "memory_search",
+        json!({"query": "\"deploy_target\" -:*"}),
+    )
+    .await;
+    assert!(!values(&punctuation).is_empty());
+
+    let list = call_json(&client, "memory_list", json!({"prefix": "project:"})).await;
+    assert_eq!(values(&list), ["Cloudflare Workers"]);
+
+    // History: every version with its four clocks and source.
+    let history = call_json(&client, "memory_history", json!({"key": key})).await;
+    let history = history.as_array().unwrap();
+    assert_eq!(history.len(), 3, "{history:?}");
+    assert!(
+        history
+            .iter()
+            .any(|v| v["value"] == "Railway" && v["tx_to"].is_string())
+    );
+    let file = history[0]["file"].as_str().unwrap().to_string();
+    let line = history[0]["line"].as_u64().unwrap();
+
+    // memory_get reads the entry behind a version; paths outside are refused.
+    let (is_error, text) = call(
+        &client,
+        "memory_get",
+        json!({"path": file, "from_line": line, "to_line": line}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert!(text.ends_with(&format!("## {key}\n")), "{text}");
+    for bad in ["../outside.md", "/etc/passwd", "memory/../../x", ""] {
+        let (is_error, text) = call(&client, "memory_get", json!({ "path": bad })).await;
+        assert!(is_error, "{bad}: {text}");
+        assert!(text.contains("refused"), "{bad}: {text}");
+    }
+    std::os::unix::fs::symlink("/etc", sb.ws.join("escape")).unwrap();
+    let (is_error, text) = call(&client, "memory_get", json!({"path": "escape/hostname"})).await;
+    assert!(is_error && text.contains("outside"), "{text}");
+    std::fs::remove_file(sb.ws.join("escape")).unwrap();
+    for hidden in [".git/config", "memory/.hidden", ".mem7/CURRENT"] {
+        let (is_error, text) = call(&client, "memory_get", json!({ "path": hidden })).await;
+        assert!(is_error && text.contains("hidden"), "{hidden}: {text}");
+    }
+
+    // Bad arguments are tool errors naming the field, and change nothing.
+    let files = sb.snapshot();
+    for (args, needle) in [
+        (
+            json!({"key": key, "value": "x", "valid_from": "yesterday"}),
+            "valid_from",
+        ),
+        (json!({"key": "two words", "value": "x"}), "whitespace"),
+        (
+            json!({"key": key, "value": "x", "valid_from": "2026-05-01", "valid_to": "2026-04-01"}),
+            "valid_to",
+        ),
+        (
+            json!({"key": "api", "value": "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"}),
+            "credential",
+        ),
+        (json!({"key": key}), "value"),
+    ] {
+        let (is_error, text) = call(&client, "memory_store", args.clone()).await;
+        assert!(is_error, "{args}: {text}");
+        assert!(text.contains(needle), "{args}: {text}");
+    }
+    let (is_error, text) = call(
+        &client,
+        "memory_recall",
+        json!({"key": key, "as_of": "soon"}),
+    )
+    .await;
+    assert!(is_error && text.contains("as_of"), "{text}");
+    assert_eq!(sb.snapshot(), files, "a refused call changed files");
+
+    // Forget: gone now, still there as of before.
+    let forgot = call_json(&client, "memory_forget", json!({"key": key})).await;
+    assert_eq!(forgot["status"], "forgotten");
+    let after = call_json(&client, "memory_recall", json!({"key": key})).await;
+    assert_eq!(values(&after), Vec::<&str>::new());
+    let as_before = call_json(
+        &client,
+        "memory_recall",
+        json!({"key": key, "valid_at": "2026-04-10", "as_of": second["version"]["tx_from"]}),
+    )
+    .await;
+    assert_eq!(values(&as_before), ["Cloudflare Workers"]);
+
+    // The server's writes are ordinary entries: the CLI and verify agree.
+    sb.ok(&["verify"], None);
+    let cli = sb.ok(&["history", key, "--json"], None);
+    assert_eq!(cli.strings("value").len(), 3);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_and_the_cli_see_each_others_writes() {
+    let sb = Sandbox::new();
+    let a = connect(&sb).await;
+    let b = connect(&sb).await;
+    let stored = call_json(
+        &a,
+        "memory_store",
+        json!({"key": "team:lead", "value": "Ada"}),
+    )
+    .await;
+    assert_eq!(stored["status"], "stored");
+    let seen = call_json(&b, "memory_recall", json!({"key": "team:lead"})).await;
+    assert_eq!(values(&seen), ["Ada"]);
+    let found = call_json(&b, "memory_search", json!({"query": "ada"})).await;
+    assert_eq!(values(&found), ["Ada"]);
+
+    sb.ok(&["store", "team:lead", "Grace"], None);
+    let seen = call_json(&a, "memory_recall", json!({"key": "team:lead"})).await;
+    assert_eq!(values(&seen), ["Grace"]);
+    let stored = call_json(
+        &b,
+        "memory_store",
+        json!({"key": "team:size", "value": "4"}),
+    )
+    .await;
+    assert_eq!(stored["status"], "stored");
+    let listed = call_json(&a, "memory_list", json!({"prefix": "team:"})).await;
+    assert_eq!(values(&listed), ["Grace", "4"]);
+    let (is_error, block) = call(&b, "memory_context", json!({"query": "grace"})).await;
+    assert!(!is_error, "{block}");
+    assert!(block.contains("- `team:lead` = Grace"), "{block}");
+    assert!(block.contains("- [history] `team:lead` was Ada"), "{block}");
+    assert!(!block.contains("team:size"), "{block}");
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+    sb.ok(&["verify"], None);
+}
+
+/// A `mem7 serve` child on a free loopback port; killed when dropped.
+struct Served {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(sb: &Sandbox, token: &str) -> Served {
+    let mut child = sb
+        .command(&["serve", "--listen", "127.0.0.1:0"], None)
+        .env("MEM7_TOKEN", token)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = lines.next().expect("serve printed nothing").unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split("/mcp").next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    // Keep draining standard error so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Served {
+        child,
+        base: format!("http://{addr}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_mode_requires_the_bearer_token() {
+    let sb = Sandbox::new();
+    let token = "test-token-0123456789abcdef";
+    let server = serve(&sb, token);
+    let http = reqwest::Client::new();
+
+    let health = http
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    assert_eq!(health.text().await.unwrap().trim(), "ok");
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "curl", "version": "1"}}});
+    for auth in [
+        None,
+        Some("Bearer wrong-token-0123456789abcdef"),
+        Some(token),
+    ] {
+        let mut req = http
+            .post(format!("{}/mcp", server.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init.to_string());
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), 401, "auth {auth:?}");
+        assert!(resp.headers().contains_key("www-authenticate"));
+    }
+
+    // A real client with the token gets the same tools.
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.base))
+            .auth_header(token),
+    );
+    let client = ClientConfig::default().serve(transport).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 8);
+    let stored = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "shared:fact", "value": "over http"}),
+    )
+    .await;
+    assert_eq!(stored["status"], "stored");
+    let recalled = call_json(&client, "memory_recall", json!({"key": "shared:fact"})).await;
+    assert_eq!(values(&recalled), ["over http"]);
+    client.cancel().await.unwrap();
+    // The write is in the workspace, for the CLI too.
+    let cli = sb.ok(&["recall", "shared:fact", "--json"], None);
+    assert_eq!(cli.strings("value"), ["over http"]);
+}
+
+#[test]
+fn serve_refuses_a_short_token_and_a_busy_port() {
+    let sb = Sandbox::new();
+    let r = sb
+        .command(&["serve", "--token", "short"], None)
+        .output()
+        .unwrap();
+    let r = common::finish(r);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("at least 16 characters"), "{}", r.stderr);
+
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let r = sb
+        .command(&["serve", "--listen", &format!("127.0.0.1:{port}")], None)
+        .env("MEM7_TOKEN", "test-token-0123456789abcdef")
+        .output()
+        .unwrap();
+    let r = common::finish(r);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("cannot listen"), "{}", r.stderr);
+}
+
+#[test]
+fn context_block_lists_facts_history_and_rules() {
+    let sb = Sandbox::new();
+    let empty = sb.ok(&["context"], Some("2026-04-12T09:00:00Z"));
+    assert!(empty.stdout.contains("No memories"), "{}", empty.stdout);
+    assert!(empty.stdout.contains("overrides"), "{}", empty.stdout);
+
+    sb.ok(
+        &[
+            "store",
+            "event7:host",
+            "Railway",
+            "--valid-from",
+            "2026-04-01",
+        ],
+        Some("2026-04-01T10:00:00Z"),
+    );
+    sb.ok(&["store", "team:lead", "Ada"], Some("2026-04-01T10:00:00Z"));
+    sb.ok(
+        &[
+            "store",
+            "event7:host",
+            "Cloudflare Workers",
+            "--valid-from",
+            "2026-04-05",
+        ],
+        Some("2026-04-11T18:00:00Z"),
+    );
+    let block = sb.ok(&["context"], Some("2026-04-12T09:00:00Z")).stdout;
+    assert!(
+        block.contains("- `event7:host` = Cloudflare Workers · valid 2026-04-05 → ∞"),
+        "{block}"
+    );
+    assert!(block.contains("- `team:lead` = Ada"), "{block}");
+    assert!(
+        block.contains("- [history] `event7:host` was Railway · held 2026-04-01 → 2026-04-05 · changed 2026-04-11T18:00:00Z"),
+        "{block}"
+    );
+    assert_eq!(
+        block.matches("[history]").count() - 1,
+        1,
+        "one history line (and the rule): {block}"
+    );
+    // Older than 48 hours: no longer listed as a change.
+    let later = sb.ok(&["context"], Some("2026-04-20T09:00:00Z")).stdout;
+    assert!(!later.contains("- [history]"), "{later}");
+
+    // With a query, only what matches.
+    let query = sb
+        .ok(&["context", "cloudflare"], Some("2026-04-12T09:00:00Z"))
+        .stdout;
+    assert!(query.contains("event7:host"), "{query}");
+    assert!(!query.contains("team:lead"), "{query}");
+    let none = sb
+        .ok(&["context", "kubernetes"], Some("2026-04-12T09:00:00Z"))
+        .stdout;
+    assert!(none.contains("No memories match"), "{none}");
+
+    // Claude Code's SessionStart hook shape.
+    let hook = sb
+        .ok(
+            &["context", "--hook", "claude-code"],
+            Some("2026-04-12T09:00:00Z"),
+        )
+        .json();
+    assert_eq!(hook["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let text = hook["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("Cloudflare Workers"), "{text}");
+
+    let r = sb.run(
+        &["context", "--max-chars", "10", "--valid-at", "tomorrow"],
+        None,
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--valid-at"), "{}", r.stderr);
+}
+
+#[test]
+fn setup_merges_into_existing_client_files_and_the_hook_runs() {
+    let sb = Sandbox::new();
+    let project = sb.dir.path();
+    std::fs::write(
+        project.join(".mcp.json"),
+        r#"{"mcpServers": {"other": {"command": "other-server"}}}"#,
+    )
+    .unwrap();
+    let printed = sb.ok(&["setup", "claude-code"], None).stdout;
+    assert!(printed.contains(".mcp.json"), "{printed}");
+    assert!(printed.contains("--write"), "{printed}");
+    // Printing writes nothing.
+    let before = std::fs::read_to_string(project.join(".mcp.json")).unwrap();
+    assert!(!before.contains("mem7"));
+
+    sb.ok(&["setup", "claude-code", "--write"], None);
+    sb.ok(&["setup", "claude-code", "--write"], None);
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(mcp["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(
+        mcp["mcpServers"]["mem7"]["command"],
+        env!("CARGO_BIN_EXE_mem7")
+    );
+    let args: Vec<&str> = mcp["mcpServers"]["mem7"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args, ["--workspace", sb.ws.to_str().unwrap(), "mcp"]);
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let groups = settings["hooks"]["SessionStart"].as_array().unwrap();
+    assert_eq!(
+        groups.len(),
+        1,
+        "running setup twice must not add a second hook"
+    );
+    let command = groups[0]["hooks"][0]["command"].as_str().unwrap();
+
+    // The hook as Claude Code would run it, from anywhere.
+    sb.ok(&["store", "project:lang", "Rust"], None);
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir("/")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hook: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        hook["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("`project:lang` = Rust")
+    );
+
+    // Codex, for the user: TOML table appended, the rest of the file kept.
+    let codex = sb.dir.path().join("home/.codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(codex.join("config.toml"), "model = \"o3\"\n").unwrap();
+    sb.ok(&["setup", "codex", "--scope", "user", "--write"], None);
+    let toml = std::fs::read_to_string(codex.join("config.toml")).unwrap();
+    assert!(
+        toml.starts_with("model = \"o3\"\n\n[mcp_servers.mem7]\ncommand = "),
+        "{toml}"
+    );
+    let hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(codex.join("hooks.json")).unwrap()).unwrap();
+    assert!(
+        hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("context --hook codex")
+    );
+
+    // A file that is not JSON is named, and nothing is written.
+    std::fs::write(project.join(".mcp.json"), "{ not json").unwrap();
+    let settings_before = std::fs::read(project.join(".claude/settings.json")).unwrap();
+    let r = sb.run(&["setup", "claude-code", "--write"], None);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains(".mcp.json") && r.stderr.contains("not valid JSON"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join(".mcp.json")).unwrap(),
+        "{ not json"
+    );
+    assert_eq!(
+        std::fs::read(project.join(".claude/settings.json")).unwrap(),
+        settings_before
+    );
+}
+
+#[test]
+fn the_server_catches_up_in_the_background() {
+    // A hand-written change lands in the index without any tool call: the watcher
+    // thread applies it (observed by a reader that does not catch up itself).
+    let sb = Sandbox::new();
+    sb.ok(&["store", "k:one", "1"], None);
+    let mut child = sb
+        .command(&["mcp"], None)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // A person (or git pull) appends an entry by hand while the server runs; no mem7
+    // process but the server's watcher is there to index it.
+    std::thread::sleep(Duration::from_millis(300));
+    let file = std::fs::read_dir(sb.memory_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "md"))
+        .unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n## k:two\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> 2\n\n---\n");
+    std::fs::write(&file, text).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let current = sb.ws.join(".mem7/CURRENT");
+    let mut seen = false;
+    while std::time::Instant::now() < deadline && !seen {
+        if let Ok(name) = std::fs::read_to_string(&current) {
+            let conn = rusqlite::Connection::open_with_flags(
+                sb.ws.join(".mem7").join(name.trim()),
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap();
+            seen = conn
+                .query_row(
+                    "SELECT count(*) FROM versions WHERE key = 'k:two'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+                .unwrap()
+                == 1;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen);
+}
