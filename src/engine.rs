@@ -382,7 +382,7 @@ impl Engine {
         let _lock = self.ws.lock()?;
         self.refresh()?;
         self.set_aside_torn()?;
-        let report = crate::verify::verify(&self.ws, &self.key, None)?;
+        let report = crate::verify::verify_locked(&self.ws, &self.key, None)?;
         if let Some(f) = report
             .findings
             .iter()

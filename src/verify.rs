@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::integrity::{self, ChainEntry, Kind};
 use crate::error::{Error, Result};
-use crate::format::{self, ParsedEntry, ProblemKind};
+use crate::format::{self, ProblemKind};
 use crate::store::Workspace;
 
 /// One located finding.
@@ -47,6 +47,18 @@ impl Report {
 /// Verifies the workspace. With a keyed chain and no key, says so instead of reporting
 /// every entry as changed.
 pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Result<Report> {
+    // Writers wait while verify reads (they append in a few milliseconds; the one that
+    // truncates a torn tail must not do so under a mapped file).
+    let _shared = ws.lock_shared()?;
+    verify_locked(ws, key, expect_head)
+}
+
+/// [`verify`] for a caller that already holds the writers' lock (`seal`).
+pub(crate) fn verify_locked(
+    ws: &Workspace,
+    key: &ChainKey,
+    expect_head: Option<&str>,
+) -> Result<Report> {
     let files = ws.scan()?;
     let mut report = Report {
         files: files.len(),
@@ -59,8 +71,9 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
         key,
     )?;
 
-    let mut chain: Vec<ChainEntry> = Vec::new();
-    let mut located: Vec<(usize, &ParsedEntry)> = Vec::new();
+    let total: usize = parsed.iter().map(|(_, f)| f.entries.len()).sum();
+    let mut chain: Vec<ChainEntry> = Vec::with_capacity(total);
+    let mut located: Vec<(usize, &format::ChainRecord)> = Vec::with_capacity(total);
     for (fi, (name, file)) in parsed.iter().enumerate() {
         let tail = file.torn_tail.and_then(|_| {
             file.problems
@@ -111,7 +124,7 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
                 claimed: e.claimed,
                 computed: e.computed,
                 legacy: e.legacy,
-                seal: e.fields.op.as_deref() == Some("seal"),
+                seal: e.seal,
             });
             located.push((fi, e));
         }
@@ -134,12 +147,7 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
     let mut accepted: HashSet<ChainHash> = HashSet::new();
     for ((_, e), c) in located.iter().zip(&chain) {
         if c.seal && c.claimed == Some(c.computed) && (!keyed || e.keyed) {
-            accepted.extend(
-                e.fields
-                    .accepts
-                    .iter()
-                    .filter_map(|h| ChainHash::from_hex(h.trim())),
-            );
+            accepted.extend(e.accepts.iter().copied());
         }
     }
 
@@ -212,28 +220,30 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
     Ok(report)
 }
 
-type Parsed = Vec<(String, format::ParsedFile)>;
+type Parsed = Vec<(String, format::ChainFile)>;
 
 fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(8);
-    let chunk = names.len().div_ceil(threads.max(1)).max(1);
-    let results: Vec<Result<Parsed>> = std::thread::scope(|s| {
-        let handles: Vec<_> = names
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    // One buffer per thread: files are read into memory already mapped.
-                    let mut buf = Vec::new();
-                    part.iter()
-                        .map(|name| {
-                            Ok((
-                                name.clone(),
-                                format::parse_chain(ws.read_into(name, &mut buf)?, key),
-                            ))
-                        })
-                        .collect::<Result<Parsed>>()
+        .min(8)
+        .min(names.len().max(1));
+    // Each thread takes the next file when it is done with one, so day files of very
+    // different sizes still keep every core busy to the end.
+    let next = AtomicUsize::new(0);
+    let results: Vec<Result<Vec<(usize, format::ChainFile)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(name) = names.get(i) else {
+                            return Ok(done);
+                        };
+                        let mapped = ws.map(name)?;
+                        done.push((i, format::parse_chain(mapped.text()?, key)));
+                    }
                 })
             })
             .collect();
@@ -249,11 +259,17 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
             })
             .collect()
     });
-    let mut out = Vec::with_capacity(names.len());
+    let mut files: Vec<Option<format::ChainFile>> = names.iter().map(|_| None).collect();
     for r in results {
-        out.extend(r?);
+        for (i, file) in r? {
+            files[i] = Some(file);
+        }
     }
-    Ok(out)
+    Ok(names
+        .iter()
+        .zip(files)
+        .map(|(name, file)| (name.clone(), file.unwrap_or_default()))
+        .collect())
 }
 
 /// The findings `seal` can accept (breaks and merges of entries, not file-level trouble).

@@ -440,3 +440,46 @@ fn a_bracketed_hash_line_is_a_change() {
         assert!(!intact, "undetected:\n{edited}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// `parse_chain` (verify's allocation-free reader) finds the same entries, chain
+    /// fields, hashes and problems as `parse_file`, on intact and damaged files alike.
+    #[test]
+    fn chain_reader_agrees_with_the_full_parser(
+        values in prop::collection::vec(nasty_value(), 1..4),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(
+            b"\n :[]'\"#{-`>abcdefhpr0123456789".to_vec())), 0..3),
+    ) {
+        let mut file = String::new();
+        let mut prev = ChainHash::GENESIS;
+        for (i, v) in values.iter().enumerate() {
+            let (text, hash) = render_entry(&draft("k", v, i as i64), prev, &ChainKey::Plain);
+            file.push_str(&text);
+            file.push('\n');
+            prev = hash;
+        }
+        let mut bytes = file.into_bytes();
+        for (pos, byte) in &edits {
+            let i = pos.index(bytes.len());
+            bytes[i] = *byte;
+        }
+        let file = String::from_utf8_lossy(&bytes).into_owned();
+        let full = parse_file(&file, &ChainKey::Plain);
+        let chain = mem7::format::parse_chain(&file, &ChainKey::Plain);
+        prop_assert_eq!(&chain.problems, &full.problems);
+        prop_assert_eq!(chain.torn_tail, full.torn_tail);
+        prop_assert_eq!(chain.entries.len(), full.entries.len());
+        for (c, f) in chain.entries.iter().zip(&full.entries) {
+            prop_assert_eq!(&c.key, &f.key);
+            prop_assert_eq!(c.line, f.line);
+            prop_assert_eq!(c.prev, f.prev);
+            prop_assert_eq!(c.claimed, f.claimed);
+            prop_assert_eq!(c.computed, f.computed);
+            prop_assert_eq!(c.legacy, f.legacy);
+            prop_assert_eq!(c.keyed, f.keyed);
+            prop_assert_eq!(c.seal, f.fields.op.as_deref() == Some("seal"));
+        }
+    }
+}

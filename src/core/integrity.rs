@@ -112,7 +112,7 @@ pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Findi
     // entry still links to its bytes, and the edit is reported once, as a change.
     let mut previous_computed: Option<ChainHash> = None;
     for (i, e) in entries.iter().enumerate() {
-        let ok = accepted.contains(&e.computed);
+        let ok = !accepted.is_empty() && accepted.contains(&e.computed);
         let mut report = |kind: Kind, detail: String| {
             if !ok || kind == Kind::Legacy {
                 findings.push(Finding {

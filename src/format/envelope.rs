@@ -84,43 +84,6 @@ impl Fields {
         Some(fields)
     }
 
-    /// Only what the chain needs (op, chain, accepts, prev, hash, and the times that
-    /// tell a Go entry from a current one), skipping the other fields' allocations.
-    /// Falls back to the full parse when a line is not plain.
-    pub(crate) fn parse_chain<'a>(
-        lines: impl Iterator<Item = &'a str> + Clone,
-    ) -> Result<Fields, String> {
-        const WANTED: [&str; 9] = [
-            "op", "chain", "accepts", "prev", "hash", "recorded", "updated", "created", "deleted",
-        ];
-        let mut fields = Fields::default();
-        for line in lines.clone() {
-            let Some((name, value)) = line
-                .split_once(':')
-                .and_then(|(n, v)| Some((n, v.strip_prefix(' ')?)))
-            else {
-                if line.trim().is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                return Self::parse(lines);
-            };
-            if !WANTED.contains(&name) {
-                continue;
-            }
-            if value.starts_with(['"', '\'', '{', '|', '>', '&', '*', '!']) {
-                return Self::parse(lines);
-            }
-            let value = match value.strip_prefix('[') {
-                Some(inner) => {
-                    FieldValue::List(split_list(inner.strip_suffix(']').unwrap_or(inner)))
-                }
-                None => FieldValue::Scalar(value.trim().to_string()),
-            };
-            fields.set(name, value);
-        }
-        Ok(fields)
-    }
-
     /// The fast path: `name: plain value` lines only. `None` when a line needs YAML.
     fn parse_plain<'a>(lines: impl Iterator<Item = &'a str>) -> Option<Fields> {
         let mut fields = Fields::default();

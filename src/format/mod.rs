@@ -7,7 +7,9 @@ mod write;
 
 pub(crate) use envelope::FieldValue as FieldValueExport;
 pub use envelope::Fields;
-pub use parse::{ParsedEntry, ParsedFile, Problem, ProblemKind, parse_chain, parse_file};
+pub use parse::{
+    ChainFile, ChainRecord, ParsedEntry, ParsedFile, Problem, ProblemKind, parse_chain, parse_file,
+};
 pub use write::{EntryDraft, render_entry};
 
 use crate::core::time::{TxTime, ValidTime};

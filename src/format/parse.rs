@@ -64,6 +64,32 @@ pub struct ParsedFile {
     pub newlines: usize,
 }
 
+/// What `verify` needs of an entry: its place and its chain, not its envelope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainRecord {
+    /// The heading text.
+    pub key: String,
+    /// 1-based line of the heading.
+    pub line: u32,
+    pub prev: Option<ChainHash>,
+    pub claimed: Option<ChainHash>,
+    pub computed: ChainHash,
+    pub legacy: bool,
+    pub keyed: bool,
+    /// A `seal` entry.
+    pub seal: bool,
+    /// The hashes a seal accepts (empty for other entries).
+    pub accepts: Vec<ChainHash>,
+}
+
+/// One file read for its chain only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChainFile {
+    pub entries: Vec<ChainRecord>,
+    pub problems: Vec<Problem>,
+    pub torn_tail: Option<usize>,
+}
+
 /// Where each line of a file starts, found with a vectorised search for line feeds.
 /// Lines are sliced on demand: a few bytes per line instead of a struct with a slice.
 struct Lines<'a> {
@@ -72,6 +98,9 @@ struct Lines<'a> {
     starts: Vec<usize>,
     /// Line feeds in the file.
     newlines: usize,
+    /// Whether the file holds a carriage return anywhere (most do not, and then no
+    /// line needs one stripped before hashing).
+    has_cr: bool,
 }
 
 impl<'a> Lines<'a> {
@@ -94,6 +123,7 @@ impl<'a> Lines<'a> {
             src,
             starts,
             newlines,
+            has_cr: memchr::memchr(b'\r', src.as_bytes()).is_some(),
         }
     }
 
@@ -179,23 +209,257 @@ fn entry_starts(lines: &Lines<'_>, i: usize) -> Option<usize> {
 
 /// Parses one memory file. `key` selects plain or keyed hashing for `computed`.
 pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
-    parse(text, key, true)
+    parse(text, key)
 }
 
-/// Parses one memory file for its chain only: entries carry their envelope fields and
-/// hashes but no decoded value (`verify` needs nothing more, and values cost most).
-pub fn parse_chain(text: &str, key: &ChainKey) -> ParsedFile {
-    parse(text, key, false)
+/// Reads one memory file for its chain only (what `verify` needs): no values decoded,
+/// no envelope kept, and plain envelopes read without allocating. Finds the same
+/// entries, problems and hashes as [`parse_file`].
+pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
+    let scanned = scan(text, |lines, at, key_text| {
+        let [head, open, close, _] = at;
+        let summary = ChainSummary::read((open + 1..close).map(|k| lines.text(k)))
+            .map_err(|e| format!("entry `{key_text}`: {e}"))?;
+        let keyed = summary.keyed;
+        // A value that cannot be decoded makes the entry unreadable, as for the index.
+        if let Some(encoding) = &summary.check_value {
+            decode_value(&body_lines(lines, close, at[3]), Some(encoding))
+                .map_err(|e| format!("entry `{key_text}`: {e}"))?;
+        }
+        Ok(ChainRecord {
+            computed: entry_hash(text, lines, at, summary.prev, keyed, key),
+            line: (head + 1) as u32,
+            key: key_text,
+            prev: summary.prev,
+            claimed: summary.claimed,
+            legacy: summary.legacy,
+            keyed,
+            seal: summary.seal,
+            accepts: summary.accepts,
+        })
+    });
+    ChainFile {
+        entries: scanned.entries,
+        problems: scanned.problems,
+        torn_tail: scanned.torn_tail,
+    }
 }
 
-fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
+/// The chain fields of an envelope.
+#[derive(Default)]
+struct ChainSummary {
+    prev: Option<ChainHash>,
+    claimed: Option<ChainHash>,
+    keyed: bool,
+    seal: bool,
+    legacy: bool,
+    accepts: Vec<ChainHash>,
+    /// The encoding of a value whose decoding can fail (rare: values with control
+    /// characters), to be checked.
+    check_value: Option<String>,
+}
+
+impl ChainSummary {
+    /// Reads plain `name: value` lines in place; anything else (quotes, flow
+    /// mappings, a line without `: `) goes through the full envelope parser, so both
+    /// paths agree on every input.
+    fn read<'a>(envelope: impl Iterator<Item = &'a str> + Clone) -> Result<ChainSummary, String> {
+        let (mut op, mut chain, mut prev, mut hash, mut accepts) = (None, None, None, None, None);
+        let mut encoding = None;
+        let (mut recorded, mut go_times) = (false, false);
+        for line in envelope.clone() {
+            let split = memchr::memchr(b':', line.as_bytes())
+                .filter(|&c| line.as_bytes().get(c + 1) == Some(&b' '))
+                .map(|c| (&line[..c], &line[c + 2..]));
+            let Some((name, value)) = split else {
+                if is_blank(line) || line.starts_with('#') {
+                    continue;
+                }
+                return Self::from_fields(&Fields::parse(envelope)?);
+            };
+            let plain_name =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+            // What the plain envelope reader leaves to YAML: quoted or flow values, block
+            // scalars, anchors, tags, and a list without its closing bracket.
+            let special = value.starts_with(['"', '\'', '{', '|', '>', '&', '*', '!'])
+                || (value.starts_with('[') && !value.trim_end().ends_with(']'));
+            if !plain_name || special {
+                return Self::from_fields(&Fields::parse(envelope)?);
+            }
+            match name {
+                "op" => op = Some(value.trim()),
+                "chain" => chain = Some(value.trim()),
+                "prev" => prev = Some(value),
+                "hash" => hash = Some(value),
+                "accepts" => accepts = Some(value),
+                "encoding" => encoding = Some(value.trim()),
+                "recorded" => recorded = true,
+                "updated" | "created" | "deleted" => go_times = true,
+                _ => {}
+            }
+        }
+        let accepts = accepts.map_or_else(Vec::new, |a| {
+            let a = a.trim();
+            let list = a
+                .strip_prefix('[')
+                .and_then(|inner| inner.strip_suffix(']'))
+                .unwrap_or(a);
+            hashes(list.split(','))
+        });
+        let flags = [recorded, go_times];
+        Ok(Self::summarise(
+            op, chain, prev, hash, encoding, flags, accepts,
+        ))
+    }
+
+    fn summarise(
+        op: Option<&str>,
+        chain: Option<&str>,
+        prev: Option<&str>,
+        hash: Option<&str>,
+        encoding: Option<&str>,
+        [recorded, go_times]: [bool; 2],
+        accepts: Vec<ChainHash>,
+    ) -> ChainSummary {
+        let seal = op == Some("seal");
+        let legacy = !recorded && (go_times || matches!(op, Some("delete" | "delete_tags")));
+        ChainSummary {
+            prev: prev.and_then(|p| ChainHash::from_hex(p.trim())),
+            claimed: hash.and_then(|h| ChainHash::from_hex(h.trim())),
+            keyed: chain == Some("keyed"),
+            legacy,
+            accepts: if seal { accepts } else { Vec::new() },
+            seal,
+            check_value: (!legacy && has_value(op.unwrap_or("store")) && can_fail(encoding))
+                .then(|| encoding.unwrap_or_default().to_string()),
+        }
+    }
+
+    fn from_fields(fields: &Fields) -> Result<ChainSummary, String> {
+        let op = fields.op.as_deref();
+        Ok(ChainSummary {
+            prev: fields
+                .prev
+                .as_deref()
+                .and_then(|p| ChainHash::from_hex(p.trim())),
+            claimed: fields
+                .hash
+                .as_deref()
+                .and_then(|h| ChainHash::from_hex(h.trim())),
+            keyed: fields.chain.as_deref() == Some("keyed"),
+            legacy: fields.is_legacy(),
+            seal: op == Some("seal"),
+            check_value: (!fields.is_legacy()
+                && has_value(op.unwrap_or("store"))
+                && can_fail(fields.encoding.as_deref()))
+            .then(|| fields.encoding.clone().unwrap_or_default()),
+            accepts: if op == Some("seal") {
+                hashes(fields.accepts.iter().map(String::as_str))
+            } else {
+                Vec::new()
+            },
+        })
+    }
+}
+
+fn hashes<'a>(items: impl Iterator<Item = &'a str>) -> Vec<ChainHash> {
+    items
+        .filter_map(|h| ChainHash::from_hex(h.trim()))
+        .collect()
+}
+
+/// `hash(prev ‖ canonical bytes)`: every line of the entry at `at`, LF-terminated,
+/// without its first `hash:` line.
+fn entry_hash(
+    src: &str,
+    lines: &Lines<'_>,
+    [head, open, close, term]: [usize; 4],
+    prev: Option<ChainHash>,
+    keyed: bool,
+    key: &ChainKey,
+) -> ChainHash {
+    let prev = prev.unwrap_or(ChainHash::GENESIS);
+    let mut hasher = if keyed {
+        key.hasher(prev)
+    } else {
+        ChainKey::Plain.hasher(prev)
+    };
+    let hash_line = (open + 1..close).find(|&k| lines.text(k).starts_with("hash:"));
+    let bytes = &src.as_bytes()[lines.start(head)..lines.end(term)];
+    if !lines.has_cr && bytes.ends_with(b"\n") {
+        // The common case (LF only): hash the entry as two contiguous byte ranges.
+        match hash_line {
+            Some(k) => {
+                hasher.update(&src.as_bytes()[lines.start(head)..lines.start(k)]);
+                hasher.update(&src.as_bytes()[lines.end(k)..lines.end(term)]);
+            }
+            None => {
+                hasher.update(bytes);
+            }
+        }
+    } else {
+        for k in head..=term {
+            if Some(k) == hash_line {
+                continue;
+            }
+            hasher.update(lines.text(k).as_bytes());
+            hasher.update(b"\n");
+        }
+    }
+    ChainHash(*hasher.finalize().as_bytes())
+}
+
+fn parse(text: &str, key: &ChainKey) -> ParsedFile {
+    let scanned = scan(text, |lines, at, key_text| {
+        read_entry(text, lines, at, key_text, key)
+    });
+    ParsedFile {
+        entries: scanned.entries,
+        problems: scanned.problems,
+        clean_tail: scanned.clean_tail,
+        torn_tail: scanned.torn_tail,
+        newlines: scanned.newlines,
+    }
+}
+
+/// A file's structure: what `read` made of each complete entry, and the problems.
+struct Scanned<T> {
+    entries: Vec<T>,
+    problems: Vec<Problem>,
+    clean_tail: bool,
+    torn_tail: Option<usize>,
+    newlines: usize,
+}
+
+/// Whether a line of `text` opens a git conflict region (a vectorised search for
+/// `<<<<<<<`, then a look at the lines it found).
+fn has_conflict(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, b"<<<<<<<").any(|at| {
+        let line_start =
+            at == 0 || bytes[at - 1] == b'\n' || (at == 3 && text.starts_with('\u{feff}'));
+        let line = &text[at..];
+        let line = line.split('\n').next().unwrap_or(line);
+        line_start && is_conflict_open(line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
+/// Finds the entries and problems of a file; `read` turns each complete entry (heading,
+/// fence open, fence close, terminator lines, and its key) into a `T`.
+fn scan<T>(
+    text: &str,
+    mut read: impl FnMut(&Lines<'_>, [usize; 4], String) -> Result<T, String>,
+) -> Scanned<T> {
     let lines = Lines::new(text);
     // Only a file with a `<<<<<<<` line holds a conflict; elsewhere a `=======` line is
     // markdown (a setext heading in a hand-written or Go body).
-    let conflicted = (0..lines.len()).any(|k| is_conflict_open(lines.text(k)));
-    let mut out = ParsedFile {
+    let conflicted = has_conflict(text);
+    let mut out = Scanned {
+        entries: Vec::new(),
+        problems: Vec::new(),
+        clean_tail: false,
+        torn_tail: None,
         newlines: lines.newlines,
-        ..ParsedFile::default()
     };
     let mut last_end_line = 0usize; // index after the last complete entry
     let mut last_torn: Option<usize> = None; // byte offset of the last torn entry
@@ -263,7 +527,7 @@ fn parse(text: &str, key: &ChainKey, decode: bool) -> ParsedFile {
             i = term;
             continue;
         }
-        match read_entry(text, &lines, [i, open, close, term], key_text, key, decode) {
+        match read(&lines, [i, open, close, term], key_text) {
             Ok(entry) => out.entries.push(entry),
             Err(message) => out.problems.push(Problem {
                 line: line_no,
@@ -292,20 +556,13 @@ fn read_entry(
     at: [usize; 4],
     key_text: String,
     key: &ChainKey,
-    decode: bool,
 ) -> Result<ParsedEntry, String> {
     let [head, open, close, term] = at;
     let envelope = (open + 1..close).map(|k| lines.text(k));
-    let fields = if decode {
-        Fields::parse(envelope)
-    } else {
-        Fields::parse_chain(envelope)
-    }
-    .map_err(|e| format!("entry `{key_text}`: {e}"))?;
+    let fields = Fields::parse(envelope).map_err(|e| format!("entry `{key_text}`: {e}"))?;
     let legacy = fields.is_legacy();
 
-    // Canonical bytes: every line of the entry, LF-terminated, without the hash line.
-    let prev_field = fields
+    let prev = fields
         .prev
         .as_deref()
         .and_then(|p| ChainHash::from_hex(p.trim()));
@@ -313,46 +570,12 @@ fn read_entry(
         .hash
         .as_deref()
         .and_then(|h| ChainHash::from_hex(h.trim()));
-    let prev = prev_field.unwrap_or(ChainHash::GENESIS);
     let keyed = fields.chain.as_deref() == Some("keyed");
-    let mut hasher = if keyed {
-        key.hasher(prev)
-    } else {
-        ChainKey::Plain.hasher(prev)
-    };
-    let hash_line = (open + 1..close).find(|&k| lines.text(k).starts_with("hash:"));
-    let bytes = &src.as_bytes()[lines.start(head)..lines.end(term)];
-    if !bytes.contains(&b'\r') && bytes.ends_with(b"\n") {
-        // The common case (LF only): hash the entry as two contiguous byte ranges.
-        match hash_line {
-            Some(k) => {
-                hasher.update(&src.as_bytes()[lines.start(head)..lines.start(k)]);
-                hasher.update(&src.as_bytes()[lines.end(k)..lines.end(term)]);
-            }
-            None => {
-                hasher.update(bytes);
-            }
-        }
-    } else {
-        for k in head..=term {
-            if Some(k) == hash_line {
-                continue;
-            }
-            hasher.update(lines.text(k).as_bytes());
-            hasher.update(b"\n");
-        }
-    }
-    let computed = ChainHash(*hasher.finalize().as_bytes());
+    let computed = entry_hash(src, lines, at, prev, keyed, key);
 
-    let body = if decode { close + 1..term } else { 0..0 };
-    let first = body.clone().find(|&k| !is_blank(lines.text(k)));
-    let last = body.clone().rev().find(|&k| !is_blank(lines.text(k)));
-    let body: Vec<&str> = match (first, last) {
-        (Some(a), Some(b)) => (a..=b).map(|k| lines.text(k)).collect(),
-        _ => Vec::new(),
-    };
+    let body = body_lines(lines, close, term);
     let op = fields.op.as_deref().unwrap_or("store");
-    let value = if !decode || matches!(op, "forget" | "delete" | "delete_tags" | "seal") {
+    let value = if !has_value(op) {
         None
     } else if legacy {
         Some(body.join("\n"))
@@ -371,7 +594,7 @@ fn read_entry(
         value,
         legacy,
         keyed,
-        prev: prev_field,
+        prev,
         claimed,
         computed,
     })
@@ -380,6 +603,29 @@ fn read_entry(
 fn unquote(line: &str) -> Option<&str> {
     let rest = line.strip_prefix('>')?;
     Some(rest.strip_prefix(' ').unwrap_or(rest))
+}
+
+/// The body lines between the envelope's closing fence and the terminator, without
+/// blank lines around them.
+fn body_lines<'a>(lines: &Lines<'a>, close: usize, term: usize) -> Vec<&'a str> {
+    let body = close + 1..term;
+    let first = body.clone().find(|&k| !is_blank(lines.text(k)));
+    let last = body.clone().rev().find(|&k| !is_blank(lines.text(k)));
+    match (first, last) {
+        (Some(a), Some(b)) => (a..=b).map(|k| lines.text(k)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether entries of this op carry a value.
+fn has_value(op: &str) -> bool {
+    !matches!(op, "forget" | "delete" | "delete_tags" | "seal")
+}
+
+/// Whether decoding a value with this encoding can fail (only `json` and unknown
+/// encodings can: quoted and hand-written values are taken as they stand).
+fn can_fail(encoding: Option<&str>) -> bool {
+    !matches!(encoding, None | Some("") | Some("quote"))
 }
 
 fn decode_value(body: &[&str], encoding: Option<&str>) -> Result<String, String> {

@@ -25,4 +25,16 @@ impl WorkspaceLock {
         file.lock().map_err(|e| Error::io(path, e))?;
         Ok(WorkspaceLock { _file: file })
     }
+
+    /// Blocks until no writer holds the lock, then keeps writers out (readers may share
+    /// it). `None` when there is no lock file: no mem7 writer has run here.
+    pub fn acquire_shared(path: &Path) -> Result<Option<WorkspaceLock>> {
+        let file = match OpenOptions::new().read(true).open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        file.lock_shared().map_err(|e| Error::io(path, e))?;
+        Ok(Some(WorkspaceLock { _file: file }))
+    }
 }

@@ -167,6 +167,12 @@ impl Workspace {
         WorkspaceLock::acquire(&self.index_dir()?.join("lock"))
     }
 
+    /// Keeps writers out while reading (shared with other readers); `None` when no mem7
+    /// writer ever ran here. Nothing is created.
+    pub fn lock_shared(&self) -> Result<Option<WorkspaceLock>> {
+        WorkspaceLock::acquire_shared(&self.root.join(INDEX_DIR).join("lock"))
+    }
+
     /// Absolute path of a workspace-relative name.
     pub fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
@@ -228,6 +234,28 @@ impl Workspace {
                 ),
                 "memory files are UTF-8 markdown; restore the file from git",
             )
+        })
+    }
+
+    /// Maps a memory file into memory (no copy).
+    ///
+    /// A mapped file must not shrink while it is read: mem7's own writers only append,
+    /// and the one that truncates (setting a torn tail aside) holds the writers' lock,
+    /// so callers hold [`Workspace::lock_shared`].
+    pub fn map(&self, name: &str) -> Result<MappedText> {
+        let path = self.path(name);
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len == 0 {
+            return Ok(MappedText { path, map: None });
+        }
+        // SAFETY: the file is only read through the map, and it does not shrink while
+        // mapped: the caller holds the shared lock that mem7's truncating writer needs
+        // exclusively (see above).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
+        Ok(MappedText {
+            path,
+            map: Some(map),
         })
     }
 
@@ -363,6 +391,31 @@ fn separator(file: &mut File) -> std::io::Result<(u64, &'static str)> {
         "\n\n"
     };
     Ok((len, sep))
+}
+
+/// A memory file mapped into memory.
+pub struct MappedText {
+    path: PathBuf,
+    map: Option<memmap2::Mmap>,
+}
+
+impl MappedText {
+    /// The file's text; an error when it is not UTF-8.
+    pub fn text(&self) -> Result<&str> {
+        let Some(map) = &self.map else {
+            return Ok("");
+        };
+        std::str::from_utf8(map).map_err(|e| {
+            Error::input(
+                format!(
+                    "{}: not valid UTF-8 (byte {})",
+                    self.path.display(),
+                    e.valid_up_to()
+                ),
+                "memory files are UTF-8 markdown; restore the file from git",
+            )
+        })
+    }
 }
 
 /// Whether `name` is a memory file name: `YYYY-MM-DD.md`. Other files in `memory/`
