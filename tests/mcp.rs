@@ -631,15 +631,7 @@ fn the_server_catches_up_in_the_background() {
     // A person (or git pull) appends an entry by hand while the server runs; no mem7
     // process but the server's watcher is there to index it.
     std::thread::sleep(Duration::from_millis(300));
-    let file = std::fs::read_dir(sb.memory_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "md"))
-        .unwrap();
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str("\n## k:two\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> 2\n\n---\n");
-    std::fs::write(&file, text).unwrap();
+    sb.append_by_hand("k:two", "2");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let current = sb.ws.join(".mem7/CURRENT");
     let mut seen = false;

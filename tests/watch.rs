@@ -93,15 +93,7 @@ fn watch_follows_other_writers_and_hand_edits() {
     );
 
     // A person (or git pull) appends an entry by hand: watch applies it.
-    let file = std::fs::read_dir(s.memory_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "md"))
-        .unwrap();
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str("\n## by:hand\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> written in an editor\n\n---\n");
-    std::fs::write(&file, text).unwrap();
+    s.append_by_hand("by:hand", "written in an editor");
     wait_for("the hand-written entry to be indexed", || {
         index_state(&s.ws, "by:hand").is_some_and(|(n, ft)| n == 1 && ft)
     });

@@ -114,6 +114,22 @@ impl Sandbox {
         self.ws.join("memory")
     }
 
+    /// Appends an entry the way a person (or `git pull`) would: written into a memory
+    /// file directly, without a hash, recorded far in the future so it sorts last.
+    pub fn append_by_hand(&self, key: &str, value: &str) {
+        let file = std::fs::read_dir(self.memory_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "md"))
+            .expect("a memory file to append to");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str(&format!(
+            "\n## {key}\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> {value}\n\n---\n"
+        ));
+        std::fs::write(&file, text).unwrap();
+    }
+
     /// Every memory file's name and content, for "nothing changed on disk" checks.
     pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
         snapshot(&self.ws)
