@@ -216,6 +216,9 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
 /// no envelope kept, and plain envelopes read without allocating. Finds the same
 /// entries, problems and hashes as [`parse_file`].
 pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
+    if let Some(file) = canonical_chain(text, key) {
+        return file;
+    }
     let scanned = scan(text, |lines, at, key_text| {
         let [head, open, close, _] = at;
         let summary = ChainSummary::read((open + 1..close).map(|k| lines.text(k)))
@@ -243,6 +246,124 @@ pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
         problems: scanned.problems,
         torn_tail: scanned.torn_tail,
     }
+}
+
+/// The fast path of [`parse_chain`], for a file exactly as mem7 writes it: LF line
+/// ends, entries separated by empty lines, each a `## key` line, an empty line, a
+/// ```` ```mem7 ```` envelope of plain lines, and a body closed by `---`. One pass over
+/// the bytes, no line table. `None` at the first thing it does not expect (a conflict,
+/// a carriage return, a torn tail, a hand-made heading, an unusual line): the general
+/// scanner then reads the whole file, so both give the same answer.
+fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
+    let bytes = text.as_bytes();
+    if bytes.is_empty()
+        || !bytes.ends_with(b"\n")
+        || text.starts_with('\u{feff}')
+        || memchr::memchr(b'\r', bytes).is_some()
+        || has_conflict(text)
+    {
+        return None;
+    }
+    // The line starting at `at`: its text and where the next line starts.
+    let line_at = |at: usize| -> (&str, usize) {
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+        (&text[at..end], (end + 1).min(bytes.len()))
+    };
+    let mut entries = Vec::with_capacity(bytes.len() / 400);
+    let mut envelope: Vec<&str> = Vec::with_capacity(16);
+    let (mut pos, mut line_no) = (0usize, 0u32);
+    while pos < bytes.len() {
+        let head_start = pos;
+        let (head, next) = line_at(pos);
+        line_no += 1;
+        pos = next;
+        if head.is_empty() {
+            continue;
+        }
+        let key_text = head.strip_prefix("## ")?;
+        let head_line = line_no;
+        let (blank, next) = line_at(pos);
+        let (fence, next) = line_at(next);
+        if !blank.is_empty() || fence != concat!("```", "mem7") {
+            return None;
+        }
+        pos = next;
+        line_no += 2;
+        // The envelope, to its closing fence.
+        envelope.clear();
+        let mut hash_line: Option<(usize, usize)> = None;
+        loop {
+            if pos >= bytes.len() {
+                return None;
+            }
+            let (line, next) = line_at(pos);
+            line_no += 1;
+            if line == "```" {
+                pos = next;
+                break;
+            }
+            if line.starts_with('`') || line.starts_with("## ") {
+                return None;
+            }
+            if hash_line.is_none() && line.starts_with("hash:") {
+                hash_line = Some((pos, next));
+            }
+            envelope.push(line);
+            pos = next;
+        }
+        // The body, to its `---`.
+        loop {
+            if pos >= bytes.len() {
+                return None;
+            }
+            let (line, next) = line_at(pos);
+            line_no += 1;
+            pos = next;
+            if line.starts_with("---") {
+                if line == "---" {
+                    break;
+                }
+                return None;
+            }
+            if line.starts_with("## ") || line.starts_with("```") {
+                return None;
+            }
+        }
+        let summary = ChainSummary::read(envelope.iter().copied()).ok()?;
+        if summary.check_value.is_some() {
+            return None;
+        }
+        let mut hasher = if summary.keyed {
+            key.hasher(summary.prev.unwrap_or(ChainHash::GENESIS))
+        } else {
+            ChainKey::Plain.hasher(summary.prev.unwrap_or(ChainHash::GENESIS))
+        };
+        match hash_line {
+            Some((start, next)) => {
+                hasher.update(&bytes[head_start..start]);
+                hasher.update(&bytes[next..pos]);
+            }
+            None => {
+                hasher.update(&bytes[head_start..pos]);
+            }
+        }
+        entries.push(ChainRecord {
+            key: key_text.trim().to_string(),
+            line: head_line,
+            prev: summary.prev,
+            claimed: summary.claimed,
+            computed: ChainHash(*hasher.finalize().as_bytes()),
+            legacy: summary.legacy,
+            keyed: summary.keyed,
+            seal: summary.seal,
+            accepts: summary.accepts,
+        });
+    }
+    Some(ChainFile {
+        entries,
+        problems: Vec::new(),
+        torn_tail: None,
+    })
 }
 
 /// The chain fields of an envelope.
