@@ -13,6 +13,26 @@ use std::collections::{HashMap, HashSet};
 
 use super::chain::{ChainHash, ChainHashState};
 
+/// The first index of each effective hash.
+fn positions(entries: &[ChainEntry]) -> HashMap<ChainHash, usize, ChainHashState> {
+    let mut position = HashMap::with_capacity_and_hasher(entries.len(), ChainHashState::default());
+    for (i, e) in entries.iter().enumerate() {
+        position.entry(e.effective()).or_insert(i);
+    }
+    position
+}
+
+/// The links the checked (sealed, non-legacy) entries before `end` continue from.
+fn continued_before(entries: &[ChainEntry], end: usize) -> HashSet<ChainHash, ChainHashState> {
+    let mut continued = HashSet::with_capacity_and_hasher(entries.len(), ChainHashState::default());
+    for e in &entries[..end] {
+        if !e.legacy && e.claimed.is_some() {
+            continued.insert(e.prev.unwrap_or(ChainHash::GENESIS));
+        }
+    }
+    continued
+}
+
 /// One entry as the checker sees it.
 #[derive(Clone, Debug)]
 pub struct ChainEntry {
@@ -97,13 +117,11 @@ fn short(h: ChainHash) -> String {
 /// accepted as they are: findings about those entries (other than being legacy) are not
 /// reported.
 pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Finding> {
-    let mut position: HashMap<ChainHash, usize, ChainHashState> =
-        HashMap::with_capacity_and_hasher(entries.len(), ChainHashState::default());
-    for (i, e) in entries.iter().enumerate() {
-        position.entry(e.effective()).or_insert(i);
-    }
-    let mut continued: HashSet<ChainHash, ChainHashState> =
-        HashSet::with_capacity_and_hasher(entries.len(), ChainHashState::default());
+    // Where each effective hash first appears, and which links earlier entries already
+    // continued: only an unusual link asks, so both are built when one first does (a
+    // clean chain is checked with comparisons alone).
+    let mut position: Option<HashMap<ChainHash, usize, ChainHashState>> = None;
+    let mut continued: Option<HashSet<ChainHash, ChainHashState>> = None;
     let mut findings = Vec::new();
     // The effective hash of the last sealed entry, and of the entry just before.
     let mut last_sealed: Option<ChainHash> = None;
@@ -151,51 +169,61 @@ pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Findi
             // entries) is the normal case; linking back to an earlier entry that nobody
             // continued yet is what the rest of a reordering looks like, and is reported
             // once, at the entry that moved ahead of its predecessor.
-            let links_back = Some(prev) == previous
+            let usual = Some(prev) == previous
                 || Some(prev) == previous_computed
                 || Some(prev) == last_sealed
-                || (previous.is_none() && prev == ChainHash::GENESIS)
-                || position.get(&prev).is_some_and(|&j| j < i) && !continued.contains(&prev);
-            if !links_back {
-                match position.get(&prev) {
-                    _ if prev == ChainHash::GENESIS => report(
-                        Kind::Merge,
-                        "starts a chain of its own (a workspace merged with another one)".into(),
-                    ),
-                    Some(&j) if j > i => report(
-                        Kind::Reordered,
-                        format!(
-                            "links to an entry that comes after it (line {} of file #{})",
-                            entries[j].line,
-                            entries[j].file + 1
+                || (previous.is_none() && prev == ChainHash::GENESIS);
+            if !usual {
+                let position = position.get_or_insert_with(|| positions(entries));
+                let continued = continued.get_or_insert_with(|| continued_before(entries, i));
+                let links_back =
+                    position.get(&prev).is_some_and(|&j| j < i) && !continued.contains(&prev);
+                // Linking back to an earlier entry nobody continued yet is the rest of a
+                // reordering (reported where it began).
+                if !links_back {
+                    match position.get(&prev) {
+                        _ if prev == ChainHash::GENESIS => report(
+                            Kind::Merge,
+                            "starts a chain of its own (a workspace merged with another one)"
+                                .into(),
                         ),
-                    ),
-                    Some(&j) if continued.contains(&prev) => report(
-                        Kind::Merge,
-                        format!(
-                            "continues from line {} of file #{}, like another entry before it: two branches appended in parallel and were merged",
-                            entries[j].line,
-                            entries[j].file + 1
+                        Some(&j) if j > i => report(
+                            Kind::Reordered,
+                            format!(
+                                "links to an entry that comes after it (line {} of file #{})",
+                                entries[j].line,
+                                entries[j].file + 1
+                            ),
                         ),
-                    ),
-                    Some(_) => {}
-                    None if e.first_in_file && e.file > 0 => report(
-                        Kind::FileRemoved,
-                        format!(
-                            "links to {}, which is in no file: an earlier file (or its last entries) was removed",
-                            short(prev)
+                        Some(&j) if continued.contains(&prev) => report(
+                            Kind::Merge,
+                            format!(
+                                "continues from line {} of file #{}, like another entry before it: two branches appended in parallel and were merged",
+                                entries[j].line,
+                                entries[j].file + 1
+                            ),
                         ),
-                    ),
-                    None => report(
-                        Kind::Removed,
-                        format!(
-                            "links to {}, which is in no file: the entry before it was removed",
-                            short(prev)
+                        Some(_) => {}
+                        None if e.first_in_file && e.file > 0 => report(
+                            Kind::FileRemoved,
+                            format!(
+                                "links to {}, which is in no file: an earlier file (or its last entries) was removed",
+                                short(prev)
+                            ),
                         ),
-                    ),
+                        None => report(
+                            Kind::Removed,
+                            format!(
+                                "links to {}, which is in no file: the entry before it was removed",
+                                short(prev)
+                            ),
+                        ),
+                    }
                 }
             }
-            continued.insert(prev);
+            if let Some(continued) = continued.as_mut() {
+                continued.insert(prev);
+            }
         }
         if e.claimed.is_some() && !e.legacy {
             last_sealed = Some(e.effective());

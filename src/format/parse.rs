@@ -264,9 +264,11 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
     {
         return None;
     }
-    // The line starting at `at`: its text and where the next line starts.
-    let line_at = |at: usize| -> (&str, usize) {
-        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+    // Lines are taken strictly in order, from one vectorised pass over the line feeds.
+    // The file ends with one, so every line has its own.
+    let mut feeds = memchr::memchr_iter(b'\n', bytes);
+    let mut line_at = |at: usize| -> (&str, usize) {
+        let end = feeds.next().unwrap_or(bytes.len());
         (&text[at..end], (end + 1).min(bytes.len()))
     };
     let mut entries = Vec::with_capacity(bytes.len() / 400);
@@ -389,22 +391,26 @@ impl ChainSummary {
         let mut encoding = None;
         let (mut recorded, mut go_times) = (false, false);
         for line in envelope.clone() {
-            let split = memchr::memchr(b':', line.as_bytes())
-                .filter(|&c| line.as_bytes().get(c + 1) == Some(&b' '))
-                .map(|c| (&line[..c], &line[c + 2..]));
+            // `name: value` with a name of lowercase letters and `_`, read in one scan.
+            let b = line.as_bytes();
+            let name_len = b
+                .iter()
+                .position(|&c| !(c.is_ascii_lowercase() || c == b'_'))
+                .unwrap_or(b.len());
+            let split = (name_len > 0 && b.get(name_len) == Some(&b':'))
+                .then(|| (&line[..name_len], &line[name_len + 1..]))
+                .and_then(|(name, rest)| Some((name, rest.strip_prefix(' ')?)));
             let Some((name, value)) = split else {
                 if is_blank(line) || line.starts_with('#') {
                     continue;
                 }
                 return Self::from_fields(&Fields::parse(envelope)?);
             };
-            let plain_name =
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
             // What the plain envelope reader leaves to YAML: quoted or flow values, block
             // scalars, anchors, tags, and a list without its closing bracket.
             let special = value.starts_with(['"', '\'', '{', '|', '>', '&', '*', '!'])
                 || (value.starts_with('[') && !value.trim_end().ends_with(']'));
-            if !plain_name || special {
+            if special {
                 return Self::from_fields(&Fields::parse(envelope)?);
             }
             match name {
