@@ -221,7 +221,7 @@ pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
     }
     let scanned = scan(text, |lines, at, key_text| {
         let [head, open, close, _] = at;
-        let summary = ChainSummary::read((open + 1..close).map(|k| lines.text(k)))
+        let summary = ChainSummary::read((open + 1..close).map(|k| lines.text(k)), None, &mut None)
             .map_err(|e| format!("entry `{key_text}`: {e}"))?;
         let keyed = summary.keyed;
         // A value that cannot be decoded makes the entry unreadable, as for the index.
@@ -273,6 +273,8 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
     };
     let mut entries = Vec::with_capacity(bytes.len() / 400);
     let mut envelope: Vec<&str> = Vec::with_capacity(16);
+    // The previous entry's `hash` text and value (see `ChainSummary::read`).
+    let mut last_hash: Option<(&str, ChainHash)> = None;
     let (mut pos, mut line_no) = (0usize, 0u32);
     while pos < bytes.len() {
         let head_start = pos;
@@ -331,7 +333,10 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
                 return None;
             }
         }
-        let summary = ChainSummary::read(envelope.iter().copied()).ok()?;
+        let mut hash_text = None;
+        let summary =
+            ChainSummary::read(envelope.iter().copied(), last_hash, &mut hash_text).ok()?;
+        last_hash = hash_text.zip(summary.claimed);
         if summary.check_value.is_some() {
             return None;
         }
@@ -386,7 +391,15 @@ impl ChainSummary {
     /// Reads plain `name: value` lines in place; anything else (quotes, flow
     /// mappings, a line without `: `) goes through the full envelope parser, so both
     /// paths agree on every input.
-    fn read<'a>(envelope: impl Iterator<Item = &'a str> + Clone) -> Result<ChainSummary, String> {
+    ///
+    /// `known` is the previous entry's `hash` text and value: a `prev` that repeats it
+    /// (the usual case) is not decoded again. `hash_text` receives this entry's `hash`
+    /// text when it was read in place.
+    fn read<'a>(
+        envelope: impl Iterator<Item = &'a str> + Clone,
+        known: Option<(&str, ChainHash)>,
+        hash_text: &mut Option<&'a str>,
+    ) -> Result<ChainSummary, String> {
         let (mut op, mut chain, mut prev, mut hash, mut accepts) = (None, None, None, None, None);
         let mut encoding = None;
         let (mut recorded, mut go_times) = (false, false);
@@ -434,9 +447,16 @@ impl ChainSummary {
             hashes(list.split(','))
         });
         let flags = [recorded, go_times];
-        Ok(Self::summarise(
-            op, chain, prev, hash, encoding, flags, accepts,
-        ))
+        *hash_text = hash.map(str::trim);
+        let mut summary = Self::summarise(op, chain, None, hash, encoding, flags, accepts);
+        summary.prev = prev.and_then(|p| {
+            let p = p.trim();
+            match known {
+                Some((text, value)) if text == p => Some(value),
+                _ => ChainHash::from_hex(p),
+            }
+        });
+        Ok(summary)
     }
 
     fn summarise(
