@@ -101,22 +101,10 @@ impl Env {
         if let Some(name) = flag {
             return name.to_string();
         }
-        let from_env = self.agent.as_deref().or(self.user.as_deref()).map(|raw| {
-            let safe: String = raw
-                .trim()
-                .chars()
-                .map(|c| {
-                    if c.is_alphanumeric() || " _-.@+/()".contains(c) {
-                        c
-                    } else {
-                        '-'
-                    }
-                })
-                .take(crate::core::validate::MAX_AGENT_BYTES / 4)
-                .collect();
-            safe.trim().to_string()
-        });
-        from_env
+        self.agent
+            .as_deref()
+            .or(self.user.as_deref())
+            .map(safe_agent)
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "cli".to_string())
     }
@@ -145,6 +133,24 @@ impl Env {
             None => self.cwd.join(".mem7-workspace"),
         }
     }
+}
+
+/// A name from the environment (or an MCP client) made into a valid agent name: odd
+/// characters become `-`, and it is cut to a safe length. Empty when nothing is left.
+pub fn safe_agent(raw: &str) -> String {
+    let safe: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || " _-.@+/()".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(crate::core::validate::MAX_AGENT_BYTES / 4)
+        .collect();
+    safe.trim().to_string()
 }
 
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {

@@ -340,26 +340,20 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
         if summary.check_value.is_some() {
             return None;
         }
-        let mut hasher = if summary.keyed {
-            key.hasher(summary.prev.unwrap_or(ChainHash::GENESIS))
-        } else {
-            ChainKey::Plain.hasher(summary.prev.unwrap_or(ChainHash::GENESIS))
-        };
-        match hash_line {
-            Some((start, next)) => {
-                hasher.update(&bytes[head_start..start]);
-                hasher.update(&bytes[next..pos]);
-            }
-            None => {
-                hasher.update(&bytes[head_start..pos]);
-            }
-        }
+        let computed = hash_lf_entry(
+            bytes,
+            head_start..pos,
+            hash_line.map(|(start, next)| start..next),
+            summary.prev,
+            summary.keyed,
+            key,
+        );
         entries.push(ChainRecord {
             key: key_text.trim().to_string(),
             line: head_line,
             prev: summary.prev,
             claimed: summary.claimed,
-            computed: ChainHash(*hasher.finalize().as_bytes()),
+            computed,
             legacy: summary.legacy,
             keyed: summary.keyed,
             seal: summary.seal,
@@ -515,6 +509,40 @@ fn hashes<'a>(items: impl Iterator<Item = &'a str>) -> Vec<ChainHash> {
         .collect()
 }
 
+/// The hasher an entry's hash starts from: keyed when the entry says so, seeded with
+/// its `prev` (genesis when absent).
+fn chain_hasher(prev: Option<ChainHash>, keyed: bool, key: &ChainKey) -> blake3::Hasher {
+    let prev = prev.unwrap_or(ChainHash::GENESIS);
+    if keyed {
+        key.hasher(prev)
+    } else {
+        ChainKey::Plain.hasher(prev)
+    }
+}
+
+/// The hash of an LF-only entry: `bytes[entry]` without the `hash:` line at `skip`,
+/// as at most two contiguous ranges.
+fn hash_lf_entry(
+    bytes: &[u8],
+    entry: std::ops::Range<usize>,
+    skip: Option<std::ops::Range<usize>>,
+    prev: Option<ChainHash>,
+    keyed: bool,
+    key: &ChainKey,
+) -> ChainHash {
+    let mut hasher = chain_hasher(prev, keyed, key);
+    match skip {
+        Some(line) => {
+            hasher.update(&bytes[entry.start..line.start]);
+            hasher.update(&bytes[line.end..entry.end]);
+        }
+        None => {
+            hasher.update(&bytes[entry]);
+        }
+    }
+    ChainHash(*hasher.finalize().as_bytes())
+}
+
 /// `hash(prev ‖ canonical bytes)`: every line of the entry at `at`, LF-terminated,
 /// without its first `hash:` line.
 fn entry_hash(
@@ -525,33 +553,21 @@ fn entry_hash(
     keyed: bool,
     key: &ChainKey,
 ) -> ChainHash {
-    let prev = prev.unwrap_or(ChainHash::GENESIS);
-    let mut hasher = if keyed {
-        key.hasher(prev)
-    } else {
-        ChainKey::Plain.hasher(prev)
-    };
     let hash_line = (open + 1..close).find(|&k| lines.text(k).starts_with("hash:"));
-    let bytes = &src.as_bytes()[lines.start(head)..lines.end(term)];
-    if !lines.has_cr && bytes.ends_with(b"\n") {
-        // The common case (LF only): hash the entry as two contiguous byte ranges.
-        match hash_line {
-            Some(k) => {
-                hasher.update(&src.as_bytes()[lines.start(head)..lines.start(k)]);
-                hasher.update(&src.as_bytes()[lines.end(k)..lines.end(term)]);
-            }
-            None => {
-                hasher.update(bytes);
-            }
+    let entry = lines.start(head)..lines.end(term);
+    if !lines.has_cr && src.as_bytes()[entry.clone()].ends_with(b"\n") {
+        // The common case (LF only): the entry's bytes as they stand.
+        let skip = hash_line.map(|k| lines.start(k)..lines.end(k));
+        return hash_lf_entry(src.as_bytes(), entry, skip, prev, keyed, key);
+    }
+    // Otherwise line by line, each with an LF, so CRLF files hash like LF ones.
+    let mut hasher = chain_hasher(prev, keyed, key);
+    for k in head..=term {
+        if Some(k) == hash_line {
+            continue;
         }
-    } else {
-        for k in head..=term {
-            if Some(k) == hash_line {
-                continue;
-            }
-            hasher.update(lines.text(k).as_bytes());
-            hasher.update(b"\n");
-        }
+        hasher.update(lines.text(k).as_bytes());
+        hasher.update(b"\n");
     }
     ChainHash(*hasher.finalize().as_bytes())
 }

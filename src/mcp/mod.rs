@@ -510,15 +510,9 @@ fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -> String {
     if env.agent.is_some() {
         return env.agent(None);
     }
-    let from_client = client.map(|c| {
-        Env {
-            agent: Some(c.to_string()),
-            ..Env::default()
-        }
-        .agent(None)
-    });
-    from_client
-        .filter(|s| s != "cli")
+    client
+        .map(crate::cli::safe_agent)
+        .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "mcp".to_string())
 }
 
