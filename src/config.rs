@@ -11,6 +11,23 @@ pub const DEFAULT_MAX_VALUE_BYTES: usize = 64 * 1024;
 pub struct Config {
     /// Largest value accepted by `store`, in bytes (default 65536).
     pub max_value_bytes: Option<usize>,
+    /// The embedding provider (`embeddings:`), overridden by the `MEM7_EMBED_*` variables.
+    pub embeddings: crate::embed::EmbedSettings,
+    /// Search settings (`search:`).
+    pub search: SearchSettings,
+}
+
+/// The RRF constant unless `search.rrf_k` says otherwise: the value of Cormack, Clarke
+/// and Büttcher's reciprocal rank fusion paper, which works across collections.
+pub const DEFAULT_RRF_K: f64 = 60.0;
+
+/// The `search:` section of `mem7.yaml`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SearchSettings {
+    /// Hybrid ranking scores a version `1/(rrf_k + rank)` per side it appears on (ranks
+    /// from 1). Larger values flatten the difference between top and lower ranks.
+    pub rrf_k: Option<f64>,
 }
 
 impl Config {
@@ -22,5 +39,14 @@ impl Config {
     /// The effective value-size limit.
     pub fn max_value_bytes(&self) -> usize {
         self.max_value_bytes.unwrap_or(DEFAULT_MAX_VALUE_BYTES)
+    }
+}
+
+impl SearchSettings {
+    /// The effective RRF constant.
+    pub fn rrf_k(&self) -> f64 {
+        self.rrf_k
+            .filter(|k| k.is_finite() && *k >= 0.0)
+            .unwrap_or(DEFAULT_RRF_K)
     }
 }

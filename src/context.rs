@@ -54,6 +54,7 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
                 tags: Vec::new(),
                 key_prefix: None,
                 limit: QUERY_CANDIDATES,
+                mode: Default::default(),
             })?
             .into_iter()
             .map(|h| h.version)

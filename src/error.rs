@@ -83,6 +83,16 @@ impl From<crate::core::validate::Invalid> for Error {
     }
 }
 
+impl From<rusqlite::types::FromSqlError> for Error {
+    fn from(e: rusqlite::types::FromSqlError) -> Self {
+        Error::Index(rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Blob,
+            Box::new(e),
+        ))
+    }
+}
+
 impl From<crate::core::time::TimeError> for Error {
     fn from(e: crate::core::time::TimeError) -> Self {
         Error::Input {

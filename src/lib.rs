@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod core;
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod format;

@@ -111,6 +111,11 @@ pub enum Command {
         /// Treat QUERY as tantivy query syntax (fields: value, key, tags_text).
         #[arg(long)]
         raw: bool,
+        /// Rank by words (BM25), by meaning (cosine similarity of embeddings), or both
+        /// fused by reciprocal rank. Default: hybrid when the workspace has vectors of the
+        /// configured model, else lexical.
+        #[arg(long, value_enum, value_name = "MODE")]
+        mode: Option<SearchModeArg>,
         /// Print a JSON array of versions, each with a `score` and a `snippet`.
         #[arg(long)]
         json: bool,
@@ -211,8 +216,23 @@ pub enum Command {
         #[arg(long)]
         path: Option<String>,
     },
-    /// Rebuild the index from the markdown files.
+    /// Rebuild the index from the markdown files (cached vectors are kept; only texts new
+    /// to the cache are embedded).
     Reindex,
+    /// Compute the missing vectors for meaning search, with the configured provider.
+    ///
+    /// Each (text, model) is embedded once and cached in `.mem7/embeddings.sqlite`, which
+    /// rebuilds keep. The provider comes from `mem7.yaml` (`embeddings:`) or
+    /// MEM7_EMBED_PROVIDER (local | ollama | openai | none), MEM7_EMBED_URL,
+    /// MEM7_EMBED_MODEL, MEM7_EMBED_API_KEY and MEM7_MODEL_DIR.
+    Embed {
+        /// Also drop cached vectors of other models and of texts no version holds.
+        #[arg(long)]
+        prune: bool,
+        /// Print the counts as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// A compact markdown block of what memory holds, for an agent's first turn.
     ///
     /// Lists the facts that match (all current facts, or those relevant to QUERY) with
@@ -331,4 +351,15 @@ pub struct TimeArgs {
     pub valid_at: Option<String>,
     #[arg(long, value_name = "T", help = format!("Answer as mem7 believed at T (default: now): {TIME_HELP}"))]
     pub as_of: Option<String>,
+}
+
+/// `search --mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchModeArg {
+    /// Words only (BM25).
+    Lexical,
+    /// Meaning only (embeddings).
+    Semantic,
+    /// Both, fused by reciprocal rank.
+    Hybrid,
 }

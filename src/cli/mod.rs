@@ -43,6 +43,8 @@ pub struct Env {
     pub chain_key: Option<String>,
     /// Codex's configuration directory (`CODEX_HOME`), for `mem7 setup codex`.
     pub codex_home: Option<PathBuf>,
+    /// The embedding provider's variables (`MEM7_EMBED_*`, `MEM7_MODEL_DIR`).
+    pub embed: crate::embed::EmbedEnv,
     pub cwd: PathBuf,
 }
 
@@ -59,6 +61,7 @@ impl Env {
             legacy_dir: var("MEM7_DIR").map(PathBuf::from),
             chain_key: std::env::var("MEM7_CHAIN_KEY").ok(),
             codex_home: var("CODEX_HOME").map(PathBuf::from),
+            embed: crate::embed::EmbedEnv::from_process(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         }
     }
@@ -218,6 +221,100 @@ fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, TxTime)> {
         ("--as-of", at.as_of.as_deref()),
         now,
     )
+}
+
+/// Turns meaning search on as `mem7.yaml` and the `MEM7_EMBED_*` variables say (for the
+/// commands that search or fill vectors; the others never touch a provider).
+pub(crate) fn enable_embeddings(engine: &mut Engine, env: &Env) -> Result<()> {
+    let resolved = crate::embed::resolve(&engine.workspace().config().embeddings, &env.embed)?;
+    engine.set_embeddings(resolved);
+    Ok(())
+}
+
+/// Like [`enable_embeddings`], for commands whose main job is not search (reindex,
+/// context, watch, the MCP server): a bad embedding setting is a warning there, and they
+/// go on with words only.
+fn try_enable_embeddings(engine: &mut Engine, env: &Env, who: &str) {
+    if let Err(e) = enable_embeddings(engine, env) {
+        let hint = e.hint().map(|h| format!(" ({h})")).unwrap_or_default();
+        eprintln!("{who}: warning: {e}{hint}; searching by words only");
+    }
+}
+
+/// Prints what the engine noted for a person (why search fell back to words, …).
+fn print_notes(engine: &mut Engine) {
+    for n in engine.take_notes() {
+        eprintln!("mem7: note: {n}");
+    }
+}
+
+/// A progress bar on stderr when it is a terminal.
+fn progress_bar() -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{msg:<22} [{bar:30}] {pos}/{len}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar
+    })
+}
+
+/// Fills in missing vectors with a progress bar. Returns the stats, or the provider's
+/// error (what was computed before it stays cached).
+fn fill_embeddings(engine: &mut Engine) -> Result<crate::engine::FillStats> {
+    let bar = progress_bar();
+    if let Some(bar) = &bar {
+        bar.set_message("embedding");
+    }
+    let result = engine.fill_embeddings(None, &mut |done, total| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    result
+}
+
+/// `watch` fills in missing vectors after each catch-up and logs what it did; a provider
+/// failure is logged once until it changes, and retried on the next wake.
+fn fill_for_watch(engine: &mut Engine, out: &mut dyn Write, last_error: &mut String) -> Result<()> {
+    if engine.embedding_model().is_none() {
+        return Ok(());
+    }
+    match engine.fill_embeddings(None, &mut |_, _| {}) {
+        Ok(f) => {
+            last_error.clear();
+            if f.computed > 0 {
+                write_out(
+                    out,
+                    &format!(
+                        "{} embedded {} text{} with {}\n",
+                        now_text(),
+                        f.computed,
+                        if f.computed == 1 { "" } else { "s" },
+                        f.model
+                    ),
+                )?;
+            }
+        }
+        Err(e) => {
+            let e = e.to_string();
+            if *last_error != e {
+                eprintln!(
+                    "{} mem7 watch: vectors not filled in (retrying on the next change): {e}",
+                    now_text()
+                );
+                *last_error = e;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
@@ -519,11 +616,33 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             key_prefix,
             limit,
             raw,
+            mode,
             json,
         } => {
             let now = env.now()?;
             let (valid_at, as_of) = read_times(at, now)?;
+            let mode = match mode {
+                None => crate::index::fulltext::SearchMode::Auto,
+                Some(args::SearchModeArg::Lexical) => crate::index::fulltext::SearchMode::Lexical,
+                Some(args::SearchModeArg::Semantic) => crate::index::fulltext::SearchMode::Semantic,
+                Some(args::SearchModeArg::Hybrid) => crate::index::fulltext::SearchMode::Hybrid,
+            };
+            if *raw
+                && !matches!(
+                    mode,
+                    crate::index::fulltext::SearchMode::Auto
+                        | crate::index::fulltext::SearchMode::Lexical
+                )
+            {
+                return Err(Error::input(
+                    "--raw is tantivy query syntax, which only the word side understands",
+                    "drop --raw, or search with --mode lexical",
+                ));
+            }
             let mut engine = open_engine(cli, env)?;
+            if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
+                enable_embeddings(&mut engine, env)?;
+            }
             let req = crate::index::fulltext::SearchRequest {
                 text: query.clone(),
                 raw: *raw,
@@ -532,8 +651,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 tags: tags.clone(),
                 key_prefix: key_prefix.clone(),
                 limit: *limit,
+                mode,
             };
-            let hits = engine.search(&req)?;
+            let hits = engine.search(&req);
+            print_notes(&mut engine);
+            let hits = hits?;
             if *json {
                 write_out(out, &render::hits_json(&hits))?;
             } else if hits.is_empty() {
@@ -583,8 +705,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
             let watcher =
                 crate::watch::Watcher::new(&memory, std::time::Duration::from_millis(200))?;
+            try_enable_embeddings(&mut engine, env, "mem7 watch");
             // Whatever changed before the watcher started is caught up first.
             log_catch_up(out, &engine.catch_up()?)?;
+            let mut fill_error = String::new();
+            fill_for_watch(&mut engine, out, &mut fill_error)?;
             write_out(
                 out,
                 &format!(
@@ -608,6 +733,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     Ok(c) => {
                         failed_on = None;
                         log_catch_up(out, &c)?;
+                        fill_for_watch(&mut engine, out, &mut fill_error)?;
                     }
                     // A conflict or a damaged file is reported and waited out: the person
                     // fixing it will change the file again, which wakes us.
@@ -833,18 +959,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         Command::Reindex => {
             let root = env.workspace(cli.workspace.as_deref());
             let started = std::time::Instant::now();
-            let bar = {
-                use std::io::IsTerminal;
-                io::stderr().is_terminal().then(|| {
-                    let bar = indicatif::ProgressBar::new(0);
-                    bar.set_style(
-                        indicatif::ProgressStyle::with_template("{msg:<22} [{bar:30}] {pos}/{len}")
-                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                            .progress_chars("=> "),
-                    );
-                    bar
-                })
-            };
+            let bar = progress_bar();
             let mut show = |p: crate::index::Progress| {
                 if let Some(bar) = &bar {
                     match p {
@@ -862,7 +977,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     }
                 }
             };
-            let (_, stats) = Engine::open_rebuilt(&root, env.chain_key()?, &mut show)?;
+            let (mut engine, stats) = Engine::open_rebuilt(&root, env.chain_key()?, &mut show)?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
@@ -879,6 +994,67 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     started.elapsed()
                 ),
             )?;
+            // The rebuild kept every cached vector; only texts new to the cache are sent.
+            try_enable_embeddings(&mut engine, env, "mem7");
+            if engine.embedding_model().is_some() {
+                match fill_embeddings(&mut engine) {
+                    Ok(f) if f.computed > 0 => write_out(
+                        out,
+                        &format!(
+                            "embedded {} new text{} with {}\n",
+                            f.computed,
+                            if f.computed == 1 { "" } else { "s" },
+                            f.model
+                        ),
+                    )?,
+                    Ok(_) => {}
+                    Err(e) => eprintln!(
+                        "mem7: warning: vectors not filled in: {e}; the index is rebuilt, `mem7 embed` retries"
+                    ),
+                }
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Embed { prune, json } => {
+            let mut engine = open_engine(cli, env)?;
+            enable_embeddings(&mut engine, env)?;
+            let filled = fill_embeddings(&mut engine);
+            print_notes(&mut engine);
+            let filled = filled?;
+            let pruned = if *prune {
+                Some(engine.prune_embeddings()?)
+            } else {
+                None
+            };
+            let cached = engine.cached_vectors()?;
+            if *json {
+                let v = serde_json::json!({
+                    "model": filled.model,
+                    "missing": filled.missing,
+                    "computed": filled.computed,
+                    "pruned": pruned,
+                    "cached": cached,
+                });
+                write_out(
+                    out,
+                    &format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()),
+                )?;
+            } else {
+                let mut s = format!(
+                    "embedded {} new text{} with {}; the cache holds {cached} vector{}\n",
+                    filled.computed,
+                    if filled.computed == 1 { "" } else { "s" },
+                    filled.model,
+                    if cached == 1 { "" } else { "s" },
+                );
+                if let Some(n) = pruned {
+                    s.push_str(&format!(
+                        "pruned {n} vector{} of other models or texts no longer held\n",
+                        if n == 1 { "" } else { "s" }
+                    ));
+                }
+                write_out(out, &s)?;
+            }
             Ok(EXIT_OK)
         }
         Command::Demo => {
@@ -894,13 +1070,18 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let now = env.now()?;
             let (valid_at, as_of) = read_times(at, now)?;
             let mut engine = open_engine(cli, env)?;
+            if query.as_deref().is_some_and(|q| !q.trim().is_empty()) {
+                try_enable_embeddings(&mut engine, env, "mem7");
+            }
             let req = crate::context::ContextRequest {
                 query: query.clone(),
                 valid_at,
                 as_of,
                 max_chars: *max_chars,
             };
-            let block = crate::context::render(&crate::context::gather(&mut engine, &req)?, &req);
+            let gathered = crate::context::gather(&mut engine, &req);
+            print_notes(&mut engine);
+            let block = crate::context::render(&gathered?, &req);
             let text = match hook {
                 Some(args::Client::ClaudeCode) => crate::context::claude_code_hook(&block),
                 Some(args::Client::Codex) | None => block,
@@ -909,7 +1090,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Command::Mcp => {
-            let server = crate::mcp::MemoryServer::new(open_engine(cli, env)?, env.clone());
+            let mut engine = open_engine(cli, env)?;
+            try_enable_embeddings(&mut engine, env, "mem7");
+            let server = crate::mcp::MemoryServer::new(engine, env.clone());
             server.spawn_watcher()?;
             runtime()?.block_on(async {
                 use rmcp::ServiceExt;
@@ -927,7 +1110,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         }
         Command::Serve { listen, token } => {
             crate::mcp::http::check_token(token)?;
-            let server = crate::mcp::MemoryServer::new(open_engine(cli, env)?, env.clone());
+            let mut engine = open_engine(cli, env)?;
+            try_enable_embeddings(&mut engine, env, "mem7");
+            let server = crate::mcp::MemoryServer::new(engine, env.clone());
             server.spawn_watcher()?;
             runtime()?.block_on(async {
                 let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {

@@ -210,6 +210,12 @@ struct HitJson<'a> {
     version: VersionJson<'a>,
     score: f32,
     snippet: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lexical_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    semantic_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    similarity: Option<f32>,
 }
 
 /// `search --json`: versions with their score and snippet, best first.
@@ -220,6 +226,9 @@ pub fn hits_json(hits: &[crate::index::SearchHit]) -> String {
             version: version_json(&h.version),
             score: h.score,
             snippet: &h.snippet,
+            lexical_rank: h.lexical_rank,
+            semantic_rank: h.semantic_rank,
+            similarity: h.similarity,
         })
         .collect();
     let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
@@ -262,7 +271,19 @@ pub fn hits_human(hits: &[crate::index::SearchHit], terminal: bool) -> String {
             s.push('\n');
         }
         let v = &h.version;
-        s.push_str(&format!("{}  (score {:.2})\n", v.key, h.score));
+        let mut why = Vec::new();
+        if let Some(r) = h.lexical_rank {
+            why.push(format!("words #{r}"));
+        }
+        if let Some(r) = h.semantic_rank {
+            why.push(format!("meaning #{r}"));
+        }
+        let score = if why.is_empty() {
+            format!("score {:.2}", h.score)
+        } else {
+            format!("score {:.3}: {}", h.score, why.join(", "))
+        };
+        s.push_str(&format!("{}  ({score})\n", v.key));
         let snippet = if h.snippet.is_empty() {
             v.value.lines().next().unwrap_or("").to_string()
         } else {

@@ -5,6 +5,7 @@
 //! Today it is filled from a Go mem7 `index.db` (one row per entity and predicate, with
 //! a float32 `embedding` BLOB); the embedding providers will fill it too.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, params};
@@ -19,6 +20,8 @@ pub const LEGACY_MODEL: &str = "mem7-go";
 /// The cache.
 pub struct EmbeddingCache {
     conn: Connection,
+    /// Commits through this connection (which `PRAGMA data_version` does not count).
+    own_writes: u64,
 }
 
 impl EmbeddingCache {
@@ -36,7 +39,10 @@ impl EmbeddingCache {
                  PRIMARY KEY (text_hash, model, dim)
              ) WITHOUT ROWID;",
         )?;
-        Ok(EmbeddingCache { conn })
+        Ok(EmbeddingCache {
+            conn,
+            own_writes: 0,
+        })
     }
 
     /// The vector for `text` under `model`, if cached.
@@ -66,6 +72,105 @@ impl EmbeddingCache {
             params![hash.as_bytes().as_slice(), model, vector.len() as i64, bytes],
         )?;
         Ok(n > 0)
+    }
+
+    /// The vector stored for a text hash under `model`, if any.
+    pub fn get_hash(&self, hash: &[u8; 32], model: &str) -> Result<Option<Vec<f32>>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT vector FROM embeddings WHERE text_hash = ?1 AND model = ?2 LIMIT 1",
+        )?;
+        let mut rows = stmt.query(params![hash.as_slice(), model])?;
+        Ok(match rows.next()? {
+            Some(row) => Some(floats(row.get_ref(0)?.as_blob()?)),
+            None => None,
+        })
+    }
+
+    /// Every vector of `model`, by text hash.
+    pub fn all_for(&self, model: &str) -> Result<HashMap<[u8; 32], Vec<f32>>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT text_hash, vector FROM embeddings WHERE model = ?1")?;
+        let mut rows = stmt.query([model])?;
+        let mut out = HashMap::new();
+        while let Some(row) = rows.next()? {
+            let Ok(hash) = <[u8; 32]>::try_from(row.get_ref(0)?.as_blob()?) else {
+                continue;
+            };
+            out.insert(hash, floats(row.get_ref(1)?.as_blob()?));
+        }
+        Ok(out)
+    }
+
+    /// The text hashes that have a vector under `model`.
+    pub fn hashes_for(&self, model: &str) -> Result<HashSet<[u8; 32]>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT text_hash FROM embeddings WHERE model = ?1")?;
+        let mut rows = stmt.query([model])?;
+        let mut out = HashSet::new();
+        while let Some(row) = rows.next()? {
+            if let Ok(hash) = <[u8; 32]>::try_from(row.get_ref(0)?.as_blob()?) {
+                out.insert(hash);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stores vectors for text hashes under `model` in one transaction (keeps existing
+    /// ones). Returns how many were new.
+    pub fn put_many(&mut self, model: &str, items: &[([u8; 32], Vec<f32>)]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut added = 0;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR IGNORE INTO embeddings (text_hash, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for (hash, vector) in items {
+                let bytes: Vec<u8> = vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+                added +=
+                    stmt.execute(params![hash.as_slice(), model, vector.len() as i64, bytes])?;
+            }
+        }
+        tx.commit()?;
+        self.own_writes += 1;
+        Ok(added)
+    }
+
+    /// Drops every vector that is not of `model` or not of one of `keep` (the texts the
+    /// workspace holds). Returns how many went.
+    pub fn prune(&mut self, model: &str, keep: &HashSet<[u8; 32]>) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut gone = tx.execute("DELETE FROM embeddings WHERE model <> ?1", [model])?;
+        let stale: Vec<Vec<u8>> = {
+            let mut stmt = tx.prepare("SELECT text_hash FROM embeddings WHERE model = ?1")?;
+            let rows = stmt.query_map([model], |r| r.get::<_, Vec<u8>>(0))?;
+            rows.filter_map(|r| r.ok())
+                .filter(|h| <[u8; 32]>::try_from(h.as_slice()).map_or(true, |h| !keep.contains(&h)))
+                .collect()
+        };
+        {
+            let mut del =
+                tx.prepare("DELETE FROM embeddings WHERE text_hash = ?1 AND model = ?2")?;
+            for h in &stale {
+                gone += del.execute(params![h, model])?;
+            }
+        }
+        tx.commit()?;
+        self.own_writes += 1;
+        if gone > 0 {
+            let _ = self.conn.execute_batch("VACUUM");
+        }
+        Ok(gone)
+    }
+
+    /// Changes when anyone, this process or another, has written to the cache since the
+    /// last call returned the same value.
+    pub fn stamp(&self) -> Result<(i64, u64)> {
+        let v: i64 = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        Ok((v, self.own_writes))
     }
 
     /// How many vectors the cache holds.

@@ -8,7 +8,9 @@ use std::ops::Bound;
 use std::path::Path;
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, QueryParser, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, BoostQuery, Occur, Query, QueryParser, RangeQuery, TermQuery,
+};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -105,6 +107,22 @@ pub struct SearchRequest {
     pub tags: Vec<String>,
     pub key_prefix: Option<String>,
     pub limit: usize,
+    /// Words, meaning, or both.
+    pub mode: SearchMode,
+}
+
+/// How a search ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    /// Hybrid when the workspace has vectors of the configured model, else lexical.
+    #[default]
+    Auto,
+    /// BM25 over the words only.
+    Lexical,
+    /// Cosine similarity of embeddings only.
+    Semantic,
+    /// Both, fused by reciprocal rank.
+    Hybrid,
 }
 
 /// A search hit: the version id and its BM25 score.
@@ -268,13 +286,10 @@ impl FullText {
         Ok(Box::new(BooleanQuery::new(clauses)))
     }
 
-    /// Searches, with every filter evaluated inside tantivy. Returns hits best first and
-    /// a snippet generator for the matched words.
-    pub fn search(&self, req: &SearchRequest) -> Result<(Vec<Hit>, SnippetGenerator)> {
+    /// The time, tag and key filters of `req` as query clauses, shared by the word and the
+    /// meaning side of a search so that both see the same versions.
+    fn filters(&self, req: &SearchRequest) -> Vec<(Occur, Box<dyn Query>)> {
         let f = self.fields;
-        let limit = req.limit;
-        let searcher = self.searcher()?;
-        let text = self.text_query(req)?;
         let i64_range = |field: Field, lo: Bound<i64>, hi: Bound<i64>| -> Box<dyn Query> {
             let term = |v: i64| Term::from_field_i64(field, v);
             Box::new(RangeQuery::new(lo.map(term), hi.map(term)))
@@ -282,7 +297,6 @@ impl FullText {
         let va = req.valid_at.micros();
         let ao = req.as_of.micros();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
-            (Occur::Must, text.box_clone()),
             (
                 Occur::Must,
                 i64_range(f.valid_from, Bound::Unbounded, Bound::Included(va)),
@@ -320,15 +334,52 @@ impl FullText {
                 )),
             ));
         }
-        let query = BooleanQuery::new(clauses);
-        let top: Vec<(f32, DocAddress)> = if limit == 0 {
-            Vec::new()
-        } else {
-            searcher
-                .search(&query, &TopDocs::with_limit(limit))
-                .map_err(|e| ft_err(&self.dir, e))?
-        };
-        let mut hits = Vec::with_capacity(top.len());
+        clauses
+    }
+
+    /// The versions passing `req`'s filters whose vectors are nearest `query` (unit
+    /// length), best first, scored by cosine similarity: a brute-force scan of the
+    /// filtered documents. Versions without a vector, and those at a cosine of 0 or
+    /// below (nothing in common), are left out.
+    pub fn nearest(
+        &self,
+        req: &SearchRequest,
+        vectors: std::sync::Arc<super::vectors::Vectors>,
+        query: std::sync::Arc<[f32]>,
+    ) -> Result<Vec<Hit>> {
+        if req.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.searcher()?;
+        let mut clauses = self.filters(req);
+        clauses.push((Occur::Must, Box::new(AllQuery)));
+        let filter = BooleanQuery::new(clauses);
+        let collector =
+            TopDocs::with_limit(req.limit).custom_score(move |segment: &tantivy::SegmentReader| {
+                let ids = segment.fast_fields().u64("id").ok();
+                let vectors = vectors.clone();
+                let query = query.clone();
+                move |doc: tantivy::DocId| {
+                    ids.as_ref()
+                        .and_then(|c| c.first(doc))
+                        .and_then(|id| vectors.similarity(id, &query))
+                        .unwrap_or(f32::NEG_INFINITY)
+                }
+            });
+        let top = searcher
+            .search(&filter, &collector)
+            .map_err(|e| ft_err(&self.dir, e))?;
+        // Orthogonal or opposite vectors share no meaning with the query: not a match.
+        self.hits(&searcher, top.into_iter().filter(|(s, _)| *s > 0.0))
+    }
+
+    /// Turns tantivy's addresses into version ids.
+    fn hits(
+        &self,
+        searcher: &tantivy::Searcher,
+        top: impl Iterator<Item = (f32, DocAddress)>,
+    ) -> Result<Vec<Hit>> {
+        let mut hits = Vec::new();
         for (score, addr) in top {
             let column = searcher
                 .segment_reader(addr.segment_ord)
@@ -339,6 +390,27 @@ impl FullText {
                 hits.push(Hit { id, score });
             }
         }
+        Ok(hits)
+    }
+
+    /// Searches, with every filter evaluated inside tantivy. Returns hits best first and
+    /// a snippet generator for the matched words.
+    pub fn search(&self, req: &SearchRequest) -> Result<(Vec<Hit>, SnippetGenerator)> {
+        let f = self.fields;
+        let limit = req.limit;
+        let searcher = self.searcher()?;
+        let text = self.text_query(req)?;
+        let mut clauses = self.filters(req);
+        clauses.insert(0, (Occur::Must, text.box_clone()));
+        let query = BooleanQuery::new(clauses);
+        let top: Vec<(f32, DocAddress)> = if limit == 0 {
+            Vec::new()
+        } else {
+            searcher
+                .search(&query, &TopDocs::with_limit(limit))
+                .map_err(|e| ft_err(&self.dir, e))?
+        };
+        let hits = self.hits(&searcher, top.into_iter())?;
         let mut snippets = SnippetGenerator::create(&searcher, &*text, f.value)
             .map_err(|e| ft_err(&self.dir, e))?;
         snippets.set_max_num_chars(160);

@@ -10,6 +10,7 @@ pub mod embeddings;
 pub mod fulltext;
 mod schema;
 mod stem;
+pub mod vectors;
 
 use std::collections::HashMap;
 use std::fs;
@@ -96,12 +97,20 @@ pub enum Progress {
 /// One search result.
 #[derive(Clone, Debug)]
 pub struct SearchHit {
+    /// The version's id in this index generation.
+    pub id: u64,
     pub version: Version,
     pub score: f32,
     /// A fragment of the value around the matches.
     pub snippet: String,
     /// Byte ranges of the matched words within `snippet`.
     pub highlights: Vec<std::ops::Range<usize>>,
+    /// The hit's place (from 1) among the word matches, in a hybrid search.
+    pub lexical_rank: Option<usize>,
+    /// Its place among the nearest in meaning, in a hybrid search.
+    pub semantic_rank: Option<usize>,
+    /// Its cosine similarity to the query, when the meaning side saw it.
+    pub similarity: Option<f32>,
 }
 
 /// Counts from a full rebuild.
@@ -659,33 +668,107 @@ impl Index {
 
     /// Runs a full-text search (the full-text index must be current).
     pub fn search(&self, req: &fulltext::SearchRequest) -> Result<Vec<SearchHit>> {
-        let ft = match self.fulltext.get() {
-            Some(ft) => ft,
-            None => {
-                let ft = fulltext::FullText::open(&self.fulltext_dir).ok_or_else(|| {
-                    Error::input("the full-text index is missing", "run `mem7 reindex`")
-                })?;
-                self.fulltext.get_or_init(|| ft)
-            }
-        };
-        let (hits, snippets) = ft.search(req)?;
+        let (hits, snippets) = self.fulltext()?.search(req)?;
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
-            let v = self.conn.query_row(
-                "SELECT * FROM versions WHERE id = ?1",
-                [hit.id as i64],
-                row_version,
-            );
-            let Ok(version) = v else { continue };
+            let Some(version) = self.version(hit.id)? else {
+                continue;
+            };
             let snippet = snippets.snippet(&version.value);
             out.push(SearchHit {
+                id: hit.id,
                 score: hit.score,
                 snippet: snippet.fragment().to_string(),
                 highlights: snippet.highlighted().to_vec(),
+                lexical_rank: None,
+                semantic_rank: None,
+                similarity: None,
                 version,
             });
         }
         Ok(out)
+    }
+
+    /// Meaning search: the versions passing `req`'s filters nearest `query`, best first,
+    /// scored by cosine similarity. The snippet is the value's beginning.
+    pub fn nearest(
+        &self,
+        req: &fulltext::SearchRequest,
+        vectors: std::sync::Arc<vectors::Vectors>,
+        query: std::sync::Arc<[f32]>,
+    ) -> Result<Vec<SearchHit>> {
+        let hits = self.fulltext()?.nearest(req, vectors, query)?;
+        let mut out = Vec::with_capacity(hits.len());
+        for hit in hits {
+            let Some(version) = self.version(hit.id)? else {
+                continue;
+            };
+            let mut end = version.value.len().min(160);
+            while !version.value.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.push(SearchHit {
+                id: hit.id,
+                score: hit.score,
+                snippet: version.value[..end].to_string(),
+                highlights: Vec::new(),
+                lexical_rank: None,
+                semantic_rank: None,
+                similarity: Some(hit.score),
+                version,
+            });
+        }
+        Ok(out)
+    }
+
+    fn version(&self, id: u64) -> Result<Option<Version>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT * FROM versions WHERE id = ?1")?;
+        let mut rows = stmt.query([id as i64])?;
+        Ok(match rows.next()? {
+            Some(row) => Some(row_version(row)?),
+            None => None,
+        })
+    }
+
+    /// The generation's identity (its full-text directory, unique per generation).
+    pub fn generation(&self) -> &Path {
+        &self.fulltext_dir
+    }
+
+    /// The id and embedded-text hash of every version with an id above `after`.
+    pub fn texts_after(&self, after: u64) -> Result<Vec<(u64, [u8; 32])>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, key, value FROM versions WHERE id > ?1 ORDER BY id")?;
+        let mut rows = stmt.query([after as i64])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let key = row.get_ref(1)?.as_str()?;
+            let value = row.get_ref(2)?.as_str()?;
+            out.push((id as u64, vectors::text_hash(key, value)));
+        }
+        Ok(out)
+    }
+
+    /// Every distinct (key, value) the versions hold.
+    pub fn key_values(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT key, value FROM versions")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn fulltext(&self) -> Result<&fulltext::FullText> {
+        if let Some(ft) = self.fulltext.get() {
+            return Ok(ft);
+        }
+        let ft = fulltext::FullText::open(&self.fulltext_dir)
+            .ok_or_else(|| Error::input("the full-text index is missing", "run `mem7 reindex`"))?;
+        Ok(self.fulltext.get_or_init(|| ft))
     }
 
     /// Versions in the order of one clock: `valid` lists what is believed now by when

@@ -120,6 +120,26 @@ pub struct SearchParams {
     pub tags: Option<Vec<String>>,
     /// At most this many results (default 10).
     pub limit: Option<usize>,
+    /// `lexical` (words, BM25), `semantic` (meaning, embeddings) or `hybrid` (both, fused
+    /// by reciprocal rank). Default: hybrid when vectors exist, else lexical.
+    pub mode: Option<String>,
+}
+
+/// Reads `memory_search`'s `mode`.
+fn search_mode(mode: Option<&str>) -> Result<crate::index::fulltext::SearchMode> {
+    use crate::index::fulltext::SearchMode;
+    Ok(match mode.map(str::trim) {
+        None | Some("") => SearchMode::Auto,
+        Some("lexical") => SearchMode::Lexical,
+        Some("semantic") => SearchMode::Semantic,
+        Some("hybrid") => SearchMode::Hybrid,
+        Some(other) => {
+            return Err(Error::input(
+                format!("mode {other:?} is not a search mode"),
+                "use lexical, semantic or hybrid (or leave it out)",
+            ));
+        }
+    })
 }
 
 /// `memory_context` arguments.
@@ -278,10 +298,11 @@ impl MemoryServer {
         .await
     }
 
-    /// Full-text search over every version (keys, values, tags), best match first, under
-    /// the time filters: only versions valid at `valid_at` as believed at `as_of` (both
-    /// default to now). Keys match whole and by their parts; words match with English
-    /// stemming. Returns versions with a score and a snippet.
+    /// Search every version (keys, values, tags) by words, by meaning, or both, best match
+    /// first, under the time filters: only versions valid at `valid_at` as believed at
+    /// `as_of` (both default to now). Words match with English stemming; meaning search
+    /// finds facts phrased differently from the query. Returns versions with a score and a
+    /// snippet (and their word/meaning ranks in a hybrid search).
     #[tool(annotations(title = "Search memory", read_only_hint = true))]
     async fn memory_search(
         &self,
@@ -303,6 +324,7 @@ impl MemoryServer {
                 tags: p.tags.unwrap_or_default(),
                 key_prefix: None,
                 limit: p.limit.unwrap_or(10).clamp(1, 1000),
+                mode: search_mode(p.mode.as_deref())?,
             })?;
             Ok(crate::cli::render::hits_json(&hits))
         })
@@ -457,7 +479,11 @@ impl MemoryServer {
         let done = tokio::task::spawn_blocking(move || {
             let mut engine = shared.engine();
             engine.catch_up()?;
-            f(&mut engine, &shared.env)
+            let result = f(&mut engine, &shared.env);
+            for n in engine.take_notes() {
+                eprintln!("mem7 mcp: note: {n}");
+            }
+            result
         })
         .await;
         Ok(match done {
@@ -484,14 +510,46 @@ impl MemoryServer {
         std::thread::Builder::new()
             .name("mem7-watch".into())
             .spawn(move || {
+                let mut last_fill_error = String::new();
                 while watcher.next(RECONCILE_EVERY) != crate::watch::Wake::Closed {
                     if let Err(e) = shared.engine().catch_up() {
                         eprintln!("mem7 mcp: catching up with the files failed: {e}");
                     }
+                    fill_in_steps(&shared, &mut last_fill_error);
                 }
             })
             .map_err(|e| Error::io("<thread>", e))?;
         Ok(())
+    }
+}
+
+/// Texts embedded per step in the background, between which tool calls get the engine.
+const FILL_STEP: usize = 128;
+
+/// Fills in missing vectors a step at a time, releasing the engine between steps. A
+/// provider failure is logged once (until it changes) and retried on the next tick.
+fn fill_in_steps(shared: &Shared, last_error: &mut String) {
+    loop {
+        let mut engine = shared.engine();
+        if engine.embedding_model().is_none() {
+            return;
+        }
+        match engine.fill_embeddings(Some(FILL_STEP), &mut |_, _| {}) {
+            Ok(f) => {
+                last_error.clear();
+                if f.computed == 0 || f.computed >= f.missing {
+                    return;
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                if *last_error != e {
+                    eprintln!("mem7 mcp: filling in vectors failed (retrying later): {e}");
+                    *last_error = e;
+                }
+                return;
+            }
+        }
     }
 }
 

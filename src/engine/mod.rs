@@ -2,6 +2,10 @@
 //! It takes every setting (workspace root, clock reading, chain key) as an argument;
 //! it never reads the environment and never prints.
 
+mod semantic;
+
+pub use semantic::{FillStats, fuse};
+
 use std::path::Path;
 
 use crate::core::chain::{ChainHash, ChainKey};
@@ -89,6 +93,7 @@ pub struct Engine {
     index: Index,
     key: ChainKey,
     sync: SyncReport,
+    embed: semantic::EmbedState,
 }
 
 impl Engine {
@@ -105,6 +110,7 @@ impl Engine {
                         index,
                         key,
                         sync: SyncReport::default(),
+                        embed: Default::default(),
                     });
                 }
                 Ok(false) => {}
@@ -120,6 +126,7 @@ impl Engine {
             index,
             key,
             sync,
+            embed: Default::default(),
         })
     }
 
@@ -139,6 +146,7 @@ impl Engine {
                 index,
                 key,
                 sync: SyncReport::default(),
+                embed: Default::default(),
             },
             stats,
         ))
@@ -479,12 +487,8 @@ impl Engine {
         Ok(CatchUp { sync, indexed })
     }
 
-    /// Full-text search with time and tag filters; brings the full-text index up to
-    /// date first (under the lock, only when it lags).
-    pub fn search(
-        &mut self,
-        req: &crate::index::fulltext::SearchRequest,
-    ) -> Result<Vec<crate::index::SearchHit>> {
+    /// Brings the full-text index up to date (under the lock, only when it lags).
+    fn sync_fulltext(&mut self) -> Result<()> {
         if self.index.fulltext_pending()? {
             let _lock = self.ws.lock()?;
             self.refresh()?;
@@ -492,7 +496,7 @@ impl Engine {
                 self.index.sync_fulltext()?;
             }
         }
-        self.index.search(req)
+        Ok(())
     }
 
     /// Checks the index against the markdown; on any difference, rebuilds it. Returns

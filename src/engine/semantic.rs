@@ -1,0 +1,352 @@
+//! Meaning search on the engine: the provider, the embedding cache, the in-memory vectors,
+//! and hybrid ranking by reciprocal rank fusion.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::Engine;
+use crate::embed::{Embedder, Resolved};
+use crate::error::{Error, Result};
+use crate::index::SearchHit;
+use crate::index::embeddings::EmbeddingCache;
+use crate::index::fulltext::{SearchMode, SearchRequest};
+use crate::index::vectors::{self, Vectors};
+
+/// Versions a search embeds on the spot before answering; more than this are left to
+/// `mem7 embed` (or the MCP server and `watch`, which fill them in the background).
+const INLINE_FILL: usize = 64;
+
+/// The marker that the "searching by words only" explanation was given.
+const LEXICAL_ONLY_NOTED: &str = "lexical-only-noted";
+
+/// The engine's embedding side. Off until a front end hands it a provider.
+pub(super) struct EmbedState {
+    resolved: Resolved,
+    embedder: Option<Box<dyn Embedder>>,
+    cache: Option<EmbeddingCache>,
+    vectors: Option<Arc<Vectors>>,
+    /// What the front end should tell a person (once each).
+    notes: Vec<String>,
+}
+
+impl Default for EmbedState {
+    fn default() -> Self {
+        EmbedState {
+            resolved: Resolved::Off { explained: None },
+            embedder: None,
+            cache: None,
+            vectors: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// What filling in vectors did.
+#[derive(Clone, Debug, Default)]
+pub struct FillStats {
+    /// Distinct texts that had no vector of the model.
+    pub missing: usize,
+    /// Vectors computed and cached now.
+    pub computed: usize,
+    /// The model's cache id.
+    pub model: String,
+}
+
+impl Engine {
+    /// Sets the embedding provider (the front ends resolve it from `mem7.yaml` and the
+    /// environment). Until called, search is lexical.
+    pub fn set_embeddings(&mut self, resolved: Resolved) {
+        self.embed = EmbedState {
+            resolved,
+            ..Default::default()
+        };
+    }
+
+    /// The model id vectors are cached under, when meaning search is on.
+    pub fn embedding_model(&self) -> Option<String> {
+        match &self.embed.resolved {
+            Resolved::On(spec) => Some(spec.id()),
+            Resolved::Off { .. } => None,
+        }
+    }
+
+    /// Messages for a person gathered since the last call: why search fell back to words,
+    /// how many versions still lack a vector.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.embed.notes)
+    }
+
+    fn note(&mut self, message: String) {
+        if !self.embed.notes.contains(&message) {
+            self.embed.notes.push(message);
+        }
+    }
+
+    fn cache(&mut self) -> Result<&mut EmbeddingCache> {
+        if self.embed.cache.is_none() {
+            let dir = self.ws.index_dir()?;
+            self.embed.cache = Some(EmbeddingCache::open(&dir)?);
+        }
+        Ok(self.embed.cache.as_mut().expect("opened above"))
+    }
+
+    fn embedder(&mut self) -> Result<&mut Box<dyn Embedder>> {
+        if self.embed.embedder.is_none() {
+            let Resolved::On(spec) = &self.embed.resolved else {
+                return Err(off_error(&self.embed.resolved));
+            };
+            self.embed.embedder = Some(spec.open()?);
+        }
+        Ok(self.embed.embedder.as_mut().expect("opened above"))
+    }
+
+    /// Computes and caches a vector for every text of the workspace that has none of the
+    /// configured model. `progress(done, total)` follows along. A provider failure stops
+    /// the fill with an error; what was computed before it stays cached.
+    ///
+    /// `max` bounds the texts computed in this call (a server fills in steps, releasing
+    /// the engine between them); `FillStats::missing` still counts them all.
+    pub fn fill_embeddings(
+        &mut self,
+        max: Option<usize>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<FillStats> {
+        let Some(model) = self.embedding_model() else {
+            return Err(off_error(&self.embed.resolved));
+        };
+        let batch = match &self.embed.resolved {
+            Resolved::On(spec) => spec.batch_size,
+            Resolved::Off { .. } => unreachable!("checked above"),
+        };
+        self.cache()?;
+        let cache = self.embed.cache.as_ref().expect("opened above");
+        let mut missing = vectors::missing_texts(&self.index, cache, &model)?;
+        let mut stats = FillStats {
+            missing: missing.len(),
+            computed: 0,
+            model: model.clone(),
+        };
+        if let Some(max) = max {
+            missing.truncate(max);
+        }
+        progress(0, missing.len());
+        for chunk in missing.chunks(batch) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+            let computed = self.embedder()?.embed(&texts)?;
+            let items: Vec<([u8; 32], Vec<f32>)> =
+                chunk.iter().map(|(h, _)| *h).zip(computed).collect();
+            self.cache()?.put_many(&model, &items)?;
+            stats.computed += items.len();
+            progress(stats.computed, missing.len());
+        }
+        Ok(stats)
+    }
+
+    /// Drops cached vectors of other models and of texts the workspace no longer holds.
+    pub fn prune_embeddings(&mut self) -> Result<usize> {
+        let Some(model) = self.embedding_model() else {
+            return Err(off_error(&self.embed.resolved));
+        };
+        let keep = vectors::workspace_hashes(&self.index)?;
+        self.cache()?.prune(&model, &keep)
+    }
+
+    /// How many vectors the cache holds in all (every model).
+    pub fn cached_vectors(&mut self) -> Result<usize> {
+        self.cache()?.len()
+    }
+
+    /// The vectors of the configured model for the current index, topped up.
+    fn vectors(&mut self, model: &str) -> Result<Arc<Vectors>> {
+        if let Some(current) = self.embed.vectors.as_mut() {
+            let fresh = {
+                let cache = self
+                    .embed
+                    .cache
+                    .as_ref()
+                    .expect("vectors come from the cache");
+                match Arc::get_mut(current) {
+                    Some(v) => v.refresh(&self.index, cache, model)?,
+                    None => false,
+                }
+            };
+            if fresh {
+                return Ok(current.clone());
+            }
+        }
+        self.cache()?;
+        let cache = self.embed.cache.as_ref().expect("opened above");
+        let loaded = Arc::new(Vectors::load(&self.index, cache, model)?);
+        self.embed.vectors = Some(loaded.clone());
+        Ok(loaded)
+    }
+
+    /// The query's vector (cached like any text).
+    fn query_vector(&mut self, model: &str, text: &str) -> Result<Arc<[f32]>> {
+        let hash = *blake3::hash(text.as_bytes()).as_bytes();
+        if let Some(v) = self.cache()?.get_hash(&hash, model)? {
+            return Ok(v.into());
+        }
+        let mut out = self.embedder()?.embed(&[text])?;
+        let v = out.pop().unwrap_or_default();
+        self.cache()?.put_many(model, &[(hash, v.clone())])?;
+        Ok(v.into())
+    }
+
+    /// Search with time and tag filters, by words, meaning or both (`req.mode`); brings
+    /// the full-text index up to date first.
+    ///
+    /// `Auto` is hybrid when the workspace has vectors of the configured model and the
+    /// provider answers, and lexical otherwise (with a note saying why). `Semantic` and
+    /// `Hybrid` asked for explicitly fail when meaning search is off.
+    pub fn search(&mut self, req: &SearchRequest) -> Result<Vec<SearchHit>> {
+        self.sync_fulltext()?;
+        let model = self.embedding_model();
+        let mode = match (req.mode, &model) {
+            (SearchMode::Lexical, _) => return self.index.search(req),
+            (SearchMode::Auto, None) => {
+                if let Resolved::Off {
+                    explained: Some(why),
+                } = &self.embed.resolved
+                {
+                    // Said once per workspace: a marker in the index directory remembers.
+                    let marker = self.ws.index_dir()?.join(LEXICAL_ONLY_NOTED);
+                    if !marker.exists() {
+                        let why = why.clone();
+                        self.note(why);
+                        let _ = std::fs::write(&marker, b"");
+                    }
+                }
+                return self.index.search(req);
+            }
+            (SearchMode::Semantic | SearchMode::Hybrid, None) => {
+                return Err(off_error(&self.embed.resolved));
+            }
+            (mode, Some(_)) => mode,
+        };
+        let model = model.expect("matched Some above");
+        let explicit = mode != SearchMode::Auto;
+        match self.meaning_side(req, &model, explicit) {
+            Ok(Some(semantic)) if mode == SearchMode::Semantic => Ok(semantic),
+            Ok(Some(semantic)) => {
+                let pool = SearchRequest {
+                    limit: pool_size(req.limit),
+                    ..req.clone()
+                };
+                let lexical = self.index.search(&pool)?;
+                let k = self.ws.config().search.rrf_k();
+                Ok(fuse(lexical, semantic, k, req.limit))
+            }
+            Ok(None) => self.index.search(req),
+            Err(e) if !explicit => {
+                self.note(format!("{e}; searching by words only"));
+                self.index.search(req)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The nearest versions in meaning, or None (Auto only) when there are no vectors to
+    /// compare with.
+    fn meaning_side(
+        &mut self,
+        req: &SearchRequest,
+        model: &str,
+        explicit: bool,
+    ) -> Result<Option<Vec<SearchHit>>> {
+        let mut vectors = self.vectors(model)?;
+        if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
+            match self.fill_embeddings(None, &mut |_, _| {}) {
+                Ok(_) => vectors = self.vectors(model)?,
+                Err(e) => self.note(format!(
+                    "{} version(s) have no vector yet ({e})",
+                    vectors.missing()
+                )),
+            }
+        } else if vectors.missing() > INLINE_FILL {
+            self.note(format!(
+                "{} version(s) have no vector of {model} yet, so meaning search does not see \
+                 them: `mem7 embed` fills them in",
+                vectors.missing()
+            ));
+        }
+        if vectors.is_empty() && !explicit {
+            return Ok(None);
+        }
+        let query = self.query_vector(model, req.text.trim())?;
+        let pool = SearchRequest {
+            limit: if req.mode == SearchMode::Semantic {
+                req.limit
+            } else {
+                pool_size(req.limit)
+            },
+            ..req.clone()
+        };
+        Ok(Some(self.index.nearest(&pool, vectors, query)?))
+    }
+}
+
+/// How many candidates each side of a hybrid search contributes.
+fn pool_size(limit: usize) -> usize {
+    limit.saturating_mul(3).clamp(30, 1000)
+}
+
+fn off_error(resolved: &Resolved) -> Error {
+    let why = match resolved {
+        Resolved::Off {
+            explained: Some(why),
+        } => why.clone(),
+        _ => "meaning search is off (the embedding provider is `none`)".into(),
+    };
+    Error::input(
+        why,
+        "fetch the local model with `just model` (or scripts/fetch-model), or set \
+         MEM7_EMBED_PROVIDER=ollama|openai with MEM7_EMBED_URL; `--mode lexical` searches by words",
+    )
+}
+
+/// Reciprocal rank fusion: each version scores `1/(k + rank)` for each list it is on
+/// (ranks from 1), best total first; ties go to the better word rank, then the key.
+pub fn fuse(
+    lexical: Vec<SearchHit>,
+    semantic: Vec<SearchHit>,
+    k: f64,
+    limit: usize,
+) -> Vec<SearchHit> {
+    let mut by_id: HashMap<u64, (f64, SearchHit)> = HashMap::new();
+    for (i, mut hit) in lexical.into_iter().enumerate() {
+        hit.lexical_rank = Some(i + 1);
+        by_id.insert(hit.id, (1.0 / (k + (i + 1) as f64), hit));
+    }
+    for (i, hit) in semantic.into_iter().enumerate() {
+        let add = 1.0 / (k + (i + 1) as f64);
+        by_id
+            .entry(hit.id)
+            .and_modify(|(score, h)| {
+                *score += add;
+                h.semantic_rank = Some(i + 1);
+                h.similarity = hit.similarity;
+            })
+            .or_insert_with(|| {
+                let mut h = hit.clone();
+                h.semantic_rank = Some(i + 1);
+                (add, h)
+            });
+    }
+    let mut all: Vec<(f64, SearchHit)> = by_id.into_values().collect();
+    all.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| {
+                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
+                rank(&a.1).cmp(&rank(&b.1))
+            })
+            .then_with(|| a.1.version.key.cmp(&b.1.version.key))
+    });
+    all.into_iter()
+        .take(limit)
+        .map(|(score, mut h)| {
+            h.score = score as f32;
+            h
+        })
+        .collect()
+}

