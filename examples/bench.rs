@@ -112,9 +112,18 @@ fn mem7_bin() -> PathBuf {
         .join("mem7")
 }
 
+/// Runs mem7 with words-only search (the embedding benchmarks opt in with `run_with`).
 fn run(ws: &Path, args: &[&str]) -> Duration {
+    run_with(ws, args, &[("MEM7_EMBED_PROVIDER", "none")])
+}
+
+fn run_with(ws: &Path, args: &[&str], vars: &[(&str, &str)]) -> Duration {
     let started = Instant::now();
-    let out = Command::new(mem7_bin())
+    let mut cmd = Command::new(mem7_bin());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd
         .args(args)
         .env("MEM7_WORKSPACE", ws)
         .env("MEM7_AGENT", "bench")
@@ -302,6 +311,173 @@ fn bench(versions: usize, root: &Path) {
     println!("| `mem7 list --prefix P` | {} |", ms(list));
     println!("| `mem7 store KEY VALUE` | {} |", ms(store));
     println!("| index size on disk | {:.1} MB |", index as f64 / 1e6);
+    bench_embeddings(root, reindex);
+}
+
+/// A deterministic unit vector for a text hash (the cost of search does not depend on
+/// the values, and embedding 100k texts for real takes minutes: see the throughput row).
+fn synthetic_vector(hash: &[u8; 32], dim: usize) -> Vec<f32> {
+    let mut rng = Rng(u64::from_le_bytes(hash[..8].try_into().unwrap()) | 1);
+    let mut v: Vec<f32> = (0..dim)
+        .map(|_| (rng.next() % 2001) as f32 / 1000.0 - 1.0)
+        .collect();
+    mem7::embed::normalize(&mut v);
+    v
+}
+
+/// Meaning search: local model throughput, and hybrid search and rebuild with every
+/// version's vector cached. Skipped without the local model (`just model`).
+fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
+    use mem7::embed::Embedder;
+    let env = mem7::embed::EmbedEnv::from_process();
+    let resolved = mem7::embed::resolve(
+        &mem7::embed::EmbedSettings {
+            provider: Some("local".into()),
+            ..Default::default()
+        },
+        &env,
+    )
+    .expect("resolve local");
+    let mem7::embed::Resolved::On(spec) = resolved.clone() else {
+        unreachable!("local was asked for")
+    };
+    if !mem7::embed::local::is_present(&spec.model_dir) {
+        println!(
+            "\n(meaning search not measured: no local model in {}; `just model`)",
+            spec.model_dir.display()
+        );
+        return;
+    }
+    // Throughput: 256 generated texts in batches of 32, after one warm-up batch.
+    let mut model = mem7::embed::local::LocalModel::load(&spec.model_dir, spec.id()).expect("load");
+    let mut rng = Rng(42);
+    let texts: Vec<String> = (0..288)
+        .map(|_| {
+            let words = 12 + (rng.next() % 20) as usize;
+            rng.sentence(words)
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    model.embed(&refs[..32]).expect("warm up");
+    let started = Instant::now();
+    for chunk in refs[32..].chunks(32) {
+        model.embed(chunk).expect("embed");
+    }
+    let per_sec = 256.0 / started.elapsed().as_secs_f64();
+    let load = time_n(5, |_| {
+        let t = Instant::now();
+        mem7::embed::local::LocalModel::load(&spec.model_dir, spec.id()).expect("load");
+        t.elapsed()
+    });
+
+    // Cache a vector for every version's text, as `mem7 embed` would.
+    let model_id = spec.id();
+    let mut engine =
+        mem7::engine::Engine::open(root, mem7::core::chain::ChainKey::Plain).expect("open");
+    let dir = engine.workspace().index_dir().expect("index dir");
+    let mut cache = mem7::index::embeddings::EmbeddingCache::open(&dir).expect("cache");
+    let items: Vec<([u8; 32], Vec<f32>)> = engine
+        .index()
+        .key_values()
+        .expect("texts")
+        .iter()
+        .map(|(k, v)| {
+            let h = mem7::index::vectors::text_hash(k, v);
+            (h, synthetic_vector(&h, 384))
+        })
+        .collect();
+    for chunk in items.chunks(10_000) {
+        cache.put_many(&model_id, chunk).expect("cache vectors");
+    }
+    drop(cache);
+
+    engine.set_embeddings(resolved);
+    let valid_at = ValidTime::parse("2024-06-01").unwrap();
+    let as_of = TxTime::parse("2030-01-01T00:00:00Z").unwrap();
+    let query = |i: usize, mode| mem7::index::fulltext::SearchRequest {
+        text: format!(
+            "{} {} {i}",
+            WORDS[i % WORDS.len()],
+            WORDS[(i * 7) % WORDS.len()]
+        ),
+        raw: false,
+        valid_at,
+        as_of,
+        tags: Vec::new(),
+        key_prefix: None,
+        limit: 10,
+        mode,
+    };
+    use mem7::index::fulltext::SearchMode;
+    engine
+        .search(&query(0, SearchMode::Hybrid))
+        .expect("warm up");
+    // New queries each time: each pays for embedding its text.
+    let hybrid_new = time_n(100, |i| {
+        let t = Instant::now();
+        engine
+            .search(&query(i + 1, SearchMode::Hybrid))
+            .expect("search");
+        t.elapsed()
+    });
+    // The same queries again: their vectors come from the cache.
+    let hybrid_cached = time_n(100, |i| {
+        let t = Instant::now();
+        engine
+            .search(&query(i + 1, SearchMode::Hybrid))
+            .expect("search");
+        t.elapsed()
+    });
+    let semantic_cached = time_n(100, |i| {
+        let t = Instant::now();
+        engine
+            .search(&query(i + 1, SearchMode::Semantic))
+            .expect("search");
+        t.elapsed()
+    });
+    let local = [("MEM7_EMBED_PROVIDER", "local")];
+    let whole = time_n(10, |i| {
+        let q = format!(
+            "{} {}",
+            WORDS[i % WORDS.len()],
+            WORDS[(i * 3) % WORDS.len()]
+        );
+        run_with(
+            root,
+            &["search", &q, "--mode", "hybrid", "--valid-at", "2024-06-01"],
+            &local,
+        )
+    });
+    let reindex_cached = time_n(3, |_| run_with(root, &["reindex"], &local));
+    println!(
+        "\n### meaning search ({} cached 384-dim vectors; the query embedded by the local model)",
+        items.len()
+    );
+    println!("| measure (median) | time |");
+    println!("|---|---|");
+    println!("| local model: load weights + tokenizer | {} |", ms(load));
+    println!("| local model: embedding throughput, batches of 32 | {per_sec:.0} texts/s |");
+    println!(
+        "| hybrid search inside one process, new query (median of 100) | {} |",
+        ms(hybrid_new)
+    );
+    println!(
+        "| hybrid search inside one process, cached query vector | {} |",
+        ms(hybrid_cached)
+    );
+    println!(
+        "| semantic search inside one process, cached query vector | {} |",
+        ms(semantic_cached)
+    );
+    println!(
+        "| `mem7 search Q --mode hybrid` (whole process) | {} |",
+        ms(whole)
+    );
+    println!(
+        "| `mem7 reindex` with every vector cached / words only | {} / {} |",
+        ms(reindex_cached),
+        ms(reindex_words_only)
+    );
 }
 
 fn main() {
