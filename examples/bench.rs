@@ -176,6 +176,7 @@ fn peak_memory_kb(ws: &Path, args: &[&str]) -> u64 {
         .arg(mem7_bin())
         .args(args)
         .env("MEM7_WORKSPACE", ws)
+        .env("MEM7_EMBED_PROVIDER", "none")
         .output();
     out.ok()
         .and_then(|o| {
@@ -364,6 +365,16 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
         model.embed(chunk).expect("embed");
     }
     let per_sec = 256.0 / started.elapsed().as_secs_f64();
+    let one_query = time_n(20, |i| {
+        let q = format!(
+            "{} {} {i}",
+            WORDS[i % WORDS.len()],
+            WORDS[(i * 5) % WORDS.len()]
+        );
+        let t = Instant::now();
+        model.embed(&[q.as_str()]).expect("embed");
+        t.elapsed()
+    });
     let load = time_n(5, |_| {
         let t = Instant::now();
         mem7::embed::local::LocalModel::load(&spec.model_dir, spec.id()).expect("load");
@@ -457,6 +468,7 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
     println!("|---|---|");
     println!("| local model: load weights + tokenizer | {} |", ms(load));
     println!("| local model: embedding throughput, batches of 32 | {per_sec:.0} texts/s |");
+    println!("| local model: one short query | {} |", ms(one_query));
     println!(
         "| hybrid search inside one process, new query (median of 100) | {} |",
         ms(hybrid_new)

@@ -182,15 +182,15 @@ impl Engine {
     }
 
     /// The query's vector (cached like any text).
-    fn query_vector(&mut self, model: &str, text: &str) -> Result<Arc<[f32]>> {
+    fn query_vector(&mut self, model: &str, text: &str) -> Result<Arc<vectors::Query>> {
         let hash = *blake3::hash(text.as_bytes()).as_bytes();
         if let Some(v) = self.cache()?.get_hash(&hash, model)? {
-            return Ok(v.into());
+            return Ok(Arc::new(vectors::Query::new(&v)));
         }
         let mut out = self.embedder()?.embed(&[text])?;
         let v = out.pop().unwrap_or_default();
         self.cache()?.put_many(model, &[(hash, v.clone())])?;
-        Ok(v.into())
+        Ok(Arc::new(vectors::Query::new(&v)))
     }
 
     /// Search with time and tag filters, by words, meaning or both (`req.mode`); brings

@@ -31,6 +31,7 @@ impl EmbeddingCache {
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
              CREATE TABLE IF NOT EXISTS embeddings (
                  text_hash BLOB NOT NULL,
                  model     TEXT NOT NULL,

@@ -345,7 +345,7 @@ impl FullText {
         &self,
         req: &SearchRequest,
         vectors: std::sync::Arc<super::vectors::Vectors>,
-        query: std::sync::Arc<[f32]>,
+        query: std::sync::Arc<super::vectors::Query>,
     ) -> Result<Vec<Hit>> {
         if req.limit == 0 {
             return Ok(Vec::new());
@@ -354,23 +354,35 @@ impl FullText {
         let mut clauses = self.filters(req);
         clauses.push((Occur::Must, Box::new(AllQuery)));
         let filter = BooleanQuery::new(clauses);
+        // Shortlist by the 8-bit codes, then rank the shortlist exactly.
+        let shortlist = req.limit.saturating_mul(4).max(64);
+        let (v, q) = (vectors.clone(), query.clone());
         let collector =
-            TopDocs::with_limit(req.limit).custom_score(move |segment: &tantivy::SegmentReader| {
+            TopDocs::with_limit(shortlist).custom_score(move |segment: &tantivy::SegmentReader| {
                 let ids = segment.fast_fields().u64("id").ok();
-                let vectors = vectors.clone();
-                let query = query.clone();
+                let vectors = v.clone();
+                let query = q.clone();
                 move |doc: tantivy::DocId| {
                     ids.as_ref()
                         .and_then(|c| c.first(doc))
-                        .and_then(|id| vectors.similarity(id, &query))
+                        .and_then(|id| vectors.approx_similarity(id, &query))
                         .unwrap_or(f32::NEG_INFINITY)
                 }
             });
         let top = searcher
             .search(&filter, &collector)
             .map_err(|e| ft_err(&self.dir, e))?;
+        let mut hits = self.hits(&searcher, top.into_iter())?;
+        for h in &mut hits {
+            h.score = vectors
+                .similarity(h.id, &query)
+                .unwrap_or(f32::NEG_INFINITY);
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         // Orthogonal or opposite vectors share no meaning with the query: not a match.
-        self.hits(&searcher, top.into_iter().filter(|(s, _)| *s > 0.0))
+        hits.retain(|h| h.score > 0.0);
+        hits.truncate(req.limit);
+        Ok(hits)
     }
 
     /// Turns tantivy's addresses into version ids.

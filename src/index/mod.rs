@@ -695,7 +695,7 @@ impl Index {
         &self,
         req: &fulltext::SearchRequest,
         vectors: std::sync::Arc<vectors::Vectors>,
-        query: std::sync::Arc<[f32]>,
+        query: std::sync::Arc<vectors::Query>,
     ) -> Result<Vec<SearchHit>> {
         let hits = self.fulltext()?.nearest(req, vectors, query)?;
         let mut out = Vec::with_capacity(hits.len());

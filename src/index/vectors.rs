@@ -19,6 +19,10 @@ use crate::error::Result;
 type Pending = (u64, [u8; 32]);
 
 /// The vectors of one model for one index generation.
+///
+/// Each row is kept twice: exact (`f32`) and as 8-bit codes with a scale per row. A search
+/// scans the codes, a quarter of the bytes, to shortlist candidates, then ranks the
+/// shortlist by the exact cosine.
 pub struct Vectors {
     model: String,
     generation: PathBuf,
@@ -26,6 +30,9 @@ pub struct Vectors {
     /// Row of each version id in `data`, `u32::MAX` for none.
     row_of: Vec<u32>,
     data: Vec<f32>,
+    codes: Vec<i8>,
+    scales: Vec<f32>,
+    dot_codes: fn(&[i8], &[i8]) -> i32,
     /// Versions whose text has no vector yet.
     missing: Vec<Pending>,
     /// The largest version id looked at.
@@ -47,6 +54,9 @@ impl Vectors {
             dim: 0,
             row_of: Vec::new(),
             data: Vec::new(),
+            codes: Vec::new(),
+            scales: Vec::new(),
+            dot_codes: pick_dot_codes(),
             missing: Vec::new(),
             max_id: 0,
             cache_stamp: cache.stamp()?,
@@ -105,6 +115,7 @@ impl Vectors {
         }
         self.row_of[slot] = (self.data.len() / self.dim) as u32;
         self.data.extend_from_slice(vector);
+        self.scales.push(quantize(vector, &mut self.codes));
     }
 
     /// The model these vectors belong to.
@@ -132,17 +143,98 @@ impl Vectors {
         self.missing.len()
     }
 
+    fn row(&self, id: u64, query_len: usize) -> Option<usize> {
+        let row = *self.row_of.get(id as usize)?;
+        (row != u32::MAX && query_len == self.dim).then_some(row as usize)
+    }
+
     /// The cosine similarity of version `id` to `query` (both unit length), if it has a
     /// vector.
     #[inline]
-    pub fn similarity(&self, id: u64, query: &[f32]) -> Option<f32> {
-        let row = *self.row_of.get(id as usize)?;
-        if row == u32::MAX || query.len() != self.dim {
-            return None;
-        }
-        let start = row as usize * self.dim;
-        Some(dot(&self.data[start..start + self.dim], query))
+    pub fn similarity(&self, id: u64, query: &Query) -> Option<f32> {
+        let row = self.row(id, query.exact.len())?;
+        let start = row * self.dim;
+        Some(dot(&self.data[start..start + self.dim], &query.exact))
     }
+
+    /// The cosine from the 8-bit codes: within about 1% of [`Vectors::similarity`], at a
+    /// quarter of the memory traffic.
+    #[inline]
+    pub fn approx_similarity(&self, id: u64, query: &Query) -> Option<f32> {
+        let row = self.row(id, query.exact.len())?;
+        let start = row * self.dim;
+        let codes = &self.codes[start..start + self.dim];
+        let sum = (self.dot_codes)(codes, &query.codes);
+        Some(sum as f32 * self.scales[row] * query.scale)
+    }
+}
+
+/// A query vector, exact and as 8-bit codes.
+pub struct Query {
+    exact: Vec<f32>,
+    codes: Vec<i8>,
+    scale: f32,
+}
+
+impl Query {
+    pub fn new(exact: &[f32]) -> Query {
+        let mut codes = Vec::with_capacity(exact.len());
+        let scale = quantize(exact, &mut codes);
+        Query {
+            exact: exact.to_vec(),
+            codes,
+            scale,
+        }
+    }
+}
+
+/// Appends `v` as signed 8-bit codes scaled to its largest magnitude; returns the scale
+/// (code × scale ≈ value).
+fn quantize(v: &[f32], codes: &mut Vec<i8>) -> f32 {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    codes.extend(
+        v.iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
+}
+
+/// The dot product of two code rows, in lanes the compiler turns into SIMD
+/// multiply-adds.
+#[inline(always)]
+fn dot_codes_lanes(a: &[i8], b: &[i8]) -> i32 {
+    let mut acc = [0i32; 16];
+    let (ca, ra) = a.as_chunks::<16>();
+    let (cb, rb) = b.as_chunks::<16>();
+    for (x, y) in ca.iter().zip(cb) {
+        for i in 0..16 {
+            acc[i] += x[i] as i32 * y[i] as i32;
+        }
+    }
+    let tail: i32 = ra.iter().zip(rb).map(|(x, y)| *x as i32 * *y as i32).sum();
+    acc.iter().sum::<i32>() + tail
+}
+
+fn dot_codes_portable(a: &[i8], b: &[i8]) -> i32 {
+    dot_codes_lanes(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_codes_avx2(a: &[i8], b: &[i8]) -> i32 {
+    dot_codes_lanes(a, b)
+}
+
+/// The widest code dot product this CPU runs (release builds target baseline x86-64,
+/// which has no AVX2, so it is chosen at run time).
+fn pick_dot_codes() -> fn(&[i8], &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU was just found to support AVX2.
+        return |a, b| unsafe { dot_codes_avx2(a, b) };
+    }
+    dot_codes_portable
 }
 
 /// A dot product written so that the compiler keeps eight independent sums in SIMD lanes.
@@ -182,11 +274,85 @@ pub fn missing_texts(
         }
     }
     let mut out: Vec<_> = wanted.into_iter().collect();
-    out.sort_by(|a, b| a.1.cmp(&b.1));
+    // By length, so that a batch holds texts of similar length and pads little.
+    out.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
     Ok(out)
 }
 
 /// Where the cache lives for an index directory.
 pub fn cache_path(index_dir: &Path) -> PathBuf {
     index_dir.join(super::embeddings::FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+        let mut x = seed | 1;
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % 20_001) as f32 / 10_000.0 - 1.0
+            })
+            .collect();
+        crate::embed::normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn code_dot_products_agree_on_every_path() {
+        for dim in [1, 15, 16, 17, 384, 1000] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            quantize(&unit(dim as u64, dim), &mut a);
+            quantize(&unit(dim as u64 + 7, dim), &mut b);
+            let naive: i32 = a.iter().zip(&b).map(|(x, y)| *x as i32 * *y as i32).sum();
+            assert_eq!(dot_codes_portable(&a, &b), naive, "dim {dim}");
+            assert_eq!(pick_dot_codes()(&a, &b), naive, "dim {dim}");
+        }
+    }
+
+    #[test]
+    fn codes_rank_like_the_exact_vectors() {
+        let dim = 384;
+        let rows: Vec<Vec<f32>> = (0..200).map(|i| unit(1000 + i, dim)).collect();
+        let mut v = Vectors {
+            model: "m".into(),
+            generation: PathBuf::new(),
+            dim: 0,
+            row_of: Vec::new(),
+            data: Vec::new(),
+            codes: Vec::new(),
+            scales: Vec::new(),
+            dot_codes: pick_dot_codes(),
+            missing: Vec::new(),
+            max_id: 0,
+            cache_stamp: (0, 0),
+        };
+        for (i, r) in rows.iter().enumerate() {
+            v.push(i as u64 + 1, r);
+        }
+        // A query near row 42: the exact and the coded cosine agree closely.
+        let mut q = rows[41].clone();
+        q.iter_mut()
+            .zip(unit(5, dim))
+            .for_each(|(a, b)| *a += 0.3 * b);
+        crate::embed::normalize(&mut q);
+        let query = Query::new(&q);
+        for id in 1..=200u64 {
+            let exact = v.similarity(id, &query).unwrap();
+            let approx = v.approx_similarity(id, &query).unwrap();
+            assert!((exact - approx).abs() < 0.01, "{id}: {exact} vs {approx}");
+        }
+        let best = (1..=200u64)
+            .max_by(|a, b| {
+                let s = |id| v.approx_similarity(id, &query).unwrap();
+                s(*a).total_cmp(&s(*b))
+            })
+            .unwrap();
+        assert_eq!(best, 42);
+        assert_eq!(v.similarity(999, &query), None, "no row for that id");
+    }
 }
