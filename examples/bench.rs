@@ -387,15 +387,16 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
         mem7::engine::Engine::open(root, mem7::core::chain::ChainKey::Plain).expect("open");
     let dir = engine.workspace().index_dir().expect("index dir");
     let mut cache = mem7::index::embeddings::EmbeddingCache::open(&dir).expect("cache");
-    let items: Vec<([u8; 32], Vec<f32>)> = engine
+    let mut hashes = std::collections::BTreeSet::new();
+    engine
         .index()
-        .key_values()
-        .expect("texts")
-        .iter()
-        .map(|(k, v)| {
-            let h = mem7::index::vectors::text_hash(k, v);
-            (h, synthetic_vector(&h, 384))
+        .for_each_text(&mut |k, v| {
+            hashes.insert(mem7::index::vectors::text_hash(k, v));
         })
+        .expect("texts");
+    let items: Vec<([u8; 32], Vec<f32>)> = hashes
+        .into_iter()
+        .map(|h| (h, synthetic_vector(&h, 384)))
         .collect();
     for chunk in items.chunks(10_000) {
         cache.put_many(&model_id, chunk).expect("cache vectors");

@@ -5,7 +5,7 @@
 //! Today it is filled from a Go mem7 `index.db` (one row per entity and predicate, with
 //! a float32 `embedding` BLOB); the embedding providers will fill it too.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, params};
@@ -87,20 +87,19 @@ impl EmbeddingCache {
         })
     }
 
-    /// Every vector of `model`, by text hash.
-    pub fn all_for(&self, model: &str) -> Result<HashMap<[u8; 32], Vec<f32>>> {
+    /// Calls `f` with the text hash and the raw little-endian `f32` bytes of every vector
+    /// of `model`, without copying them out first.
+    pub fn for_each_of(&self, model: &str, f: &mut dyn FnMut(&[u8; 32], &[u8])) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare("SELECT text_hash, vector FROM embeddings WHERE model = ?1")?;
         let mut rows = stmt.query([model])?;
-        let mut out = HashMap::new();
         while let Some(row) = rows.next()? {
-            let Ok(hash) = <[u8; 32]>::try_from(row.get_ref(0)?.as_blob()?) else {
-                continue;
-            };
-            out.insert(hash, floats(row.get_ref(1)?.as_blob()?));
+            if let Ok(hash) = <&[u8; 32]>::try_from(row.get_ref(0)?.as_blob()?) {
+                f(hash, row.get_ref(1)?.as_blob()?);
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The text hashes that have a vector under `model`.

@@ -753,13 +753,15 @@ impl Index {
         Ok(out)
     }
 
-    /// Every distinct (key, value) the versions hold.
-    pub fn key_values(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT DISTINCT key, value FROM versions")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    /// Calls `f` with the key and value of every version (repeats included: sorting them
+    /// out in SQL costs more than hashing them twice).
+    pub fn for_each_text(&self, f: &mut dyn FnMut(&str, &str)) -> Result<()> {
+        let mut stmt = self.conn.prepare("SELECT key, value FROM versions")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            f(row.get_ref(0)?.as_str()?, row.get_ref(1)?.as_str()?);
+        }
+        Ok(())
     }
 
     fn fulltext(&self) -> Result<&fulltext::FullText> {

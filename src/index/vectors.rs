@@ -61,16 +61,31 @@ impl Vectors {
             max_id: 0,
             cache_stamp: cache.stamp()?,
         };
-        let versions = index.texts_after(0)?;
-        let mut all = cache.all_for(model)?;
-        for (id, hash) in versions {
+        // The versions of each text, then the cache streamed once, each vector read
+        // straight into its rows.
+        let mut ids_of: HashMap<[u8; 32], Vec<u64>> = HashMap::new();
+        for (id, hash) in index.texts_after(0)? {
             v.max_id = v.max_id.max(id);
-            match all.get(&hash) {
-                Some(vector) => v.push(id, vector),
-                None => v.missing.push((id, hash)),
-            }
+            ids_of.entry(hash).or_default().push(id);
         }
-        all.clear();
+        let mut row = Vec::new();
+        cache.for_each_of(model, &mut |hash, bytes| {
+            if let Some(ids) = ids_of.remove(hash) {
+                row.clear();
+                row.extend(
+                    bytes
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                );
+                for id in ids {
+                    v.push(id, &row);
+                }
+            }
+        })?;
+        v.missing = ids_of
+            .into_iter()
+            .flat_map(|(hash, ids)| ids.into_iter().map(move |id| (id, hash)))
+            .collect();
         Ok(v)
     }
 
@@ -266,13 +281,13 @@ pub fn missing_texts(
 ) -> Result<Vec<([u8; 32], String)>> {
     let have = cache.hashes_for(model)?;
     let mut wanted: HashMap<[u8; 32], String> = HashMap::new();
-    for (key, value) in index.key_values()? {
-        let text = version_text(&key, &value);
+    index.for_each_text(&mut |key, value| {
+        let text = version_text(key, value);
         let hash = *blake3::hash(text.as_bytes()).as_bytes();
         if !have.contains(&hash) {
             wanted.entry(hash).or_insert(text);
         }
-    }
+    })?;
     let mut out: Vec<_> = wanted.into_iter().collect();
     // By length, so that a batch holds texts of similar length and pads little.
     out.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
