@@ -71,10 +71,10 @@ pub(crate) fn verify_locked(
         key,
     )?;
 
-    let total: usize = parsed.iter().map(|(_, f)| f.entries.len()).sum();
+    let total: usize = parsed.iter().map(|(_, f, _)| f.entries.len()).sum();
     let mut chain: Vec<ChainEntry> = Vec::with_capacity(total);
     let mut located: Vec<(usize, &format::ChainRecord)> = Vec::with_capacity(total);
-    for (fi, (name, file)) in parsed.iter().enumerate() {
+    for (fi, (name, file, links)) in parsed.iter().enumerate() {
         let tail = file.torn_tail.and_then(|_| {
             file.problems
                 .iter()
@@ -115,19 +115,8 @@ pub(crate) fn verify_locked(
                 computed: None,
             });
         }
-        for (ei, e) in file.entries.iter().enumerate() {
-            chain.push(ChainEntry {
-                file: fi,
-                first_in_file: ei == 0,
-                line: e.line,
-                prev: e.prev,
-                claimed: e.claimed,
-                computed: e.computed,
-                legacy: e.legacy,
-                seal: e.seal,
-            });
-            located.push((fi, e));
-        }
+        chain.extend_from_slice(links);
+        located.extend(file.entries.iter().map(|e| (fi, e)));
     }
     report.entries = chain.len();
 
@@ -220,7 +209,26 @@ pub(crate) fn verify_locked(
     Ok(report)
 }
 
-type Parsed = Vec<(String, format::ChainFile)>;
+/// Each file's name, its records, and their links for the chain check (built by the
+/// thread that read the file, so the serial part only concatenates).
+type Parsed = Vec<(String, format::ChainFile, Vec<ChainEntry>)>;
+
+fn links(fi: usize, file: &format::ChainFile) -> Vec<ChainEntry> {
+    file.entries
+        .iter()
+        .enumerate()
+        .map(|(ei, e)| ChainEntry {
+            file: fi,
+            first_in_file: ei == 0,
+            line: e.line,
+            prev: e.prev,
+            claimed: e.claimed,
+            computed: e.computed,
+            legacy: e.legacy,
+            seal: e.seal,
+        })
+        .collect()
+}
 
 fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -231,44 +239,51 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
     // Each thread takes the next file when it is done with one, so day files of very
     // different sizes still keep every core busy to the end.
     let next = AtomicUsize::new(0);
-    let results: Vec<Result<Vec<(usize, format::ChainFile)>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(name) = names.get(i) else {
-                            return Ok(done);
-                        };
-                        let mapped = ws.map(name)?;
-                        done.push((i, format::parse_chain(mapped.text()?, key)));
-                    }
+    let results: Vec<Result<Vec<(usize, format::ChainFile, Vec<ChainEntry>)>>> =
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(name) = names.get(i) else {
+                                return Ok(done);
+                            };
+                            let mapped = ws.map(name)?;
+                            let file = format::parse_chain(mapped.text()?, key);
+                            let chain = links(i, &file);
+                            done.push((i, file, chain));
+                        }
+                    })
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::input(
-                        "a verify thread panicked",
-                        "report this as a bug",
-                    ))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::input(
+                            "a verify thread panicked",
+                            "report this as a bug",
+                        ))
+                    })
                 })
-            })
-            .collect()
-    });
-    let mut files: Vec<Option<format::ChainFile>> = names.iter().map(|_| None).collect();
+                .collect()
+        });
+    let mut files: Vec<Option<(format::ChainFile, Vec<ChainEntry>)>> =
+        names.iter().map(|_| None).collect();
     for r in results {
-        for (i, file) in r? {
-            files[i] = Some(file);
+        for (i, file, chain) in r? {
+            files[i] = Some((file, chain));
         }
     }
     Ok(names
         .iter()
         .zip(files)
-        .map(|(name, file)| (name.clone(), file.unwrap_or_default()))
+        .map(|(name, parsed)| {
+            let (file, chain) = parsed.unwrap_or_default();
+            (name.clone(), file, chain)
+        })
         .collect())
 }
 

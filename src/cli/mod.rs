@@ -346,6 +346,10 @@ fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
 /// Whether `root` is inside a git work tree that lacks mem7's merge driver. False when
 /// git is not installed.
 fn in_git_without_driver(root: &Path) -> bool {
+    // Spawning git costs milliseconds: ask it only when a `.git` is somewhere above.
+    if !root.ancestors().any(|dir| dir.join(".git").exists()) {
+        return false;
+    }
     let git = |args: &[&str]| {
         std::process::Command::new("git")
             .args(args)
@@ -780,6 +784,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         } => {
             let root = env.workspace(cli.workspace.as_deref());
             let ws = store::Workspace::open(&root)?;
+            // Asking git about the merge driver takes a process or two: meanwhile, verify.
+            let git_hint = std::thread::spawn({
+                let root = root.clone();
+                move || in_git_without_driver(&root)
+            });
             let mut report = crate::verify::verify(&ws, &env.chain_key()?, expect_head.as_deref())?;
             if *index {
                 let mut engine = open_engine(cli, env)?;
@@ -805,7 +814,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 render::verify_human(&report)
             };
             write_out(out, &text)?;
-            if in_git_without_driver(&root) {
+            if git_hint.join().unwrap_or(false) {
                 eprintln!(
                     "mem7: hint: this workspace is in a git repository whose merges would interleave entries \
                      (git's line-wise union merge); run `mem7 setup-git` once per clone"

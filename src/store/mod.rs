@@ -252,7 +252,10 @@ impl Workspace {
         // SAFETY: the file is only read through the map, and it does not shrink while
         // mapped: the caller holds the shared lock that mem7's truncating writer needs
         // exclusively (see above).
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
+        // Populated: the pages are mapped in one go rather than faulted in one by one
+        // (verify reads every byte anyway).
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+            .map_err(|e| Error::io(&path, e))?;
         Ok(MappedText {
             path,
             map: Some(map),
