@@ -213,6 +213,9 @@ pub(crate) fn verify_locked(
 /// thread that read the file, so the serial part only concatenates).
 type Parsed = Vec<(String, format::ChainFile, Vec<ChainEntry>)>;
 
+/// One file as a reader thread returns it: its records and their links.
+type ReadFile = (format::ChainFile, Vec<ChainEntry>);
+
 fn links(fi: usize, file: &format::ChainFile) -> Vec<ChainEntry> {
     file.entries
         .iter()
@@ -239,42 +242,40 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
     // Each thread takes the next file when it is done with one, so day files of very
     // different sizes still keep every core busy to the end.
     let next = AtomicUsize::new(0);
-    let results: Vec<Result<Vec<(usize, format::ChainFile, Vec<ChainEntry>)>>> =
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut done = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(name) = names.get(i) else {
-                                return Ok(done);
-                            };
-                            let mapped = ws.map(name)?;
-                            let file = format::parse_chain(mapped.text()?, key);
-                            let chain = links(i, &file);
-                            done.push((i, file, chain));
-                        }
-                    })
+    let results: Vec<Result<Vec<(usize, ReadFile)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(name) = names.get(i) else {
+                            return Ok(done);
+                        };
+                        let mapped = ws.map(name)?;
+                        let file = format::parse_chain(mapped.text()?, key);
+                        let chain = links(i, &file);
+                        done.push((i, (file, chain)));
+                    }
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(Error::input(
-                            "a verify thread panicked",
-                            "report this as a bug",
-                        ))
-                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::input(
+                        "a verify thread panicked",
+                        "report this as a bug",
+                    ))
                 })
-                .collect()
-        });
-    let mut files: Vec<Option<(format::ChainFile, Vec<ChainEntry>)>> =
-        names.iter().map(|_| None).collect();
+            })
+            .collect()
+    });
+    let mut files: Vec<Option<ReadFile>> = names.iter().map(|_| None).collect();
     for r in results {
-        for (i, file, chain) in r? {
-            files[i] = Some((file, chain));
+        for (i, read) in r? {
+            files[i] = Some(read);
         }
     }
     Ok(names
