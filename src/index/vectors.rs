@@ -35,6 +35,8 @@ pub struct Vectors {
     dot_codes: fn(&[i8], &[i8]) -> i32,
     /// Versions whose text has no vector yet.
     missing: Vec<Pending>,
+    /// Rows holding a vector (a loaded matrix keeps empty rows for missing versions).
+    filled: usize,
     /// The largest version id looked at.
     max_id: u64,
     cache_stamp: (i64, u64),
@@ -58,33 +60,57 @@ impl Vectors {
             scales: Vec::new(),
             dot_codes: pick_dot_codes(),
             missing: Vec::new(),
+            filled: 0,
             max_id: 0,
             cache_stamp: cache.stamp()?,
         };
-        // The versions of each text, then the cache streamed once, each vector read
-        // straight into its rows.
-        let mut ids_of: HashMap<[u8; 32], Vec<u64>> = HashMap::new();
-        for (id, hash) in index.texts_after(0)? {
-            v.max_id = v.max_id.max(id);
-            ids_of.entry(hash).or_default().push(id);
+        // Rows are laid out in version-id order, the order a search visits them in, so
+        // the scan reads the matrix front to back. The cache is streamed once, each
+        // vector decoded straight into the rows of the versions holding its text.
+        let versions = index.texts_after(0)?;
+        let mut slots: HashMap<[u8; 32], Vec<u32>> = HashMap::new();
+        for (k, (id, hash)) in versions.iter().enumerate() {
+            v.max_id = v.max_id.max(*id);
+            slots.entry(*hash).or_default().push(k as u32);
         }
-        let mut row = Vec::new();
+        v.row_of = vec![u32::MAX; v.max_id as usize + 1];
+        let n = versions.len();
+        let (mut row, mut codes) = (Vec::new(), Vec::new());
         cache.for_each_of(model, &mut |hash, bytes| {
-            if let Some(ids) = ids_of.remove(hash) {
-                row.clear();
-                row.extend(
-                    bytes
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                );
-                for id in ids {
-                    v.push(id, &row);
-                }
+            let Some(ks) = slots.remove(hash) else {
+                return;
+            };
+            row.clear();
+            row.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+            if v.dim == 0 && !row.is_empty() {
+                v.dim = row.len();
+                v.data = vec![0.0; n * v.dim];
+                v.codes = vec![0; n * v.dim];
+                v.scales = vec![0.0; n];
+            }
+            if row.len() != v.dim {
+                return;
+            }
+            codes.clear();
+            let scale = quantize(&row, &mut codes);
+            for k in ks {
+                let k = k as usize;
+                let at = k * v.dim..(k + 1) * v.dim;
+                v.data[at.clone()].copy_from_slice(&row);
+                v.codes[at].copy_from_slice(&codes);
+                v.scales[k] = scale;
+                v.row_of[versions[k].0 as usize] = k as u32;
+                v.filled += 1;
             }
         })?;
-        v.missing = ids_of
+        v.missing = slots
             .into_iter()
-            .flat_map(|(hash, ids)| ids.into_iter().map(move |id| (id, hash)))
+            .flat_map(|(hash, ks)| ks.into_iter().map(move |k| (k, hash)))
+            .map(|(k, hash)| (versions[k as usize].0, hash))
             .collect();
         Ok(v)
     }
@@ -131,6 +157,7 @@ impl Vectors {
         self.row_of[slot] = (self.data.len() / self.dim) as u32;
         self.data.extend_from_slice(vector);
         self.scales.push(quantize(vector, &mut self.codes));
+        self.filled += 1;
     }
 
     /// The model these vectors belong to.
@@ -145,7 +172,7 @@ impl Vectors {
 
     /// How many versions have a vector.
     pub fn len(&self) -> usize {
-        self.data.len().checked_div(self.dim).unwrap_or(0)
+        self.filled
     }
 
     /// Whether no version has a vector.
@@ -343,6 +370,7 @@ mod tests {
             scales: Vec::new(),
             dot_codes: pick_dot_codes(),
             missing: Vec::new(),
+            filled: 0,
             max_id: 0,
             cache_stamp: (0, 0),
         };
