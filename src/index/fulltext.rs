@@ -351,18 +351,53 @@ impl FullText {
             return Ok(Vec::new());
         }
         let searcher = self.searcher()?;
-        let mut clauses = self.filters(req);
+        // Tags and key prefixes go through the same clauses as the word side. The four
+        // clock ranges, which every search has, are checked from the same fast fields as
+        // each document is scored: cheaper than intersecting four range scans over every
+        // document, with the same bounds as `filters` (from <= t < to on both clocks).
+        let clocks_only =
+            req.tags.is_empty() && req.key_prefix.as_deref().is_none_or(str::is_empty);
+        let mut clauses = if clocks_only {
+            Vec::new()
+        } else {
+            self.filters(req)
+        };
         clauses.push((Occur::Must, Box::new(AllQuery)));
         let filter = BooleanQuery::new(clauses);
+        let (va, ao) = (req.valid_at.micros(), req.as_of.micros());
         // Shortlist by the 8-bit codes, then rank the shortlist exactly.
         let shortlist = req.limit.saturating_mul(4).max(64);
         let (v, q) = (vectors.clone(), query.clone());
         let collector =
             TopDocs::with_limit(shortlist).custom_score(move |segment: &tantivy::SegmentReader| {
-                let ids = segment.fast_fields().u64("id").ok();
+                let fast = segment.fast_fields();
+                let ids = fast.u64("id").ok();
+                let clocks = clocks_only
+                    .then(|| {
+                        Some([
+                            fast.i64("valid_from").ok()?,
+                            fast.i64("valid_to").ok()?,
+                            fast.i64("tx_from").ok()?,
+                            fast.i64("tx_to").ok()?,
+                        ])
+                    })
+                    .flatten();
                 let vectors = v.clone();
                 let query = q.clone();
                 move |doc: tantivy::DocId| {
+                    if clocks_only {
+                        let held = clocks.as_ref().is_some_and(|[vf, vt, tf, tt]| {
+                            let at = |c: &tantivy::columnar::Column<i64>| c.first(doc);
+                            matches!(
+                                (at(vf), at(vt), at(tf), at(tt)),
+                                (Some(vf), Some(vt), Some(tf), Some(tt))
+                                    if vf <= va && va < vt && tf <= ao && ao < tt
+                            )
+                        });
+                        if !held {
+                            return f32::NEG_INFINITY;
+                        }
+                    }
                     ids.as_ref()
                         .and_then(|c| c.first(doc))
                         .and_then(|id| vectors.approx_similarity(id, &query))
@@ -372,7 +407,9 @@ impl FullText {
         let top = searcher
             .search(&filter, &collector)
             .map_err(|e| ft_err(&self.dir, e))?;
-        let mut hits = self.hits(&searcher, top.into_iter())?;
+        // Filtered out, or without a vector: never rescored into the results.
+        let top = top.into_iter().filter(|(score, _)| score.is_finite());
+        let mut hits = self.hits(&searcher, top)?;
         for h in &mut hits {
             h.score = vectors
                 .similarity(h.id, &query)
