@@ -20,6 +20,10 @@ bench *sizes="10000 100000":
     cargo build --release
     cargo run --release --example bench -- {{sizes}}
 
+# Ranking quality per search mode on a labelled set (needs `just model`).
+rank-eval:
+    cargo run --release --example rank_eval
+
 # Write a synthetic workspace of N versions into DIR (through `mem7 import`).
 gen n dir:
     cargo build --release
