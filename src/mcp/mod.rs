@@ -524,7 +524,7 @@ impl MemoryServer {
 }
 
 /// Texts embedded per step in the background, between which tool calls get the engine.
-const FILL_STEP: usize = 128;
+const FILL_STEP: usize = 32;
 
 /// Fills in missing vectors a step at a time, releasing the engine between steps. A
 /// provider failure is logged once (until it changes) and retried on the next tick.
