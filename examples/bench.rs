@@ -424,29 +424,18 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
     engine
         .search(&query(0, SearchMode::Hybrid))
         .expect("warm up");
-    // New queries each time: each pays for embedding its text.
-    let hybrid_new = time_n(100, |i| {
-        let t = Instant::now();
-        engine
-            .search(&query(i + 1, SearchMode::Hybrid))
-            .expect("search");
-        t.elapsed()
-    });
-    // The same queries again: their vectors come from the cache.
-    let hybrid_cached = time_n(100, |i| {
-        let t = Instant::now();
-        engine
-            .search(&query(i + 1, SearchMode::Hybrid))
-            .expect("search");
-        t.elapsed()
-    });
-    let semantic_cached = time_n(100, |i| {
-        let t = Instant::now();
-        engine
-            .search(&query(i + 1, SearchMode::Semantic))
-            .expect("search");
-        t.elapsed()
-    });
+    let mut timed = |mode| {
+        time_n(100, |i| {
+            let t = Instant::now();
+            engine.search(&query(i + 1, mode)).expect("search");
+            t.elapsed()
+        })
+    };
+    // New queries the first time: each pays for embedding its text. The same queries
+    // again: their vectors come from the cache.
+    let hybrid_new = timed(SearchMode::Hybrid);
+    let hybrid_cached = timed(SearchMode::Hybrid);
+    let semantic_cached = timed(SearchMode::Semantic);
     let local = [("MEM7_EMBED_PROVIDER", "local")];
     let whole = time_n(10, |i| {
         let q = format!(

@@ -48,11 +48,11 @@ pub fn text_hash(key: &str, value: &str) -> [u8; 32] {
 }
 
 impl Vectors {
-    /// Loads every vector of `model` for the versions of `index`.
-    pub fn load(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
-        let mut v = Vectors {
+    /// A set with no rows yet.
+    fn empty(model: &str, generation: &Path, cache_stamp: (i64, u64)) -> Vectors {
+        Vectors {
             model: model.to_string(),
-            generation: index.generation().to_path_buf(),
+            generation: generation.to_path_buf(),
             dim: 0,
             row_of: Vec::new(),
             data: Vec::new(),
@@ -62,8 +62,13 @@ impl Vectors {
             missing: Vec::new(),
             filled: 0,
             max_id: 0,
-            cache_stamp: cache.stamp()?,
-        };
+            cache_stamp,
+        }
+    }
+
+    /// Loads every vector of `model` for the versions of `index`.
+    pub fn load(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
+        let mut v = Vectors::empty(model, index.generation(), cache.stamp()?);
         // Rows are laid out in version-id order, the order a search visits them in, so
         // the scan reads the matrix front to back. The cache is streamed once, each
         // vector decoded straight into the rows of the versions holding its text.
@@ -158,16 +163,6 @@ impl Vectors {
         self.data.extend_from_slice(vector);
         self.scales.push(quantize(vector, &mut self.codes));
         self.filled += 1;
-    }
-
-    /// The model these vectors belong to.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// Their length (0 before the first vector).
-    pub fn dim(&self) -> usize {
-        self.dim
     }
 
     /// How many versions have a vector.
@@ -321,11 +316,6 @@ pub fn missing_texts(
     Ok(out)
 }
 
-/// Where the cache lives for an index directory.
-pub fn cache_path(index_dir: &Path) -> PathBuf {
-    index_dir.join(super::embeddings::FILE)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,20 +350,7 @@ mod tests {
     fn codes_rank_like_the_exact_vectors() {
         let dim = 384;
         let rows: Vec<Vec<f32>> = (0..200).map(|i| unit(1000 + i, dim)).collect();
-        let mut v = Vectors {
-            model: "m".into(),
-            generation: PathBuf::new(),
-            dim: 0,
-            row_of: Vec::new(),
-            data: Vec::new(),
-            codes: Vec::new(),
-            scales: Vec::new(),
-            dot_codes: pick_dot_codes(),
-            missing: Vec::new(),
-            filled: 0,
-            max_id: 0,
-            cache_stamp: (0, 0),
-        };
+        let mut v = Vectors::empty("m", Path::new(""), (0, 0));
         for (i, r) in rows.iter().enumerate() {
             v.push(i as u64 + 1, r);
         }
