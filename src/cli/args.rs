@@ -87,12 +87,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Full-text search over every version (key, value, tags), BM25-ranked, with the
-    /// time filters applied inside the search.
+    /// Search every version (key, value, tags) by words, by meaning or both, with the time
+    /// filters applied inside the search.
     ///
     /// QUERY is plain words: punctuation, quotes and `:`/`-`/`*` are just text (use --raw
     /// for tantivy's query syntax). Keys match whole (`event7:host`) and by their parts
-    /// (`host`); values match with English stemming (`deploying` finds `deploy`).
+    /// (`host`); values match with English stemming (`deploying` finds `deploy`). With an
+    /// embedding provider (see `mem7 embed`), versions that mean the same thing are found
+    /// too, and the two rankings are fused (see --mode).
     Search {
         /// The words to look for.
         #[arg(allow_hyphen_values = true)]
