@@ -181,14 +181,35 @@ impl Engine {
         Ok(loaded)
     }
 
-    /// The query's vector (cached like any text).
-    fn query_vector(&mut self, model: &str, text: &str) -> Result<Arc<vectors::Query>> {
+    /// Starts on the query's vector: from the cache when the text was seen before (a
+    /// query is cached like any text), else embedded on a thread of its own, so that the
+    /// word side of a hybrid search runs meanwhile. [`Engine::finish_query`] collects it.
+    fn start_query(&mut self, model: &str, text: &str) -> Result<PendingQuery> {
         let hash = *blake3::hash(text.as_bytes()).as_bytes();
         if let Some(v) = self.cache()?.get_hash(&hash, model)? {
-            return Ok(Arc::new(vectors::Query::new(&v)));
+            return Ok(PendingQuery::Ready(Arc::new(vectors::Query::new(&v))));
         }
-        let mut out = self.embedder()?.embed(&[text])?;
-        let v = out.pop().unwrap_or_default();
+        self.embedder()?;
+        let mut embedder = self.embed.embedder.take().expect("opened above");
+        let text = text.to_string();
+        let worker = std::thread::spawn(move || {
+            let out = embedder.embed(&[text.as_str()]);
+            (embedder, out)
+        });
+        Ok(PendingQuery::Embedding { hash, worker })
+    }
+
+    /// The query's vector started by [`Engine::start_query`]; a new one is cached.
+    fn finish_query(&mut self, model: &str, pending: PendingQuery) -> Result<Arc<vectors::Query>> {
+        let (hash, worker) = match pending {
+            PendingQuery::Ready(query) => return Ok(query),
+            PendingQuery::Embedding { hash, worker } => (hash, worker),
+        };
+        let (embedder, out) = worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        self.embed.embedder = Some(embedder);
+        let v = out?.pop().unwrap_or_default();
         self.cache()?.put_many(model, &[(hash, v.clone())])?;
         Ok(Arc::new(vectors::Query::new(&v)))
     }
@@ -226,34 +247,55 @@ impl Engine {
         };
         let model = model.expect("matched Some above");
         let explicit = mode != SearchMode::Auto;
-        match self.meaning_side(req, &model, explicit) {
+        let pool = SearchRequest {
+            limit: pool_size(req.limit),
+            ..req.clone()
+        };
+        let started = self
+            .meaning_vectors(&model, explicit)
+            .and_then(|vectors| match vectors {
+                Some(v) => Ok(Some((v, self.start_query(&model, req.text.trim())?))),
+                None => Ok(None),
+            });
+        // The word side, while a new query is being embedded.
+        let lexical = (mode != SearchMode::Semantic).then(|| self.index.search(&pool));
+        let semantic = started.and_then(|started| {
+            let Some((vectors, pending)) = started else {
+                return Ok(None);
+            };
+            let query = self.finish_query(&model, pending)?;
+            let req = if mode == SearchMode::Semantic {
+                req
+            } else {
+                &pool
+            };
+            self.index.nearest(req, vectors, query).map(Some)
+        });
+        let words = |lexical: Option<Result<Vec<SearchHit>>>| -> Result<Vec<SearchHit>> {
+            let mut hits = lexical.expect("the word side runs unless semantic was asked for")?;
+            hits.truncate(req.limit);
+            Ok(hits)
+        };
+        match semantic {
             Ok(Some(semantic)) if mode == SearchMode::Semantic => Ok(semantic),
             Ok(Some(semantic)) => {
-                let pool = SearchRequest {
-                    limit: pool_size(req.limit),
-                    ..req.clone()
-                };
-                let lexical = self.index.search(&pool)?;
+                let lexical = lexical.expect("hybrid runs the word side")?;
                 let k = self.ws.config().search.rrf_k();
                 Ok(fuse(lexical, semantic, k, req.limit))
             }
-            Ok(None) => self.index.search(req),
+            // Auto with no vectors to compare with.
+            Ok(None) => words(lexical),
             Err(e) if !explicit => {
                 self.note(format!("{e}; searching by words only"));
-                self.index.search(req)
+                words(lexical)
             }
             Err(e) => Err(e),
         }
     }
 
-    /// The nearest versions in meaning, or None (Auto only) when there are no vectors to
-    /// compare with.
-    fn meaning_side(
-        &mut self,
-        req: &SearchRequest,
-        model: &str,
-        explicit: bool,
-    ) -> Result<Option<Vec<SearchHit>>> {
+    /// The vectors a meaning search compares with, topped up (a few missing ones are
+    /// embedded on the spot); None (Auto only) when there are none.
+    fn meaning_vectors(&mut self, model: &str, explicit: bool) -> Result<Option<Arc<Vectors>>> {
         let mut vectors = self.vectors(model)?;
         if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
             match self.fill_embeddings(None, &mut |_, _| {}) {
@@ -273,18 +315,22 @@ impl Engine {
         if vectors.is_empty() && !explicit {
             return Ok(None);
         }
-        let query = self.query_vector(model, req.text.trim())?;
-        let pool = SearchRequest {
-            limit: if req.mode == SearchMode::Semantic {
-                req.limit
-            } else {
-                pool_size(req.limit)
-            },
-            ..req.clone()
-        };
-        Ok(Some(self.index.nearest(&pool, vectors, query)?))
+        Ok(Some(vectors))
     }
 }
+
+/// A query vector on its way: cached, or being embedded on a thread that holds the
+/// embedder until it is done.
+enum PendingQuery {
+    Ready(Arc<vectors::Query>),
+    Embedding {
+        hash: [u8; 32],
+        worker: std::thread::JoinHandle<Embedded>,
+    },
+}
+
+/// What the query's thread hands back: the embedder, and the query's vector.
+type Embedded = (Box<dyn Embedder>, Result<Vec<Vec<f32>>>);
 
 /// How many candidates each side of a hybrid search contributes.
 fn pool_size(limit: usize) -> usize {
