@@ -3,6 +3,10 @@
 //!
 //!     cargo run --release --example bench -- 10000 100000
 //!     cargo run --release --example bench -- --gen-only 100000 /tmp/ws100k
+//!     cargo run --release --example bench -- --meaning /tmp/ws100k
+//!
+//! `--meaning DIR` runs only the meaning-search measures, on a workspace made by
+//! `--gen-only` (it caches synthetic vectors in that workspace's index).
 //!
 //! Sizes count versions: each generated key is stored twice (open-ended), which yields
 //! three versions (the first, its remnant, the second), so N versions take 2N/3 entries.
@@ -406,9 +410,14 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
     engine.set_embeddings(resolved);
     let valid_at = ValidTime::parse("2024-06-01").unwrap();
     let as_of = TxTime::parse("2030-01-01T00:00:00Z").unwrap();
+    // A number no earlier run used, so that "new" queries are new even in a workspace
+    // benchmarked before (query vectors are cached with the workspace's vectors).
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
     let query = |i: usize, mode| mem7::index::fulltext::SearchRequest {
         text: format!(
-            "{} {} {i}",
+            "{} {} {run}{i}",
             WORDS[i % WORDS.len()],
             WORDS[(i * 7) % WORDS.len()]
         ),
@@ -495,6 +504,12 @@ fn main() {
             "wrote {entries} entries (~{n} versions) to {}",
             dir.display()
         );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--meaning") {
+        let dir = PathBuf::from(args.get(1).expect("--meaning DIR"));
+        let reindex = time_n(3, |_| run(&dir, &["reindex"]));
+        bench_embeddings(&dir, reindex);
         return;
     }
     let sizes: Vec<usize> = if args.is_empty() {
