@@ -2,10 +2,10 @@
 //! and reports each problem at its file and line. Reads the markdown only, never the
 //! index, so it checks the source of truth itself.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::core::chain::{ChainHash, ChainKey};
-use crate::core::integrity::{self, ChainEntry, Kind};
+use crate::core::integrity::{self, Chain, ChainEntry, Kind};
 use crate::error::{Error, Result};
 use crate::format::{self, ProblemKind};
 use crate::store::Workspace;
@@ -72,9 +72,10 @@ pub(crate) fn verify_locked(
     )?;
 
     let total: usize = parsed.iter().map(|(_, f, _)| f.entries.len()).sum();
-    let mut chain: Vec<ChainEntry> = Vec::with_capacity(total);
+    // The readers' runs of links, in file order, as one chain (nothing copied).
+    let chain = Chain::new(parsed.iter().map(|(_, _, links)| links.as_slice()));
     let mut located: Vec<(usize, &format::ChainRecord)> = Vec::with_capacity(total);
-    for (fi, (name, file, links)) in parsed.iter().enumerate() {
+    for (fi, (name, file, _)) in parsed.iter().enumerate() {
         let tail = file.torn_tail.and_then(|_| {
             file.problems
                 .iter()
@@ -115,7 +116,6 @@ pub(crate) fn verify_locked(
                 computed: None,
             });
         }
-        chain.extend_from_slice(links);
         located.extend(file.entries.iter().map(|e| (fi, e)));
     }
     report.entries = chain.len();
@@ -134,18 +134,27 @@ pub(crate) fn verify_locked(
     // What intact seals accepted. With a key, only keyed seals count.
     let keyed = matches!(key, ChainKey::Keyed(_));
     let mut accepted: HashSet<ChainHash> = HashSet::new();
-    for ((_, e), c) in located.iter().zip(&chain) {
+    for ((_, e), c) in located.iter().zip(chain.iter()) {
         if c.seal && c.claimed == Some(c.computed) && (!keyed || e.keyed) {
             accepted.extend(e.accepts.iter().copied());
         }
     }
 
+    // Records hold where their key is, not the key: the few files with findings are
+    // mapped again to name them.
+    let mut texts: HashMap<usize, crate::store::MappedText> = HashMap::new();
+    let mut key_of = |fi: usize, e: &format::ChainRecord| -> Result<String> {
+        if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(fi) {
+            slot.insert(ws.map(&parsed[fi].0)?);
+        }
+        Ok(e.key(texts[&fi].text()?).to_string())
+    };
     for f in integrity::check(&chain, &accepted) {
         let (fi, e) = located[f.entry];
         report.findings.push(Finding {
             file: parsed[fi].0.clone(),
             line: e.line,
-            key: e.key.clone(),
+            key: key_of(fi, e)?,
             kind: f.kind.name(),
             is_break: f.kind.is_break(),
             message: f.detail,
@@ -154,13 +163,13 @@ pub(crate) fn verify_locked(
     }
     if keyed {
         // Sealed entries hashed without the key could have been written by anyone.
-        for ((fi, e), c) in located.iter().zip(&chain) {
+        for ((fi, e), c) in located.iter().zip(chain.iter()) {
             let sealed = c.claimed.is_some() && !c.legacy;
             if sealed && !e.keyed && !accepted.contains(&c.computed) {
                 report.findings.push(Finding {
                     file: parsed[*fi].0.clone(),
                     line: e.line,
-                    key: e.key.clone(),
+                    key: key_of(*fi, e)?,
                     kind: "not-keyed",
                     is_break: true,
                     message: "hashed without the chain key, so anyone could have written it; if it is genuine, \

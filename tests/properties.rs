@@ -472,7 +472,7 @@ proptest! {
         prop_assert_eq!(chain.torn_tail, full.torn_tail);
         prop_assert_eq!(chain.entries.len(), full.entries.len());
         for (c, f) in chain.entries.iter().zip(&full.entries) {
-            prop_assert_eq!(&c.key, &f.key);
+            prop_assert_eq!(c.key(&file), f.key.as_str());
             prop_assert_eq!(c.line, f.line);
             prop_assert_eq!(c.prev, f.prev);
             prop_assert_eq!(c.claimed, f.claimed);

@@ -13,8 +13,56 @@ use std::collections::{HashMap, HashSet};
 
 use super::chain::{ChainHash, ChainHashState};
 
+/// The chain in order, as the runs it was read in (one per file): checked where the
+/// readers left it, never copied into one vector.
+pub struct Chain<'a> {
+    runs: Vec<&'a [ChainEntry]>,
+    /// The chain index of each run's first entry.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl<'a> Chain<'a> {
+    pub fn new(runs: impl IntoIterator<Item = &'a [ChainEntry]>) -> Chain<'a> {
+        let (mut kept, mut starts, mut len) = (Vec::new(), Vec::new(), 0);
+        for run in runs.into_iter().filter(|r| !r.is_empty()) {
+            kept.push(run);
+            starts.push(len);
+            len += run.len();
+        }
+        Chain {
+            runs: kept,
+            starts,
+            len,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every entry, in chain order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a ChainEntry> + '_ {
+        self.runs.iter().flat_map(|r| r.iter())
+    }
+
+    /// The entry at chain index `i` (panics past the end, like a slice).
+    pub fn get(&self, i: usize) -> &'a ChainEntry {
+        let run = self.starts.partition_point(|&s| s <= i) - 1;
+        &self.runs[run][i - self.starts[run]]
+    }
+
+    pub fn last(&self) -> Option<&'a ChainEntry> {
+        self.runs.last().and_then(|r| r.last())
+    }
+}
+
 /// The first index of each effective hash.
-fn positions(entries: &[ChainEntry]) -> HashMap<ChainHash, usize, ChainHashState> {
+fn positions(entries: &Chain<'_>) -> HashMap<ChainHash, usize, ChainHashState> {
     let mut position = HashMap::with_capacity_and_hasher(entries.len(), ChainHashState::default());
     for (i, e) in entries.iter().enumerate() {
         position.entry(e.effective()).or_insert(i);
@@ -23,9 +71,9 @@ fn positions(entries: &[ChainEntry]) -> HashMap<ChainHash, usize, ChainHashState
 }
 
 /// The links the checked (sealed, non-legacy) entries before `end` continue from.
-fn continued_before(entries: &[ChainEntry], end: usize) -> HashSet<ChainHash, ChainHashState> {
+fn continued_before(entries: &Chain<'_>, end: usize) -> HashSet<ChainHash, ChainHashState> {
     let mut continued = HashSet::with_capacity_and_hasher(entries.len(), ChainHashState::default());
-    for e in &entries[..end] {
+    for e in entries.iter().take(end) {
         if !e.legacy && e.claimed.is_some() {
             continued.insert(e.prev.unwrap_or(ChainHash::GENESIS));
         }
@@ -116,7 +164,7 @@ fn short(h: ChainHash) -> String {
 /// Checks the chain. `accepted` holds computed hashes that a valid `seal` entry
 /// accepted as they are: findings about those entries (other than being legacy) are not
 /// reported.
-pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Finding> {
+pub fn check(entries: &Chain<'_>, accepted: &HashSet<ChainHash>) -> Vec<Finding> {
     // Where each effective hash first appears, and which links earlier entries already
     // continued: only an unusual link asks, so both are built when one first does (a
     // clean chain is checked with comparisons alone).
@@ -191,16 +239,16 @@ pub fn check(entries: &[ChainEntry], accepted: &HashSet<ChainHash>) -> Vec<Findi
                             Kind::Reordered,
                             format!(
                                 "links to an entry that comes after it (line {} of file #{})",
-                                entries[j].line,
-                                entries[j].file + 1
+                                entries.get(j).line,
+                                entries.get(j).file + 1
                             ),
                         ),
                         Some(&j) if continued.contains(&prev) => report(
                             Kind::Merge,
                             format!(
                                 "continues from line {} of file #{}, like another entry before it: two branches appended in parallel and were merged",
-                                entries[j].line,
-                                entries[j].file + 1
+                                entries.get(j).line,
+                                entries.get(j).file + 1
                             ),
                         ),
                         Some(_) => {}
@@ -262,7 +310,7 @@ mod tests {
     }
 
     fn kinds(entries: &[ChainEntry]) -> Vec<(usize, Kind)> {
-        check(entries, &HashSet::new())
+        check(&Chain::new([entries]), &HashSet::new())
             .into_iter()
             .map(|f| (f.entry, f.kind))
             .collect()
@@ -328,8 +376,8 @@ mod tests {
         let o2 = fork("o2", base[1].effective());
         let o3 = fork("o3", o2.effective());
         let t2 = fork("t2", base[1].effective());
-        let merged = vec![base[0].clone(), base[1].clone(), o2, o3, t2];
-        let found = check(&merged, &HashSet::new());
+        let merged = [base[0].clone(), base[1].clone(), o2, o3, t2];
+        let found = check(&Chain::new([&merged[..2], &merged[2..]]), &HashSet::new());
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].kind, Kind::Merge);
         assert!(!found[0].kind.is_break());
@@ -340,6 +388,6 @@ mod tests {
         let mut c = chain(3);
         c[1].computed = ChainHash([9; 32]);
         let accepted: HashSet<_> = [ChainHash([9; 32])].into_iter().collect();
-        assert!(check(&c, &accepted).is_empty());
+        assert!(check(&Chain::new([c.as_slice()]), &accepted).is_empty());
     }
 }

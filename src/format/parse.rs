@@ -67,8 +67,9 @@ pub struct ParsedFile {
 /// What `verify` needs of an entry: its place and its chain, not its envelope.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainRecord {
-    /// The heading text.
-    pub key: String,
+    /// Where the heading text is in the file's text (see [`ChainRecord::key`]): verify
+    /// names keys only in findings, so it copies none for a clean file.
+    pub key_span: std::ops::Range<usize>,
     /// 1-based line of the heading.
     pub line: u32,
     pub prev: Option<ChainHash>,
@@ -80,6 +81,20 @@ pub struct ChainRecord {
     pub seal: bool,
     /// The hashes a seal accepts (empty for other entries).
     pub accepts: Vec<ChainHash>,
+}
+
+impl ChainRecord {
+    /// The heading text, from the text the record was read from.
+    pub fn key<'a>(&self, text: &'a str) -> &'a str {
+        text.get(self.key_span.clone()).unwrap_or_default()
+    }
+}
+
+/// Where `part`, a slice of `text`, lies in it.
+fn span_in(text: &str, part: &str) -> std::ops::Range<usize> {
+    let start = part.as_ptr() as usize - text.as_ptr() as usize;
+    debug_assert!(start + part.len() <= text.len(), "a slice of the text");
+    start..start + part.len()
 }
 
 /// One file read for its chain only.
@@ -221,6 +236,7 @@ pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
     }
     let scanned = scan(text, |lines, at, key_text| {
         let [head, open, close, _] = at;
+        let key_span = span_in(text, lines.text(head)[3..].trim());
         let summary = ChainSummary::read((open + 1..close).map(|k| lines.text(k)), None, &mut None)
             .map_err(|e| format!("entry `{key_text}`: {e}"))?;
         let keyed = summary.keyed;
@@ -232,7 +248,7 @@ pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
         Ok(ChainRecord {
             computed: entry_hash(text, lines, at, summary.prev, keyed, key),
             line: (head + 1) as u32,
-            key: key_text,
+            key_span,
             prev: summary.prev,
             claimed: summary.claimed,
             legacy: summary.legacy,
@@ -349,7 +365,7 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
             key,
         );
         entries.push(ChainRecord {
-            key: key_text.trim().to_string(),
+            key_span: span_in(text, key_text.trim()),
             line: head_line,
             prev: summary.prev,
             claimed: summary.claimed,
