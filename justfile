@@ -20,6 +20,12 @@ bench *sizes="10000 100000":
     cargo build --release
     cargo run --release --example bench -- {{sizes}}
 
+# Meaning search alone (model, hybrid and semantic search, whole-process search, rebuild)
+# on a workspace made by `just gen` (needs `just model`).
+bench-meaning dir:
+    cargo build --release
+    cargo run --release --example bench -- --meaning {{dir}}
+
 # Ranking quality per search mode on a labelled set (needs `just model`).
 rank-eval:
     cargo run --release --example rank_eval
