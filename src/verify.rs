@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::core::chain::{ChainHash, ChainKey};
-use crate::core::integrity::{self, Chain, ChainEntry, Kind};
+use crate::core::integrity::{self, Chain, Kind};
 use crate::error::{Error, Result};
 use crate::format::{self, ProblemKind};
 use crate::store::Workspace;
@@ -71,11 +71,9 @@ pub(crate) fn verify_locked(
         key,
     )?;
 
-    let total: usize = parsed.iter().map(|(_, f, _)| f.entries.len()).sum();
-    // The readers' runs of links, in file order, as one chain (nothing copied).
-    let chain = Chain::new(parsed.iter().map(|(_, _, links)| links.as_slice()));
-    let mut located: Vec<(usize, &format::ChainRecord)> = Vec::with_capacity(total);
-    for (fi, (name, file, _)) in parsed.iter().enumerate() {
+    // The readers' records, in file order, as one chain (nothing copied).
+    let chain = Chain::new(parsed.iter().map(|(_, file)| file.entries.as_slice()));
+    for (name, file) in &parsed {
         let tail = file.torn_tail.and_then(|_| {
             file.problems
                 .iter()
@@ -116,11 +114,10 @@ pub(crate) fn verify_locked(
                 computed: None,
             });
         }
-        located.extend(file.entries.iter().map(|e| (fi, e)));
     }
     report.entries = chain.len();
 
-    let keyed_entries = located.iter().filter(|(_, e)| e.keyed).count();
+    let keyed_entries = chain.items().filter(|e| e.keyed).count();
     if keyed_entries > 0 && matches!(key, ChainKey::Plain) {
         return Err(Error::input(
             format!(
@@ -134,7 +131,8 @@ pub(crate) fn verify_locked(
     // What intact seals accepted. With a key, only keyed seals count.
     let keyed = matches!(key, ChainKey::Keyed(_));
     let mut accepted: HashSet<ChainHash> = HashSet::new();
-    for ((_, e), c) in located.iter().zip(chain.iter()) {
+    for e in chain.items() {
+        let c = &e.link;
         if c.seal && c.claimed == Some(c.computed) && (!keyed || e.keyed) {
             accepted.extend(e.accepts.iter().copied());
         }
@@ -150,26 +148,28 @@ pub(crate) fn verify_locked(
         Ok(e.key(texts[&fi].text()?).to_string())
     };
     for f in integrity::check(&chain, &accepted) {
-        let (fi, e) = located[f.entry];
+        let e = chain.item(f.entry);
+        let fi = e.link.file;
         report.findings.push(Finding {
             file: parsed[fi].0.clone(),
-            line: e.line,
+            line: e.link.line,
             key: key_of(fi, e)?,
             kind: f.kind.name(),
             is_break: f.kind.is_break(),
             message: f.detail,
-            computed: Some(e.computed),
+            computed: Some(e.link.computed),
         });
     }
     if keyed {
         // Sealed entries hashed without the key could have been written by anyone.
-        for ((fi, e), c) in located.iter().zip(chain.iter()) {
+        for e in chain.items() {
+            let c = &e.link;
             let sealed = c.claimed.is_some() && !c.legacy;
             if sealed && !e.keyed && !accepted.contains(&c.computed) {
                 report.findings.push(Finding {
-                    file: parsed[*fi].0.clone(),
-                    line: e.line,
-                    key: key_of(*fi, e)?,
+                    file: parsed[c.file].0.clone(),
+                    line: c.line,
+                    key: key_of(c.file, e)?,
                     kind: "not-keyed",
                     is_break: true,
                     message: "hashed without the chain key, so anyone could have written it; if it is genuine, \
@@ -180,7 +180,7 @@ pub(crate) fn verify_locked(
             }
         }
     }
-    report.head = chain.last().map(ChainEntry::effective);
+    report.head = chain.last().map(|e| e.link.effective());
     if let Some(expected) = expect_head {
         let want = ChainHash::from_hex(expected.trim()).ok_or_else(|| {
             Error::input(
@@ -190,9 +190,9 @@ pub(crate) fn verify_locked(
         })?;
         if report.head != Some(want) {
             let pinned_still_there = chain.iter().any(|c| c.effective() == want);
-            let (file, line) = located
+            let (file, line) = chain
                 .last()
-                .map(|(fi, e)| (parsed[*fi].0.clone(), e.line))
+                .map(|e| (parsed[e.link.file].0.clone(), e.link.line))
                 .unwrap_or_default();
             report.findings.push(Finding {
                 file,
@@ -218,29 +218,9 @@ pub(crate) fn verify_locked(
     Ok(report)
 }
 
-/// Each file's name, its records, and their links for the chain check (built by the
-/// thread that read the file, so the serial part only concatenates).
-type Parsed = Vec<(String, format::ChainFile, Vec<ChainEntry>)>;
-
-/// One file as a reader thread returns it: its records and their links.
-type ReadFile = (format::ChainFile, Vec<ChainEntry>);
-
-fn links(fi: usize, file: &format::ChainFile) -> Vec<ChainEntry> {
-    file.entries
-        .iter()
-        .enumerate()
-        .map(|(ei, e)| ChainEntry {
-            file: fi,
-            first_in_file: ei == 0,
-            line: e.line,
-            prev: e.prev,
-            claimed: e.claimed,
-            computed: e.computed,
-            legacy: e.legacy,
-            seal: e.seal,
-        })
-        .collect()
-}
+/// Each file's name and its records, each record's link placed in its file by the
+/// thread that read it.
+type Parsed = Vec<(String, format::ChainFile)>;
 
 fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -251,7 +231,7 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
     // Each thread takes the next file when it is done with one, so day files of very
     // different sizes still keep every core busy to the end.
     let next = AtomicUsize::new(0);
-    let results: Vec<Result<Vec<(usize, ReadFile)>>> = std::thread::scope(|s| {
+    let results: Vec<Result<Vec<(usize, format::ChainFile)>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
@@ -262,9 +242,12 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
                             return Ok(done);
                         };
                         let mapped = ws.map(name)?;
-                        let file = format::parse_chain(mapped.text()?, key);
-                        let chain = links(i, &file);
-                        done.push((i, (file, chain)));
+                        let mut file = format::parse_chain(mapped.text()?, key);
+                        for (ei, e) in file.entries.iter_mut().enumerate() {
+                            e.link.file = i;
+                            e.link.first_in_file = ei == 0;
+                        }
+                        done.push((i, file));
                     }
                 })
             })
@@ -281,7 +264,7 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
             })
             .collect()
     });
-    let mut files: Vec<Option<ReadFile>> = names.iter().map(|_| None).collect();
+    let mut files: Vec<Option<format::ChainFile>> = names.iter().map(|_| None).collect();
     for r in results {
         for (i, read) in r? {
             files[i] = Some(read);
@@ -290,10 +273,7 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
     Ok(names
         .iter()
         .zip(files)
-        .map(|(name, parsed)| {
-            let (file, chain) = parsed.unwrap_or_default();
-            (name.clone(), file, chain)
-        })
+        .map(|(name, parsed)| (name.clone(), parsed.unwrap_or_default()))
         .collect())
 }
 

@@ -473,13 +473,13 @@ proptest! {
         prop_assert_eq!(chain.entries.len(), full.entries.len());
         for (c, f) in chain.entries.iter().zip(&full.entries) {
             prop_assert_eq!(c.key(&file), f.key.as_str());
-            prop_assert_eq!(c.line, f.line);
-            prop_assert_eq!(c.prev, f.prev);
-            prop_assert_eq!(c.claimed, f.claimed);
-            prop_assert_eq!(c.computed, f.computed);
-            prop_assert_eq!(c.legacy, f.legacy);
+            prop_assert_eq!(c.link.line, f.line);
+            prop_assert_eq!(c.link.prev, f.prev);
+            prop_assert_eq!(c.link.claimed, f.claimed);
+            prop_assert_eq!(c.link.computed, f.computed);
+            prop_assert_eq!(c.link.legacy, f.legacy);
             prop_assert_eq!(c.keyed, f.keyed);
-            prop_assert_eq!(c.seal, f.fields.op.as_deref() == Some("seal"));
+            prop_assert_eq!(c.link.seal, f.fields.op.as_deref() == Some("seal"));
         }
     }
 }

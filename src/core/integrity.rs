@@ -13,17 +13,28 @@ use std::collections::{HashMap, HashSet};
 
 use super::chain::{ChainHash, ChainHashState};
 
+/// What the checker needs of an entry: its link. Verify checks its records in place.
+pub trait Link {
+    fn link(&self) -> &ChainEntry;
+}
+
+impl Link for ChainEntry {
+    fn link(&self) -> &ChainEntry {
+        self
+    }
+}
+
 /// The chain in order, as the runs it was read in (one per file): checked where the
 /// readers left it, never copied into one vector.
-pub struct Chain<'a> {
-    runs: Vec<&'a [ChainEntry]>,
+pub struct Chain<'a, T = ChainEntry> {
+    runs: Vec<&'a [T]>,
     /// The chain index of each run's first entry.
     starts: Vec<usize>,
     len: usize,
 }
 
-impl<'a> Chain<'a> {
-    pub fn new(runs: impl IntoIterator<Item = &'a [ChainEntry]>) -> Chain<'a> {
+impl<'a, T: Link> Chain<'a, T> {
+    pub fn new(runs: impl IntoIterator<Item = &'a [T]>) -> Chain<'a, T> {
         let (mut kept, mut starts, mut len) = (Vec::new(), Vec::new(), 0);
         for run in runs.into_iter().filter(|r| !r.is_empty()) {
             kept.push(run);
@@ -45,24 +56,34 @@ impl<'a> Chain<'a> {
         self.len == 0
     }
 
-    /// Every entry, in chain order.
-    pub fn iter(&self) -> impl Iterator<Item = &'a ChainEntry> + '_ {
+    /// Every item, in chain order.
+    pub fn items(&self) -> impl Iterator<Item = &'a T> + '_ {
         self.runs.iter().flat_map(|r| r.iter())
     }
 
-    /// The entry at chain index `i` (panics past the end, like a slice).
-    pub fn get(&self, i: usize) -> &'a ChainEntry {
+    /// Every entry's link, in chain order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a ChainEntry> + '_ {
+        self.items().map(Link::link)
+    }
+
+    /// The item at chain index `i` (panics past the end, like a slice).
+    pub fn item(&self, i: usize) -> &'a T {
         let run = self.starts.partition_point(|&s| s <= i) - 1;
         &self.runs[run][i - self.starts[run]]
     }
 
-    pub fn last(&self) -> Option<&'a ChainEntry> {
+    /// The link at chain index `i`.
+    pub fn get(&self, i: usize) -> &'a ChainEntry {
+        self.item(i).link()
+    }
+
+    pub fn last(&self) -> Option<&'a T> {
         self.runs.last().and_then(|r| r.last())
     }
 }
 
 /// The first index of each effective hash.
-fn positions(entries: &Chain<'_>) -> HashMap<ChainHash, usize, ChainHashState> {
+fn positions<T: Link>(entries: &Chain<'_, T>) -> HashMap<ChainHash, usize, ChainHashState> {
     let mut position = HashMap::with_capacity_and_hasher(entries.len(), ChainHashState::default());
     for (i, e) in entries.iter().enumerate() {
         position.entry(e.effective()).or_insert(i);
@@ -71,7 +92,10 @@ fn positions(entries: &Chain<'_>) -> HashMap<ChainHash, usize, ChainHashState> {
 }
 
 /// The links the checked (sealed, non-legacy) entries before `end` continue from.
-fn continued_before(entries: &Chain<'_>, end: usize) -> HashSet<ChainHash, ChainHashState> {
+fn continued_before<T: Link>(
+    entries: &Chain<'_, T>,
+    end: usize,
+) -> HashSet<ChainHash, ChainHashState> {
     let mut continued = HashSet::with_capacity_and_hasher(entries.len(), ChainHashState::default());
     for e in entries.iter().take(end) {
         if !e.legacy && e.claimed.is_some() {
@@ -82,7 +106,7 @@ fn continued_before(entries: &Chain<'_>, end: usize) -> HashSet<ChainHash, Chain
 }
 
 /// One entry as the checker sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainEntry {
     /// Index of the file in chain order (0 for the first file).
     pub file: usize,
@@ -164,7 +188,7 @@ fn short(h: ChainHash) -> String {
 /// Checks the chain. `accepted` holds computed hashes that a valid `seal` entry
 /// accepted as they are: findings about those entries (other than being legacy) are not
 /// reported.
-pub fn check(entries: &Chain<'_>, accepted: &HashSet<ChainHash>) -> Vec<Finding> {
+pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> Vec<Finding> {
     // Where each effective hash first appears, and which links earlier entries already
     // continued: only an unusual link asks, so both are built when one first does (a
     // clean chain is checked with comparisons alone).

@@ -408,11 +408,6 @@ impl MappedText {
         let Some(map) = &self.map else {
             return Ok("");
         };
-        // SIMD validation first (several times faster on a whole file); on failure the
-        // standard library's check says where.
-        if let Ok(text) = simdutf8::basic::from_utf8(map) {
-            return Ok(text);
-        }
         std::str::from_utf8(map).map_err(|e| {
             Error::input(
                 format!(
