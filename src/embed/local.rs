@@ -371,7 +371,10 @@ impl Embedder for LocalModel {
             let mask = Tensor::from_vec(mask, (texts.len(), tokens), &self.device)?;
             self.forward(&ids, &mask)?.to_vec2::<f32>()
         };
-        let mut vectors = run().map_err(|e| provider_error(&self.id, e))?;
+        // On a worker of rayon's pool: the small products split their work with
+        // `rayon::join`, which from any other thread hands both halves to the pool and
+        // waits, a round of wake-ups for each of a query's 36 products.
+        let mut vectors = rayon::scope(|_| run()).map_err(|e| provider_error(&self.id, e))?;
         vectors.iter_mut().for_each(|v| normalize(v));
         Ok(vectors)
     }
