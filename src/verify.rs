@@ -72,8 +72,8 @@ pub(crate) fn verify_locked(
     )?;
 
     // The readers' records, in file order, as one chain (nothing copied).
-    let chain = Chain::new(parsed.iter().map(|(_, file)| file.entries.as_slice()));
-    for (name, file) in &parsed {
+    let chain = Chain::new(parsed.iter().map(|(_, file, _)| file.entries.as_slice()));
+    for (name, file, _) in &parsed {
         let tail = file.torn_tail.and_then(|_| {
             file.problems
                 .iter()
@@ -117,7 +117,7 @@ pub(crate) fn verify_locked(
     }
     report.entries = chain.len();
 
-    let keyed_entries = chain.items().filter(|e| e.keyed).count();
+    let keyed_entries: usize = parsed.iter().map(|(_, _, s)| s.keyed).sum();
     if keyed_entries > 0 && matches!(key, ChainKey::Plain) {
         return Err(Error::input(
             format!(
@@ -130,13 +130,10 @@ pub(crate) fn verify_locked(
 
     // What intact seals accepted. With a key, only keyed seals count.
     let keyed = matches!(key, ChainKey::Keyed(_));
-    let mut accepted: HashSet<ChainHash> = HashSet::new();
-    for e in chain.items() {
-        let c = &e.link;
-        if c.seal && c.claimed == Some(c.computed) && (!keyed || e.keyed) {
-            accepted.extend(e.accepts.iter().copied());
-        }
-    }
+    let accepted: HashSet<ChainHash> = parsed
+        .iter()
+        .flat_map(|(_, _, s)| s.accepts.iter().copied())
+        .collect();
 
     // Records hold where their key is, not the key: the few files with findings are
     // mapped again to name them.
@@ -147,7 +144,24 @@ pub(crate) fn verify_locked(
         }
         Ok(e.key(texts[&fi].text()?).to_string())
     };
-    for f in integrity::check(&chain, &accepted) {
+    // Each file intact and continuing from the one before: nothing for the checker to
+    // find, so the serial walk over every record is skipped.
+    let mut expected = ChainHash::GENESIS;
+    let clean = parsed.iter().all(|(_, _, s)| match s.ends {
+        None => true,
+        Some((first_prev, last)) if s.intact && first_prev == expected => {
+            expected = last;
+            true
+        }
+        Some(_) => false,
+    });
+    let findings = if clean {
+        debug_assert!(integrity::check(&chain, &accepted).is_empty());
+        Vec::new()
+    } else {
+        integrity::check(&chain, &accepted)
+    };
+    for f in findings {
         let e = chain.item(f.entry);
         let fi = e.link.file;
         report.findings.push(Finding {
@@ -160,7 +174,7 @@ pub(crate) fn verify_locked(
             computed: Some(e.link.computed),
         });
     }
-    if keyed {
+    if keyed && parsed.iter().any(|(_, _, s)| s.unkeyed_sealed > 0) {
         // Sealed entries hashed without the key could have been written by anyone.
         for e in chain.items() {
             let c = &e.link;
@@ -218,9 +232,52 @@ pub(crate) fn verify_locked(
     Ok(report)
 }
 
-/// Each file's name and its records, each record's link placed in its file by the
-/// thread that read it.
-type Parsed = Vec<(String, format::ChainFile)>;
+/// Each file's name, its records (each record's link placed in its file), and what the
+/// thread that read it found out along the way.
+type Parsed = Vec<(String, format::ChainFile, FileSummary)>;
+
+/// What a reader thread notes about a file as it places its records.
+#[derive(Default)]
+struct FileSummary {
+    /// Entries hashed with the chain key.
+    keyed: usize,
+    /// Sealed (non-legacy) entries hashed without it.
+    unkeyed_sealed: usize,
+    /// What the file's intact seals accept (with a key, its keyed seals only).
+    accepts: Vec<ChainHash>,
+    /// Every entry sealed, not legacy, its bytes as sealed, and linked to the entry
+    /// before it in the file.
+    intact: bool,
+    /// The first entry's link and the last entry's hash, when the file has entries.
+    ends: Option<(ChainHash, ChainHash)>,
+}
+
+impl FileSummary {
+    fn of(file: &format::ChainFile, key: &ChainKey) -> FileSummary {
+        let with_key = matches!(key, ChainKey::Keyed(_));
+        let mut s = FileSummary {
+            intact: true,
+            ..FileSummary::default()
+        };
+        let mut before: Option<ChainHash> = None;
+        for e in &file.entries {
+            let c = &e.link;
+            s.keyed += usize::from(e.keyed);
+            let sealed = c.claimed.is_some() && !c.legacy;
+            s.unkeyed_sealed += usize::from(sealed && !e.keyed);
+            if c.seal && c.claimed == Some(c.computed) && (!with_key || e.keyed) {
+                s.accepts.extend(e.accepts.iter().copied());
+            }
+            let prev = c.prev.unwrap_or(ChainHash::GENESIS);
+            s.intact &= sealed && c.claimed == Some(c.computed) && before.is_none_or(|b| b == prev);
+            before = Some(c.effective());
+        }
+        if let (Some(first), Some(last)) = (file.entries.first(), before) {
+            s.ends = Some((first.link.prev.unwrap_or(ChainHash::GENESIS), last));
+        }
+        s
+    }
+}
 
 fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -231,7 +288,8 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
     // Each thread takes the next file when it is done with one, so day files of very
     // different sizes still keep every core busy to the end.
     let next = AtomicUsize::new(0);
-    let results: Vec<Result<Vec<(usize, format::ChainFile)>>> = std::thread::scope(|s| {
+    type Read = (usize, format::ChainFile, FileSummary);
+    let results: Vec<Result<Vec<Read>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
@@ -247,7 +305,8 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
                             e.link.file = i;
                             e.link.first_in_file = ei == 0;
                         }
-                        done.push((i, file));
+                        let summary = FileSummary::of(&file, key);
+                        done.push((i, file, summary));
                     }
                 })
             })
@@ -264,16 +323,20 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
             })
             .collect()
     });
-    let mut files: Vec<Option<format::ChainFile>> = names.iter().map(|_| None).collect();
+    let mut files: Vec<Option<(format::ChainFile, FileSummary)>> =
+        names.iter().map(|_| None).collect();
     for r in results {
-        for (i, read) in r? {
-            files[i] = Some(read);
+        for (i, file, summary) in r? {
+            files[i] = Some((file, summary));
         }
     }
     Ok(names
         .iter()
         .zip(files)
-        .map(|(name, parsed)| (name.clone(), parsed.unwrap_or_default()))
+        .map(|(name, read)| {
+            let (file, summary) = read.unwrap_or_default();
+            (name.clone(), file, summary)
+        })
         .collect())
 }
 
