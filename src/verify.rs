@@ -146,16 +146,7 @@ pub(crate) fn verify_locked(
     };
     // Each file intact and continuing from the one before: nothing for the checker to
     // find, so the serial walk over every record is skipped.
-    let mut expected = ChainHash::GENESIS;
-    let clean = parsed.iter().all(|(_, _, s)| match s.ends {
-        None => true,
-        Some((first_prev, last)) if s.intact && first_prev == expected => {
-            expected = last;
-            true
-        }
-        Some(_) => false,
-    });
-    let findings = if clean {
+    let findings = if integrity::clean(parsed.iter().map(|(_, _, s)| s.run)) {
         debug_assert!(integrity::check(&chain, &accepted).is_empty());
         Vec::new()
     } else {
@@ -178,8 +169,7 @@ pub(crate) fn verify_locked(
         // Sealed entries hashed without the key could have been written by anyone.
         for e in chain.items() {
             let c = &e.link;
-            let sealed = c.claimed.is_some() && !c.legacy;
-            if sealed && !e.keyed && !accepted.contains(&c.computed) {
+            if c.sealed() && !e.keyed && !accepted.contains(&c.computed) {
                 report.findings.push(Finding {
                     file: parsed[c.file].0.clone(),
                     line: c.line,
@@ -237,7 +227,6 @@ pub(crate) fn verify_locked(
 type Parsed = Vec<(String, format::ChainFile, FileSummary)>;
 
 /// What a reader thread notes about a file as it places its records.
-#[derive(Default)]
 struct FileSummary {
     /// Entries hashed with the chain key.
     keyed: usize,
@@ -245,35 +234,26 @@ struct FileSummary {
     unkeyed_sealed: usize,
     /// What the file's intact seals accept (with a key, its keyed seals only).
     accepts: Vec<ChainHash>,
-    /// Every entry sealed, not legacy, its bytes as sealed, and linked to the entry
-    /// before it in the file.
-    intact: bool,
-    /// The first entry's link and the last entry's hash, when the file has entries.
-    ends: Option<(ChainHash, ChainHash)>,
+    /// Whether its entries are intact, and where they start and end.
+    run: integrity::Run,
 }
 
 impl FileSummary {
     fn of(file: &format::ChainFile, key: &ChainKey) -> FileSummary {
         let with_key = matches!(key, ChainKey::Keyed(_));
         let mut s = FileSummary {
-            intact: true,
-            ..FileSummary::default()
+            keyed: 0,
+            unkeyed_sealed: 0,
+            accepts: Vec::new(),
+            run: integrity::Run::of(&file.entries),
         };
-        let mut before: Option<ChainHash> = None;
         for e in &file.entries {
             let c = &e.link;
             s.keyed += usize::from(e.keyed);
-            let sealed = c.claimed.is_some() && !c.legacy;
-            s.unkeyed_sealed += usize::from(sealed && !e.keyed);
+            s.unkeyed_sealed += usize::from(c.sealed() && !e.keyed);
             if c.seal && c.claimed == Some(c.computed) && (!with_key || e.keyed) {
                 s.accepts.extend(e.accepts.iter().copied());
             }
-            let prev = c.prev.unwrap_or(ChainHash::GENESIS);
-            s.intact &= sealed && c.claimed == Some(c.computed) && before.is_none_or(|b| b == prev);
-            before = Some(c.effective());
-        }
-        if let (Some(first), Some(last)) = (file.entries.first(), before) {
-            s.ends = Some((first.link.prev.unwrap_or(ChainHash::GENESIS), last));
         }
         s
     }
@@ -334,7 +314,8 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
         .iter()
         .zip(files)
         .map(|(name, read)| {
-            let (file, summary) = read.unwrap_or_default();
+            // Each thread read files until none was left, or its error returned above.
+            let (file, summary) = read.expect("every file was read");
             (name.clone(), file, summary)
         })
         .collect())

@@ -98,7 +98,7 @@ fn continued_before<T: Link>(
 ) -> HashSet<ChainHash, ChainHashState> {
     let mut continued = HashSet::with_capacity_and_hasher(entries.len(), ChainHashState::default());
     for e in entries.iter().take(end) {
-        if !e.legacy && e.claimed.is_some() {
+        if e.sealed() {
             continued.insert(e.prev.unwrap_or(ChainHash::GENESIS));
         }
     }
@@ -130,6 +130,58 @@ impl ChainEntry {
     pub fn effective(&self) -> ChainHash {
         self.claimed.unwrap_or(self.computed)
     }
+
+    /// Sealed by mem7: it records its hash, and is not a Go mem7 entry.
+    pub fn sealed(&self) -> bool {
+        self.claimed.is_some() && !self.legacy
+    }
+}
+
+/// A run of entries (one file) as [`clean`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    Empty,
+    /// Every entry sealed, its bytes as sealed, and linked to the one before it: the
+    /// first entry's link and the last entry's hash.
+    Intact {
+        first_prev: ChainHash,
+        last: ChainHash,
+    },
+    /// Anything else.
+    Other,
+}
+
+impl Run {
+    pub fn of<T: Link>(run: &[T]) -> Run {
+        let mut ends: Option<(ChainHash, ChainHash)> = None;
+        for e in run.iter().map(Link::link) {
+            let prev = e.prev.unwrap_or(ChainHash::GENESIS);
+            let linked = ends.is_none_or(|(_, before)| before == prev);
+            if !(e.sealed() && e.claimed == Some(e.computed) && linked) {
+                return Run::Other;
+            }
+            ends = Some((ends.map_or(prev, |(first, _)| first), e.effective()));
+        }
+        match ends {
+            None => Run::Empty,
+            Some((first_prev, last)) => Run::Intact { first_prev, last },
+        }
+    }
+}
+
+/// Whether runs in chain order are all intact and continue one another from genesis:
+/// then [`check`] has nothing to report, and a caller that summed up its runs in
+/// parallel can skip the serial walk.
+pub fn clean(runs: impl IntoIterator<Item = Run>) -> bool {
+    let mut expected = ChainHash::GENESIS;
+    runs.into_iter().all(|run| match run {
+        Run::Empty => true,
+        Run::Intact { first_prev, last } if first_prev == expected => {
+            expected = last;
+            true
+        }
+        _ => false,
+    })
 }
 
 /// What is wrong with an entry.
@@ -297,7 +349,7 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
                 continued.insert(prev);
             }
         }
-        if e.claimed.is_some() && !e.legacy {
+        if e.sealed() {
             last_sealed = Some(e.effective());
         }
         previous = Some(e.effective());
@@ -405,6 +457,33 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].kind, Kind::Merge);
         assert!(!found[0].kind.is_break());
+    }
+
+    #[test]
+    fn clean_runs_are_those_the_checker_finds_nothing_in() {
+        let c = chain(6);
+        let runs = |c: &[ChainEntry]| [Run::of(&c[..2]), Run::of(&c[2..2]), Run::of(&c[2..])];
+        assert!(clean(runs(&c)));
+        assert!(check(&Chain::new([&c[..2], &c[2..]]), &HashSet::new()).is_empty());
+        // Changed, unsealed, legacy, a broken link inside a run or between runs, and a
+        // chain not starting at genesis: not clean, and the checker finds something.
+        let mut damaged = Vec::new();
+        let mut changed = c.clone();
+        changed[3].computed = ChainHash([9; 32]);
+        damaged.push(changed);
+        let mut unsealed = c.clone();
+        unsealed[4].claimed = None;
+        damaged.push(unsealed);
+        let mut legacy = c.clone();
+        legacy[1].legacy = true;
+        damaged.push(legacy);
+        damaged.push([&c[..3], &c[4..]].concat());
+        damaged.push([&c[..2], &c[3..]].concat());
+        damaged.push(c[1..].to_vec());
+        for d in &damaged {
+            assert!(!clean(runs(d)), "{d:?}");
+            assert!(!check(&Chain::new([&d[..2], &d[2..]]), &HashSet::new()).is_empty());
+        }
     }
 
     #[test]
