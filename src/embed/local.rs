@@ -277,8 +277,7 @@ impl Part<'_> {
             let o = self.first + j;
             let wo = &self.w[o * n..(o + 1) * n];
             for (r, y) in values.iter_mut().enumerate() {
-                let sum: f32 = self.row(r).iter().zip(wo).map(|(a, b)| a * b).sum();
-                *y = self.bias[o] + sum;
+                *y = self.bias[o] + crate::index::vectors::dot(self.row(r), wo);
             }
         }
     }

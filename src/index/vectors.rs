@@ -31,9 +31,8 @@ pub struct Vectors {
     /// Row of each version id in `data`, `u32::MAX` for none.
     row_of: Vec<u32>,
     data: Vec<f32>,
-    /// `words` u64s of sign bits per row.
+    /// [`Vectors::words`] u64s of sign bits per row.
     bits: Vec<u64>,
-    words: usize,
     differing: fn(&[u64], &[u64]) -> u32,
     /// Versions whose text has no vector yet.
     missing: Vec<Pending>,
@@ -59,7 +58,6 @@ impl Vectors {
             row_of: Vec::new(),
             data: Vec::new(),
             bits: Vec::new(),
-            words: 0,
             differing: pick_differing(),
             missing: Vec::new(),
             filled: 0,
@@ -95,9 +93,8 @@ impl Vectors {
             );
             if v.dim == 0 && !row.is_empty() {
                 v.dim = row.len();
-                v.words = row.len().div_ceil(64);
                 v.data = vec![0.0; n * v.dim];
-                v.bits = vec![0; n * v.words];
+                v.bits = vec![0; n * v.words()];
             }
             if row.len() != v.dim {
                 return;
@@ -107,7 +104,8 @@ impl Vectors {
             for k in ks {
                 let k = k as usize;
                 v.data[k * v.dim..(k + 1) * v.dim].copy_from_slice(&row);
-                v.bits[k * v.words..(k + 1) * v.words].copy_from_slice(&bits);
+                let words = v.words();
+                v.bits[k * words..(k + 1) * words].copy_from_slice(&bits);
                 v.row_of[versions[k].0 as usize] = k as u32;
                 v.filled += 1;
             }
@@ -151,7 +149,6 @@ impl Vectors {
     fn push(&mut self, id: u64, vector: &[f32]) {
         if self.dim == 0 {
             self.dim = vector.len();
-            self.words = vector.len().div_ceil(64);
         }
         if vector.len() != self.dim {
             return;
@@ -164,6 +161,11 @@ impl Vectors {
         self.data.extend_from_slice(vector);
         sign_bits(vector, &mut self.bits);
         self.filled += 1;
+    }
+
+    /// u64s of sign bits per row.
+    fn words(&self) -> usize {
+        self.dim.div_ceil(64)
     }
 
     /// How many versions have a vector.
@@ -201,7 +203,8 @@ impl Vectors {
     #[inline]
     pub fn agreeing_signs(&self, id: u64, query: &Query) -> Option<u32> {
         let row = self.row(id, query.exact.len())?;
-        let bits = &self.bits[row * self.words..(row + 1) * self.words];
+        let words = self.words();
+        let bits = &self.bits[row * words..(row + 1) * words];
         Some(self.dim as u32 - (self.differing)(bits, &query.bits))
     }
 }
