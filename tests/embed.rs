@@ -282,7 +282,9 @@ fn ollama_embeds_each_text_once_per_model_and_rebuilds_send_nothing() {
     // Back to the first model: nothing to compute, its vectors were kept.
     let r = ok(&s, &vars, &["embed", "--json"], T3);
     assert_eq!(r.json()["computed"], 0);
+    assert_eq!(vector_files(&s).len(), 1, "bow-1's, from its searches");
     let r = ok(&s, &other, &["embed", "--prune", "--json"], T3);
+    assert!(vector_files(&s).is_empty(), "pruned with bow-1's vectors");
     assert_eq!(
         r.json()["pruned"],
         3,
@@ -411,6 +413,87 @@ fn a_search_fills_in_the_few_vectors_stored_since_the_last_fill() {
     assert_eq!(r.json()[0]["semantic_rank"], 1, "{}", r.stdout);
     assert_eq!(r.json()[0]["lexical_rank"], 1, "{}", r.stdout);
     assert!(p.texts().contains(&"b: gamma delta".to_string()));
+}
+
+/// The vector files in the index directory.
+fn vector_files(s: &Sandbox) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<_> = std::fs::read_dir(s.ws.join(".mem7"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.contains(".vectors-") && !name.contains(".tmp")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn searches_map_the_vector_file_and_never_trust_a_broken_one() {
+    let s = Sandbox::new();
+    let p = Provider::start();
+    let url = p.url();
+    let vars = [
+        ("MEM7_EMBED_PROVIDER", "ollama"),
+        ("MEM7_EMBED_URL", url.as_str()),
+    ];
+    let search = || {
+        let r = ok(
+            &s,
+            &vars,
+            &["search", "cat mat", "--mode", "semantic", "--json"],
+            T3,
+        );
+        (r.strings("key"), r.stdout)
+    };
+    ok(&s, &vars, &["store", "pets", "the cat sat on the mat"], T1);
+    ok(
+        &s,
+        &vars,
+        &["store", "tax", "quarterly tax filing deadline"],
+        T1,
+    );
+    ok(&s, &vars, &["embed"], T1);
+    assert!(vector_files(&s).is_empty(), "written by the first search");
+    let (first, _) = search();
+    assert_eq!(first[0], "pets");
+    let files = vector_files(&s);
+    assert_eq!(files.len(), 1, "one file for one model and generation");
+
+    // A later process maps the file and tops it up with what was stored since.
+    ok(
+        &s,
+        &vars,
+        &["store", "rug", "a kitten is on the rug and the mat"],
+        T2,
+    );
+    let (keys, _) = search();
+    assert_eq!(keys.len(), first.len() + 1, "{keys:?}");
+    assert!(keys[..2].contains(&"rug".to_string()), "{keys:?}");
+    let (again, answer) = search();
+    assert_eq!(again, keys);
+
+    // A file cut short, or filled with rubbish, is ignored and written anew; the answer
+    // stays the same.
+    let len = std::fs::metadata(&files[0]).unwrap().len() as usize;
+    for broken in [
+        std::fs::read(&files[0]).unwrap()[..len / 2].to_vec(),
+        vec![0xA5; len],
+    ] {
+        std::fs::write(&files[0], &broken).unwrap();
+        let (_, after) = search();
+        assert_eq!(after, answer);
+        assert_ne!(std::fs::read(&files[0]).unwrap(), broken, "written anew");
+    }
+
+    // A rebuild starts a new generation; the old generation's file goes with it.
+    ok(&s, &vars, &["reindex"], T3);
+    let (_, after) = search();
+    assert_eq!(after, answer);
+    let now = vector_files(&s);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now, files, "the new generation's file, not the old one");
 }
 
 #[test]

@@ -148,7 +148,9 @@ impl Engine {
             return Err(off_error(&self.embed.resolved));
         };
         let keep = vectors::workspace_hashes(&self.index)?;
-        self.cache()?.prune(&model, &keep)
+        let pruned = self.cache()?.prune(&model, &keep)?;
+        vectors::remove_other_files(self.index.generation(), &model);
+        Ok(pruned)
     }
 
     /// How many vectors the cache holds in all (every model).
@@ -299,7 +301,12 @@ impl Engine {
         let mut vectors = self.vectors(model)?;
         if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
             match self.fill_embeddings(None, &mut |_, _| {}) {
-                Ok(_) => vectors = self.vectors(model)?,
+                Ok(_) => {
+                    // Let go of this handle first, so that the set is topped up in
+                    // place rather than loaded again.
+                    drop(vectors);
+                    vectors = self.vectors(model)?;
+                }
                 Err(e) => self.note(format!(
                     "{} version(s) have no vector yet ({e})",
                     vectors.missing()

@@ -20,8 +20,6 @@ pub const LEGACY_MODEL: &str = "mem7-go";
 /// The cache.
 pub struct EmbeddingCache {
     conn: Connection,
-    /// Commits through this connection (which `PRAGMA data_version` does not count).
-    own_writes: u64,
 }
 
 impl EmbeddingCache {
@@ -38,12 +36,10 @@ impl EmbeddingCache {
                  dim       INTEGER NOT NULL,
                  vector    BLOB NOT NULL,
                  PRIMARY KEY (text_hash, model, dim)
-             ) WITHOUT ROWID;",
+             ) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS writes (n INTEGER NOT NULL);",
         )?;
-        Ok(EmbeddingCache {
-            conn,
-            own_writes: 0,
-        })
+        Ok(EmbeddingCache { conn })
     }
 
     /// The vector for `text` under `model`, if cached.
@@ -132,8 +128,8 @@ impl EmbeddingCache {
                     stmt.execute(params![hash.as_slice(), model, vector.len() as i64, bytes])?;
             }
         }
+        bump(&tx)?;
         tx.commit()?;
-        self.own_writes += 1;
         Ok(added)
     }
 
@@ -156,21 +152,23 @@ impl EmbeddingCache {
                 gone += del.execute(params![h, model])?;
             }
         }
+        bump(&tx)?;
         tx.commit()?;
-        self.own_writes += 1;
         if gone > 0 {
             let _ = self.conn.execute_batch("VACUUM");
         }
         Ok(gone)
     }
 
-    /// Changes when anyone, this process or another, has written to the cache since the
-    /// last call returned the same value.
-    pub fn stamp(&self) -> Result<(i64, u64)> {
-        let v: i64 = self
+    /// How many times the cache has been written to, by any process: every write
+    /// transaction counts itself in the `writes` table. Unlike `PRAGMA data_version` it
+    /// means the same in every process and survives restarts, so a vector file can say
+    /// which state of the cache it was made from.
+    pub fn stamp(&self) -> Result<u64> {
+        let mut stmt = self
             .conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))?;
-        Ok((v, self.own_writes))
+            .prepare_cached("SELECT coalesce((SELECT n FROM writes WHERE rowid = 1), 0)")?;
+        Ok(stmt.query_row([], |r| r.get::<_, i64>(0))? as u64)
     }
 
     /// How many vectors the cache holds.
@@ -236,10 +234,23 @@ impl EmbeddingCache {
                     added += 1;
                 }
             }
+            if added > 0 {
+                bump(&self.conn)?;
+            }
             self.conn.execute_batch("COMMIT")?;
         }
         Ok(added)
     }
+}
+
+/// Counts a write transaction (see [`EmbeddingCache::stamp`]); called inside it.
+fn bump(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO writes (rowid, n)
+         VALUES (1, coalesce((SELECT n FROM writes WHERE rowid = 1), 0) + 1)",
+        [],
+    )?;
+    Ok(())
 }
 
 fn floats(bytes: &[u8]) -> Vec<f32> {

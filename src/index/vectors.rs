@@ -2,12 +2,21 @@
 //! one contiguous matrix for brute-force cosine search.
 //!
 //! They are assembled from the embedding cache (vectors keyed by the hash of the
-//! embedded text), never stored in the generation: a rebuild copies nothing and computes
-//! nothing it already had. A long-running process keeps the set and tops it up: new
-//! versions are looked up one by one, and when the cache changes only the versions still
-//! missing a vector are looked up again.
+//! embedded text): a rebuild copies nothing and computes nothing it already had. A
+//! long-running process keeps the set and tops it up: new versions are looked up one by
+//! one, and when the cache changes only the versions still missing a vector are looked up
+//! again.
+//!
+//! Assembling the set reads every vector out of SQLite, most of a second at 100k
+//! versions, so the set is also written to a *vector file* beside its generation
+//! (`index-<generation>.vectors-<model hash>`). A later process maps that file instead and
+//! tops it up the same way; only the rows a search touches are ever read from disk. The
+//! file is a cache of a cache: it is replaced whole (written aside, then renamed), removed
+//! with its generation, and ignored when it does not hold together.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::Index;
@@ -28,10 +37,13 @@ pub struct Vectors {
     model: String,
     generation: PathBuf,
     dim: usize,
-    /// Row of each version id in `data`, `u32::MAX` for none.
+    /// Row of each version id, `u32::MAX` for none.
     row_of: Vec<u32>,
+    /// The first rows, from a vector file.
+    mapped: Option<Mapped>,
+    /// The rows after the mapped ones, exact.
     data: Vec<f32>,
-    /// [`Vectors::words`] u64s of sign bits per row.
+    /// The same rows as `data`, [`Vectors::words`] u64s of sign bits each.
     bits: Vec<u64>,
     differing: fn(&[u64], &[u64]) -> u32,
     /// Versions whose text has no vector yet.
@@ -40,7 +52,33 @@ pub struct Vectors {
     filled: usize,
     /// The largest version id looked at.
     max_id: u64,
-    cache_stamp: (i64, u64),
+    /// The cache's [`EmbeddingCache::stamp`] when it was last looked at.
+    cache_stamp: u64,
+    /// Rows filled since the set was last read from or written to its vector file.
+    unsaved: usize,
+}
+
+/// Rows filled by a process before it writes the set to its vector file again. The first
+/// load from the cache is always written.
+const RESAVE_AFTER: usize = 4096;
+
+/// The first rows of a set, memory-mapped from its vector file.
+struct Mapped {
+    map: memmap2::Mmap,
+    rows: usize,
+    /// Byte ranges of the sign bits and the exact rows in `map`.
+    bits: Range<usize>,
+    data: Range<usize>,
+}
+
+impl Mapped {
+    fn bits(&self) -> &[u64] {
+        bytemuck::cast_slice(&self.map[self.bits.clone()])
+    }
+
+    fn data(&self) -> &[f32] {
+        bytemuck::cast_slice(&self.map[self.data.clone()])
+    }
 }
 
 /// The blake3 of the text embedded for a version.
@@ -50,12 +88,13 @@ pub fn text_hash(key: &str, value: &str) -> [u8; 32] {
 
 impl Vectors {
     /// A set with no rows yet.
-    fn empty(model: &str, generation: &Path, cache_stamp: (i64, u64)) -> Vectors {
+    fn empty(model: &str, generation: &Path, cache_stamp: u64) -> Vectors {
         Vectors {
             model: model.to_string(),
             generation: generation.to_path_buf(),
             dim: 0,
             row_of: Vec::new(),
+            mapped: None,
             data: Vec::new(),
             bits: Vec::new(),
             differing: pick_differing(),
@@ -63,11 +102,27 @@ impl Vectors {
             filled: 0,
             max_id: 0,
             cache_stamp,
+            unsaved: 0,
         }
     }
 
-    /// Loads every vector of `model` for the versions of `index`.
+    /// Every vector of `model` for the versions of `index`: from the generation's vector
+    /// file, topped up, when there is a sound one; else from the cache, and then written
+    /// to the file (best effort: a search never fails for want of it).
     pub fn load(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
+        let path = file_path(index.generation(), model);
+        if let Some(mut v) = Vectors::open(&path, model, index.generation()) {
+            v.refresh(index, cache, model)?;
+            return Ok(v);
+        }
+        let mut v = Vectors::assemble(index, cache, model)?;
+        v.unsaved = RESAVE_AFTER;
+        v.save_if_due();
+        Ok(v)
+    }
+
+    /// Reads every vector of `model` for the versions of `index` out of the cache.
+    fn assemble(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
         let mut v = Vectors::empty(model, index.generation(), cache.stamp()?);
         // Rows are laid out in version-id order, the order a search visits them in, so
         // the scan reads the matrix front to back. The cache is streamed once, each
@@ -118,19 +173,15 @@ impl Vectors {
         Ok(v)
     }
 
-    /// Brings the set up to date with the index and the cache. Returns false when the
-    /// index is another generation or the model changed: load afresh.
+    /// Brings the set up to date with the index and the cache, and writes it to its
+    /// vector file when enough has changed. Returns false when the index is another
+    /// generation or the model changed: load afresh.
     pub fn refresh(&mut self, index: &Index, cache: &EmbeddingCache, model: &str) -> Result<bool> {
         if self.model != model || self.generation != index.generation() {
             return Ok(false);
         }
-        for (id, hash) in index.texts_after(self.max_id)? {
-            self.max_id = self.max_id.max(id);
-            match cache.get_hash(&hash, model)? {
-                Some(vector) => self.push(id, &vector),
-                None => self.missing.push((id, hash)),
-            }
-        }
+        // The stamp is read before anything is looked up: a vector cached meanwhile moves
+        // it on, so the next refresh looks again.
         let stamp = cache.stamp()?;
         if stamp != self.cache_stamp && !self.missing.is_empty() {
             let mut still = Vec::new();
@@ -142,7 +193,15 @@ impl Vectors {
             }
             self.missing = still;
         }
+        for (id, hash) in index.texts_after(self.max_id)? {
+            self.max_id = self.max_id.max(id);
+            match cache.get_hash(&hash, model)? {
+                Some(vector) => self.push(id, &vector),
+                None => self.missing.push((id, hash)),
+            }
+        }
         self.cache_stamp = stamp;
+        self.save_if_due();
         Ok(true)
     }
 
@@ -157,10 +216,47 @@ impl Vectors {
         if self.row_of.len() <= slot {
             self.row_of.resize(slot + 1, u32::MAX);
         }
-        self.row_of[slot] = (self.data.len() / self.dim) as u32;
+        self.row_of[slot] = self.rows() as u32;
         self.data.extend_from_slice(vector);
         sign_bits(vector, &mut self.bits);
         self.filled += 1;
+        self.unsaved += 1;
+    }
+
+    /// Rows in the mapped file.
+    fn mapped_rows(&self) -> usize {
+        self.mapped.as_ref().map_or(0, |m| m.rows)
+    }
+
+    /// Rows in all, mapped and added (empty rows included).
+    fn rows(&self) -> usize {
+        self.mapped_rows() + self.data.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    /// The exact vector of a row.
+    #[inline]
+    fn exact(&self, row: usize) -> &[f32] {
+        let dim = self.dim;
+        match &self.mapped {
+            Some(m) if row < m.rows => &m.data()[row * dim..(row + 1) * dim],
+            _ => {
+                let row = row - self.mapped_rows();
+                &self.data[row * dim..(row + 1) * dim]
+            }
+        }
+    }
+
+    /// The sign bits of a row.
+    #[inline]
+    fn signs(&self, row: usize) -> &[u64] {
+        let words = self.words();
+        match &self.mapped {
+            Some(m) if row < m.rows => &m.bits()[row * words..(row + 1) * words],
+            _ => {
+                let row = row - self.mapped_rows();
+                &self.bits[row * words..(row + 1) * words]
+            }
+        }
     }
 
     /// u64s of sign bits per row.
@@ -193,8 +289,7 @@ impl Vectors {
     #[inline]
     pub fn similarity(&self, id: u64, query: &Query) -> Option<f32> {
         let row = self.row(id, query.exact.len())?;
-        let start = row * self.dim;
-        Some(dot(&self.data[start..start + self.dim], &query.exact))
+        Some(dot(self.exact(row), &query.exact))
     }
 
     /// How many dimensions have the same sign in version `id`'s vector as in `query`:
@@ -203,9 +298,289 @@ impl Vectors {
     #[inline]
     pub fn agreeing_signs(&self, id: u64, query: &Query) -> Option<u32> {
         let row = self.row(id, query.exact.len())?;
-        let words = self.words();
-        let bits = &self.bits[row * words..(row + 1) * words];
-        Some(self.dim as u32 - (self.differing)(bits, &query.bits))
+        Some(self.dim as u32 - (self.differing)(self.signs(row), &query.bits))
+    }
+}
+
+/// The vector file of `model`'s vectors for the generation whose full-text directory is
+/// `generation`. Its name starts with the generation's, so it goes when the generation does.
+fn file_path(generation: &Path, model: &str) -> PathBuf {
+    let tag = blake3::hash(model.as_bytes()).to_hex();
+    generation.with_extension(format!("vectors-{}", &tag[..16]))
+}
+
+/// Removes the vector files of `generation` that are not `model`'s (once `embed --prune`
+/// has dropped the other models' vectors from the cache, nothing should serve them).
+pub fn remove_other_files(generation: &Path, model: &str) {
+    let keep = file_path(generation, model);
+    let (Some(dir), Some(prefix)) = (
+        generation.parent(),
+        generation
+            .with_extension("vectors-")
+            .file_name()
+            .map(|n| n.to_os_string()),
+    ) else {
+        return;
+    };
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for item in read.flatten() {
+        let name = item.file_name();
+        let ours = name
+            .as_encoded_bytes()
+            .starts_with(prefix.as_encoded_bytes());
+        if ours && item.path() != keep {
+            let _ = std::fs::remove_file(item.path());
+        }
+    }
+}
+
+/// The first eight bytes of a vector file; the last names the layout's version.
+const MAGIC: [u8; 8] = *b"mem7vec\x01";
+/// Header fields after the magic, each a little-endian u64.
+const HEADER_FIELDS: usize = 7;
+
+/// Where each part of a vector file lies, from its header.
+///
+/// After the magic: `dim`, `rows`, `max_id`, the cache stamp, and the lengths of `row_of`,
+/// the missing list and the model id. Then, each part starting on 8 bytes: the model id
+/// (UTF-8), `row_of` (u32 per version id), the sign bits (u64s, row by row), the exact
+/// rows (f32s), and the missing versions (u64 id and 32-byte text hash each). Numbers
+/// are little-endian; the file is only written and read on little-endian machines.
+struct Layout {
+    dim: usize,
+    rows: usize,
+    max_id: u64,
+    stamp: u64,
+    model: Range<usize>,
+    row_of: Range<usize>,
+    bits: Range<usize>,
+    data: Range<usize>,
+    missing: Range<usize>,
+}
+
+/// Bytes per missing version in a vector file.
+const MISSING_BYTES: usize = 40;
+
+impl Layout {
+    /// The layout of a set with these counts; `None` when a size does not fit in memory.
+    fn of(dim: usize, rows: usize, row_of: usize, missing: usize, model: usize) -> Option<Layout> {
+        let part = |start: usize, bytes: Option<usize>| -> Option<Range<usize>> {
+            let start = start.checked_next_multiple_of(8)?;
+            Some(start..start.checked_add(bytes?)?)
+        };
+        let words = dim.div_ceil(64);
+        let model = part(8 * (1 + HEADER_FIELDS), Some(model))?;
+        let row_of = part(model.end, row_of.checked_mul(4))?;
+        let bits = part(row_of.end, rows.checked_mul(words)?.checked_mul(8))?;
+        let data = part(bits.end, rows.checked_mul(dim)?.checked_mul(4))?;
+        let missing = part(data.end, missing.checked_mul(MISSING_BYTES))?;
+        Some(Layout {
+            dim,
+            rows,
+            max_id: 0,
+            stamp: 0,
+            model,
+            row_of,
+            bits,
+            data,
+            missing,
+        })
+    }
+
+    /// Reads the header of `bytes` and checks that the parts end where the file does.
+    fn read(bytes: &[u8]) -> Option<Layout> {
+        let header = bytes.get(..8 * (1 + HEADER_FIELDS))?;
+        if header[..8] != MAGIC {
+            return None;
+        }
+        let field = |i: usize| {
+            let at = 8 * (1 + i);
+            u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"))
+        };
+        let size = |i: usize| usize::try_from(field(i)).ok();
+        let (dim, rows) = (size(0)?, size(1)?);
+        if dim == 0 && rows > 0 {
+            return None;
+        }
+        let mut layout = Layout::of(dim, rows, size(4)?, size(5)?, size(6)?)?;
+        layout.max_id = field(2);
+        layout.stamp = field(3);
+        (layout.missing.end == bytes.len()).then_some(layout)
+    }
+
+    fn header(&self, row_of: usize, missing: usize) -> [u8; 8 * (1 + HEADER_FIELDS)] {
+        let fields = [
+            self.dim as u64,
+            self.rows as u64,
+            self.max_id,
+            self.stamp,
+            row_of as u64,
+            missing as u64,
+            self.model.len() as u64,
+        ];
+        let mut out = [0u8; 8 * (1 + HEADER_FIELDS)];
+        out[..8].copy_from_slice(&MAGIC);
+        for (i, f) in fields.iter().enumerate() {
+            out[8 * (1 + i)..8 * (2 + i)].copy_from_slice(&f.to_le_bytes());
+        }
+        out
+    }
+}
+
+impl Vectors {
+    /// The set in the vector file at `path`, if there is one that holds together and is
+    /// of `model`. It is mapped, not read: only the rows a search touches are loaded.
+    fn open(path: &Path, model: &str, generation: &Path) -> Option<Vectors> {
+        if cfg!(target_endian = "big") {
+            return None;
+        }
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: vector files are never changed in place: a new one is written aside and
+        // renamed over the old, and a generation's files are only ever removed whole, so
+        // the mapped bytes stay as they were (the model weights are mapped on the same
+        // terms). A file cut short by hand is caught by the size check below, before any
+        // row is read.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let layout = Layout::read(&map)?;
+        if &map[layout.model.clone()] != model.as_bytes() {
+            return None;
+        }
+        let row_of: Vec<u32> = bytemuck::try_cast_slice::<u8, u32>(&map[layout.row_of.clone()])
+            .ok()?
+            .to_vec();
+        let mut filled = 0;
+        for &row in &row_of {
+            if row != u32::MAX {
+                if row as usize >= layout.rows {
+                    return None;
+                }
+                filled += 1;
+            }
+        }
+        if row_of.len() as u64 > layout.max_id.saturating_add(1) {
+            return None;
+        }
+        let missing = map[layout.missing.clone()]
+            .chunks_exact(MISSING_BYTES)
+            .map(|m| {
+                let id = u64::from_le_bytes(m[..8].try_into().expect("8 bytes"));
+                (id, m[8..].try_into().expect("32 bytes"))
+            })
+            .collect();
+        let mut v = Vectors::empty(model, generation, layout.stamp);
+        v.dim = layout.dim;
+        v.row_of = row_of;
+        v.missing = missing;
+        v.filled = filled;
+        v.max_id = layout.max_id;
+        v.mapped = Some(Mapped {
+            rows: layout.rows,
+            bits: layout.bits,
+            data: layout.data,
+            map,
+        });
+        // The checks above read the header, `row_of` and the missing list; the casts
+        // below must not fail on a search's hot path.
+        let m = v.mapped.as_ref().expect("just set");
+        bytemuck::try_cast_slice::<u8, u64>(&m.map[m.bits.clone()]).ok()?;
+        bytemuck::try_cast_slice::<u8, f32>(&m.map[m.data.clone()]).ok()?;
+        Some(v)
+    }
+
+    /// Writes the set to its vector file when [`RESAVE_AFTER`] rows have been filled
+    /// since it was last read or written. A failure (a read-only or full disk) leaves
+    /// the old file, or none: the next process assembles the set from the cache.
+    fn save_if_due(&mut self) {
+        if self.unsaved < RESAVE_AFTER || cfg!(target_endian = "big") {
+            return;
+        }
+        if self.save(&file_path(&self.generation, &self.model)).is_ok() {
+            self.unsaved = 0;
+        }
+    }
+
+    fn save(&self, path: &Path) -> std::io::Result<()> {
+        let invalid = || std::io::Error::other("the vector set is too large to lay out");
+        let rows = self.rows();
+        let mut layout = Layout::of(
+            self.dim,
+            rows,
+            self.row_of.len(),
+            self.missing.len(),
+            self.model.len(),
+        )
+        .ok_or_else(invalid)?;
+        layout.max_id = self.max_id;
+        layout.stamp = self.cache_stamp;
+        let tmp = path.with_extension(format!(
+            "{}.tmp{}",
+            path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+            std::process::id()
+        ));
+        let result = (|| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+            let mut at = 0;
+            let mut put = |out: &mut std::io::BufWriter<std::fs::File>,
+                           start: usize,
+                           parts: &[&[u8]]|
+             -> std::io::Result<()> {
+                out.write_all(&[0u8; 8][..start - at])?;
+                at = start;
+                for part in parts {
+                    out.write_all(part)?;
+                    at += part.len();
+                }
+                Ok(())
+            };
+            put(
+                &mut out,
+                0,
+                &[&layout.header(self.row_of.len(), self.missing.len())],
+            )?;
+            put(&mut out, layout.model.start, &[self.model.as_bytes()])?;
+            put(
+                &mut out,
+                layout.row_of.start,
+                &[bytemuck::cast_slice(&self.row_of)],
+            )?;
+            let (mapped_bits, mapped_data) = match &self.mapped {
+                Some(m) => (m.bits(), m.data()),
+                None => (&[][..], &[][..]),
+            };
+            put(
+                &mut out,
+                layout.bits.start,
+                &[
+                    bytemuck::cast_slice(mapped_bits),
+                    bytemuck::cast_slice(&self.bits),
+                ],
+            )?;
+            put(
+                &mut out,
+                layout.data.start,
+                &[
+                    bytemuck::cast_slice(mapped_data),
+                    bytemuck::cast_slice(&self.data),
+                ],
+            )?;
+            let missing: Vec<u8> = self
+                .missing
+                .iter()
+                .flat_map(|(id, hash)| id.to_le_bytes().into_iter().chain(*hash))
+                .collect();
+            put(&mut out, layout.missing.start, &[&missing])?;
+            if at != layout.missing.end {
+                return Err(invalid());
+            }
+            out.into_inner().map_err(|e| e.into_error())?;
+            std::fs::rename(&tmp, path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
     }
 }
 
@@ -347,7 +722,7 @@ mod tests {
         let dim = 384;
         // Odd seeds: `unit` makes a seed odd, so 2k and 2k + 1 would give the same row.
         let rows: Vec<Vec<f32>> = (0..2000).map(|i| unit(1001 + 2 * i, dim)).collect();
-        let mut v = Vectors::empty("m", Path::new(""), (0, 0));
+        let mut v = Vectors::empty("m", Path::new(""), 0);
         for (i, r) in rows.iter().enumerate() {
             v.push(i as u64 + 1, r);
         }
@@ -381,5 +756,98 @@ mod tests {
 
     fn query_of(v: &[f32]) -> Query {
         Query::new(v)
+    }
+    /// Every answer `v` gives, for comparing two sets.
+    fn answers(v: &Vectors, ids: u64, query: &Query) -> Vec<(Option<u32>, Option<u32>)> {
+        (0..=ids)
+            .map(|id| {
+                (
+                    v.agreeing_signs(id, query),
+                    v.similarity(id, query).map(f32::to_bits),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_vector_file_gives_back_the_set_and_takes_rows_added_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("index-1-2.tantivy");
+        let path = file_path(&generation, "m");
+        let dim = 70; // sign bits in two words, the last one partly used
+        let mut v = Vectors::empty("m", &generation, 7);
+        for id in 1..=300u64 {
+            if id % 3 == 0 {
+                v.missing.push((id, [id as u8; 32]));
+            } else {
+                v.push(id, &unit(id, dim));
+            }
+            v.max_id = id;
+        }
+        v.save(&path).unwrap();
+        let query = Query::new(&unit(12345, dim));
+        let mut back = Vectors::open(&path, "m", &generation).expect("the file reads back");
+        assert_eq!(back.mapped_rows(), 200);
+        assert_eq!((back.len(), back.missing(), back.max_id), (200, 100, 300));
+        assert_eq!(back.cache_stamp, 7);
+        assert_eq!(back.missing, v.missing);
+        assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
+
+        // Rows added to a mapped set live after the mapped ones, and a file written from
+        // both holds all of them.
+        for id in 301..=320u64 {
+            v.push(id, &unit(id, dim));
+            back.push(id, &unit(id, dim));
+            back.max_id = id;
+        }
+        assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
+        back.save(&path).unwrap();
+        let again = Vectors::open(&path, "m", &generation).unwrap();
+        assert_eq!(again.mapped_rows(), 220);
+        assert_eq!(answers(&again, 320, &query), answers(&v, 320, &query));
+        assert!(
+            Vectors::open(&path, "other", &generation).is_none(),
+            "another model's file"
+        );
+    }
+
+    #[test]
+    fn a_vector_file_that_does_not_hold_together_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("index-1-2.tantivy");
+        let path = file_path(&generation, "m");
+        let mut v = Vectors::empty("m", &generation, 0);
+        for id in 1..=50u64 {
+            v.push(id, &unit(id, 384));
+        }
+        v.max_id = 50;
+        v.save(&path).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        assert!(Vectors::open(&path, "m", &generation).is_some());
+        let layout = Layout::read(&good).unwrap();
+        let broken: Vec<(&str, Vec<u8>)> = vec![
+            ("cut short", good[..good.len() - 1].to_vec()),
+            ("one byte more", [&good[..], &[0]].concat()),
+            ("empty", Vec::new()),
+            ("another magic", [&b"mem7vec\x02"[..], &good[8..]].concat()),
+            ("a row number past the rows", {
+                let mut b = good.clone();
+                let at = layout.row_of.start + 4 * 10;
+                b[at..at + 4].copy_from_slice(&60u32.to_le_bytes());
+                b
+            }),
+            ("a dimension that does not match the sizes", {
+                let mut b = good.clone();
+                b[8..16].copy_from_slice(&383u64.to_le_bytes());
+                b
+            }),
+        ];
+        for (what, bytes) in broken {
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(
+                Vectors::open(&path, "m", &generation).is_none(),
+                "{what} was taken"
+            );
+        }
     }
 }
