@@ -7,11 +7,20 @@
 //! The encoder is written here on candle's tensors and layers (about a hundred lines)
 //! rather than taken from candle-transformers, which would compile some hundred models
 //! to use one.
+//!
+//! The large weights (the word embeddings and the dense layers, 89 MB of the 90) are read
+//! where they lie in the memory-mapped weights file: a query touches the embedding rows
+//! of its own tokens, and [`small_linear`] reads each dense layer's rows in place. Only
+//! a batch of more than [`SMALL_ROWS`] tokens copies a layer's weights into a candle
+//! tensor, the first time it needs them. Copying all of them at load time had been half
+//! of a whole `mem7 search` process with a new query.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
-use candle_core::{D, DType, Device, Module, Storage, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
+use candle_core::safetensors::MmapedSafetensors;
+use candle_core::{D, DType, Device, Module, Tensor};
+use candle_nn::{LayerNorm, Linear, VarBuilder};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use super::{Embedder, normalize, provider_error};
@@ -42,27 +51,58 @@ pub fn is_present(dir: &Path) -> bool {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attn_out: Linear,
+    query: Dense,
+    key: Dense,
+    value: Dense,
+    attn_out: Dense,
     attn_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     out_norm: LayerNorm,
+}
+
+/// A dense layer, `x · Wᵀ + b`. Its weight (`outputs × inputs`, PyTorch's layout) stays in
+/// the mapped file for [`small_linear`]; a candle `Linear` holding a copy is made the
+/// first time a larger input needs one.
+struct Dense {
+    /// The weight's name in the weights file.
+    weight: String,
+    inputs: usize,
+    bias: Tensor,
+    bias_values: Vec<f32>,
+    copied: OnceLock<Linear>,
+}
+
+/// The weights file, mapped.
+struct Weights(MmapedSafetensors);
+
+impl Weights {
+    /// The f32 values of tensor `name` in place, checked to have `shape`.
+    fn floats(&self, name: &str, shape: &[usize]) -> candle_core::Result<&[f32]> {
+        let view = self.0.get(name)?;
+        let want = shape.iter().product::<usize>() * 4;
+        if view.shape() != shape || view.data().len() != want {
+            candle_core::bail!("{name}: expected {shape:?} f32s, found {:?}", view.shape());
+        }
+        bytemuck::try_cast_slice(view.data())
+            .map_err(|e| candle_core::Error::Msg(format!("{name}: {e}")))
+    }
 }
 
 /// The loaded model and tokenizer.
 pub struct LocalModel {
     id: String,
     tokenizer: Tokenizer,
-    words: Embedding,
-    positions: Embedding,
-    token_types: Embedding,
+    weights: Weights,
+    /// Position and token-type embeddings: small, copied.
+    positions: Tensor,
+    token_type: Tensor,
     embed_norm: LayerNorm,
     layers: Vec<Layer>,
     device: Device,
 }
+
+const WORDS: &str = "embeddings.word_embeddings.weight";
 
 fn model_error(dir: &Path, e: impl std::fmt::Display) -> Error {
     Error::input(
@@ -72,7 +112,7 @@ fn model_error(dir: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 impl LocalModel {
-    /// Loads the weights (memory-mapped) and the tokenizer from `dir`.
+    /// Maps the weights and loads the tokenizer from `dir`.
     pub fn load(dir: &Path, id: String) -> Result<LocalModel> {
         if !is_present(dir) {
             return Err(model_error(
@@ -84,32 +124,53 @@ impl LocalModel {
         // SAFETY: the weights file is only ever replaced by renaming a new file over it
         // (scripts/fetch-model), never truncated or rewritten in place, so the mapping
         // stays valid for as long as it is used.
-        let vb = unsafe {
-            VarBuilder::from_mmaped_safetensors(&[dir.join(FILES[0])], DType::F32, &device)
-        }
-        .map_err(|e| model_error(dir, e))?;
+        let path = dir.join(FILES[0]);
+        let (weights, vb) = unsafe {
+            (
+                MmapedSafetensors::new(&path),
+                VarBuilder::from_mmaped_safetensors(&[&path], DType::F32, &device),
+            )
+        };
+        let weights = Weights(weights.map_err(|e| model_error(dir, e))?);
+        let vb = vb.map_err(|e| model_error(dir, e))?;
         let err = |e: candle_core::Error| model_error(dir, e);
         let norm = |vb: VarBuilder| candle_nn::layer_norm(HIDDEN, LN_EPS, vb);
+        weights.floats(WORDS, &[VOCAB, HIDDEN]).map_err(err)?;
         let e = vb.pp("embeddings");
-        let words = candle_nn::embedding(VOCAB, HIDDEN, e.pp("word_embeddings")).map_err(err)?;
-        let positions =
-            candle_nn::embedding(POSITIONS, HIDDEN, e.pp("position_embeddings")).map_err(err)?;
-        let token_types =
-            candle_nn::embedding(2, HIDDEN, e.pp("token_type_embeddings")).map_err(err)?;
+        let positions = e
+            .get((POSITIONS, HIDDEN), "position_embeddings.weight")
+            .map_err(err)?;
+        // Every input is one segment: token type 0.
+        let token_type = e
+            .get((2, HIDDEN), "token_type_embeddings.weight")
+            .and_then(|t| t.get(0))
+            .map_err(err)?;
         let embed_norm = norm(e.pp("LayerNorm")).map_err(err)?;
         let mut layers = Vec::with_capacity(LAYERS);
         for i in 0..LAYERS {
-            let l = vb.pp(format!("encoder.layer.{i}"));
+            let prefix = format!("encoder.layer.{i}");
+            let l = vb.pp(&prefix);
             let a = l.pp("attention");
-            let lin = |vb: VarBuilder, i, o| candle_nn::linear(i, o, vb);
+            let lin = |name: &str, inputs, outputs| -> candle_core::Result<Dense> {
+                let weight = format!("{prefix}.{name}.weight");
+                weights.floats(&weight, &[outputs, inputs])?;
+                let bias = l.pp(name).get(outputs, "bias")?;
+                Ok(Dense {
+                    weight,
+                    inputs,
+                    bias_values: bias.to_vec1()?,
+                    bias,
+                    copied: OnceLock::new(),
+                })
+            };
             layers.push(Layer {
-                query: lin(a.pp("self.query"), HIDDEN, HIDDEN).map_err(err)?,
-                key: lin(a.pp("self.key"), HIDDEN, HIDDEN).map_err(err)?,
-                value: lin(a.pp("self.value"), HIDDEN, HIDDEN).map_err(err)?,
-                attn_out: lin(a.pp("output.dense"), HIDDEN, HIDDEN).map_err(err)?,
+                query: lin("attention.self.query", HIDDEN, HIDDEN).map_err(err)?,
+                key: lin("attention.self.key", HIDDEN, HIDDEN).map_err(err)?,
+                value: lin("attention.self.value", HIDDEN, HIDDEN).map_err(err)?,
+                attn_out: lin("attention.output.dense", HIDDEN, HIDDEN).map_err(err)?,
                 attn_norm: norm(a.pp("output.LayerNorm")).map_err(err)?,
-                intermediate: lin(l.pp("intermediate.dense"), HIDDEN, INTERMEDIATE).map_err(err)?,
-                output: lin(l.pp("output.dense"), INTERMEDIATE, HIDDEN).map_err(err)?,
+                intermediate: lin("intermediate.dense", HIDDEN, INTERMEDIATE).map_err(err)?,
+                output: lin("output.dense", INTERMEDIATE, HIDDEN).map_err(err)?,
                 out_norm: norm(l.pp("output.LayerNorm")).map_err(err)?,
             });
         }
@@ -128,9 +189,9 @@ impl LocalModel {
         Ok(LocalModel {
             id,
             tokenizer,
-            words,
+            weights,
             positions,
-            token_types,
+            token_type,
             embed_norm,
             layers,
             device,
@@ -141,13 +202,18 @@ impl LocalModel {
     fn forward(&self, ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
         let (batch, tokens) = ids.dims2()?;
         let head = HIDDEN / HEADS;
-        let positions = Tensor::arange(0u32, tokens as u32, &self.device)?;
-        let types = ids.zeros_like()?;
-        let mut x = self
-            .words
-            .forward(ids)?
-            .broadcast_add(&self.positions.forward(&positions)?)?
-            .broadcast_add(&self.token_types.forward(&types)?)?;
+        // The rows of the inputs' tokens, gathered from the mapped table.
+        let table = self.weights.floats(WORDS, &[VOCAB, HIDDEN])?;
+        let mut words = Vec::with_capacity(batch * tokens * HIDDEN);
+        for id in ids.flatten_all()?.to_vec1::<u32>()? {
+            let row = table
+                .get(id as usize * HIDDEN..(id as usize + 1) * HIDDEN)
+                .ok_or_else(|| candle_core::Error::Msg(format!("token id {id} out of range")))?;
+            words.extend_from_slice(row);
+        }
+        let mut x = Tensor::from_vec(words, (batch, tokens, HIDDEN), &self.device)?
+            .broadcast_add(&self.positions.narrow(0, 0, tokens)?)?
+            .broadcast_add(&self.token_type)?;
         x = self.embed_norm.forward(&x)?;
         // Padding gets a large negative score, so softmax gives it no weight.
         let mask_f = mask.to_dtype(DType::F32)?;
@@ -158,6 +224,7 @@ impl LocalModel {
                 .transpose(1, 2)?
                 .contiguous()
         };
+        let linear = |dense: &Dense, x: &Tensor| self.linear(dense, x);
         for l in &self.layers {
             let q = split(linear(&l.query, &x)?)?;
             let k = split(linear(&l.key, &x)?)?;
@@ -182,34 +249,33 @@ impl LocalModel {
     }
 }
 
-/// `x · Wᵀ + b` for a layer, on [`small_linear`] when `x` has few rows.
-fn linear(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
-    let dims = x.dims();
-    let inputs = dims[dims.len() - 1];
-    let rows = x.elem_count() / inputs.max(1);
-    if rows > SMALL_ROWS {
-        return layer.forward(x);
+impl LocalModel {
+    /// `x · Wᵀ + b` for a layer: on [`small_linear`], with the weights in place, when `x`
+    /// has few rows; else candle's product, on a copy of the weights made once.
+    fn linear(&self, layer: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
+        let dims = x.dims();
+        let outputs = layer.bias_values.len();
+        let rows = x.elem_count() / layer.inputs;
+        if rows > SMALL_ROWS {
+            if layer.copied.get().is_none() {
+                let weight = self.weights.0.load(&layer.weight, &self.device)?;
+                let _ = layer
+                    .copied
+                    .set(Linear::new(weight, Some(layer.bias.clone())));
+            }
+            return layer.copied.get().expect("set above").forward(x);
+        }
+        let w = self
+            .weights
+            .floats(&layer.weight, &[outputs, layer.inputs])?;
+        let xs = x.flatten_all()?.to_vec1::<f32>()?;
+        let ys = small_linear(&xs, w, &layer.bias_values, layer.inputs);
+        let mut shape = dims.to_vec();
+        *shape
+            .last_mut()
+            .expect("a layer's input has a last dimension") = outputs;
+        Tensor::from_vec(ys, shape, x.device())
     }
-    let (outputs, _) = layer.weight().dims2()?;
-    let xs = x.flatten_all()?.to_vec1::<f32>()?;
-    let (weights, weights_layout) = layer.weight().storage_and_layout();
-    let Storage::Cpu(weights) = &*weights else {
-        return layer.forward(x);
-    };
-    let Some((start, end)) = weights_layout.contiguous_offsets() else {
-        return layer.forward(x);
-    };
-    let w = &weights.as_slice::<f32>()?[start..end];
-    let bias = match layer.bias() {
-        Some(b) => b.to_vec1::<f32>()?,
-        None => vec![0.0; outputs],
-    };
-    let ys = small_linear(&xs, w, &bias, inputs);
-    let mut shape = dims.to_vec();
-    *shape
-        .last_mut()
-        .expect("a layer's input has a last dimension") = outputs;
-    Tensor::from_vec(ys, shape, x.device())
 }
 
 /// `x · Wᵀ + b` for a few rows of `x` (`rows × inputs`, row-major) and PyTorch-layout
