@@ -245,9 +245,12 @@ impl EmbeddingCache {
 
 /// Counts a write transaction (see [`EmbeddingCache::stamp`]); called inside it.
 fn bump(conn: &Connection) -> rusqlite::Result<()> {
+    // The count starts at a random 48-bit number, so a cache deleted and made again does
+    // not repeat the stamps of the one before (which a vector file may hold).
     conn.execute(
         "INSERT OR REPLACE INTO writes (rowid, n)
-         VALUES (1, coalesce((SELECT n FROM writes WHERE rowid = 1), 0) + 1)",
+         VALUES (1, coalesce((SELECT n FROM writes WHERE rowid = 1),
+                             abs(random() % 281474976710656)) + 1)",
         [],
     )?;
     Ok(())
@@ -280,4 +283,36 @@ fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
 pub fn legacy_index_for(workspace_root: &Path) -> Option<PathBuf> {
     let db = workspace_root.parent()?.join("index.db");
     (workspace_root.file_name()? == "workspace" && db.is_file()).then_some(db)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stamp_counts_writes_across_connections_and_differs_between_caches() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut a = EmbeddingCache::open(one.path()).unwrap();
+        let reader = EmbeddingCache::open(one.path()).unwrap();
+        assert_eq!(a.stamp().unwrap(), 0, "a new cache has no writes");
+        a.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
+        let first = reader.stamp().unwrap();
+        assert_ne!(first, 0, "another connection sees the write");
+        a.put_many("m", &[([2; 32], vec![0.0, 1.0])]).unwrap();
+        assert_eq!(reader.stamp().unwrap(), first + 1);
+        a.prune("m", &HashSet::from([[1; 32]])).unwrap();
+        assert_eq!(reader.stamp().unwrap(), first + 2);
+        drop((a, reader));
+        assert_eq!(
+            EmbeddingCache::open(one.path()).unwrap().stamp().unwrap(),
+            first + 2,
+            "kept across restarts"
+        );
+
+        // A cache made again (deleted, then filled) does not repeat the first one's
+        // stamps, which vector files may hold; the count starts at a random number.
+        let mut b = EmbeddingCache::open(two.path()).unwrap();
+        b.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
+        assert_ne!(b.stamp().unwrap(), first);
+    }
 }

@@ -58,9 +58,11 @@ pub struct Vectors {
     unsaved: usize,
 }
 
-/// Rows filled by a process before it writes the set to its vector file again. The first
-/// load from the cache is always written.
-const RESAVE_AFTER: usize = 4096;
+/// Rows filled by a process before it writes the set to its vector file again (or a
+/// sixty-fourth of the rows, if more): until then, each later process looks those rows
+/// up in the cache one by one, a few microseconds each. The first load from the cache is
+/// always written.
+const RESAVE_AFTER: usize = 1024;
 
 /// The first rows of a set, memory-mapped from its vector file.
 struct Mapped {
@@ -116,7 +118,7 @@ impl Vectors {
             return Ok(v);
         }
         let mut v = Vectors::assemble(index, cache, model)?;
-        v.unsaved = RESAVE_AFTER;
+        v.unsaved = usize::MAX;
         v.save_if_due();
         Ok(v)
     }
@@ -298,7 +300,9 @@ impl Vectors {
     #[inline]
     pub fn agreeing_signs(&self, id: u64, query: &Query) -> Option<u32> {
         let row = self.row(id, query.exact.len())?;
-        Some(self.dim as u32 - (self.differing)(self.signs(row), &query.bits))
+        // Saturating: a vector file's padding bits are not checked.
+        let differing = (self.differing)(self.signs(row), &query.bits);
+        Some((self.dim as u32).saturating_sub(differing))
     }
 }
 
@@ -459,16 +463,19 @@ impl Vectors {
                 filled += 1;
             }
         }
-        if row_of.len() as u64 > layout.max_id.saturating_add(1) {
+        // `row_of` covers every id up to `max_id`, so a wrong `max_id` (which would hide
+        // versions from the top-up) shows as a wrong size.
+        if row_of.len() as u64 != layout.max_id.checked_add(1)? {
             return None;
         }
-        let missing = map[layout.missing.clone()]
-            .chunks_exact(MISSING_BYTES)
-            .map(|m| {
-                let id = u64::from_le_bytes(m[..8].try_into().expect("8 bytes"));
-                (id, m[8..].try_into().expect("32 bytes"))
-            })
-            .collect();
+        let mut missing = Vec::with_capacity(layout.missing.len() / MISSING_BYTES);
+        for m in map[layout.missing.clone()].chunks_exact(MISSING_BYTES) {
+            let id = u64::from_le_bytes(m[..8].try_into().expect("8 bytes"));
+            if row_of.get(id as usize) != Some(&u32::MAX) {
+                return None;
+            }
+            missing.push((id, m[8..].try_into().expect("32 bytes")));
+        }
         let mut v = Vectors::empty(model, generation, layout.stamp);
         v.dim = layout.dim;
         v.row_of = row_of;
@@ -489,98 +496,102 @@ impl Vectors {
         Some(v)
     }
 
-    /// Writes the set to its vector file when [`RESAVE_AFTER`] rows have been filled
-    /// since it was last read or written. A failure (a read-only or full disk) leaves
-    /// the old file, or none: the next process assembles the set from the cache.
+    /// Writes the set to its vector file when [`RESAVE_AFTER`] rows (or a sixty-fourth of
+    /// them) have been filled since it was last read or written. A failure (a read-only
+    /// or full disk) leaves the old file, or none, and is not retried before as many rows
+    /// again: the next process assembles the set from the cache.
     fn save_if_due(&mut self) {
-        if self.unsaved < RESAVE_AFTER || cfg!(target_endian = "big") {
+        let due = RESAVE_AFTER.max(self.rows() / 64);
+        if self.unsaved < due || cfg!(target_endian = "big") {
             return;
         }
-        if self.save(&file_path(&self.generation, &self.model)).is_ok() {
-            self.unsaved = 0;
-        }
+        let _ = self.save(&file_path(&self.generation, &self.model));
+        self.unsaved = 0;
     }
 
     fn save(&self, path: &Path) -> std::io::Result<()> {
         let invalid = || std::io::Error::other("the vector set is too large to lay out");
-        let rows = self.rows();
+        // Every id up to `max_id` has a `row_of` entry in the file (`open` checks it).
+        let ids = usize::try_from(self.max_id)
+            .ok()
+            .and_then(|m| m.checked_add(1))
+            .filter(|ids| *ids >= self.row_of.len())
+            .ok_or_else(invalid)?;
         let mut layout = Layout::of(
             self.dim,
-            rows,
-            self.row_of.len(),
+            self.rows(),
+            ids,
             self.missing.len(),
             self.model.len(),
         )
         .ok_or_else(invalid)?;
         layout.max_id = self.max_id;
         layout.stamp = self.cache_stamp;
-        let tmp = path.with_extension(format!(
-            "{}.tmp{}",
-            path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-            std::process::id()
-        ));
-        let result = (|| {
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-            let mut at = 0;
-            let mut put = |out: &mut std::io::BufWriter<std::fs::File>,
-                           start: usize,
-                           parts: &[&[u8]]|
-             -> std::io::Result<()> {
-                out.write_all(&[0u8; 8][..start - at])?;
-                at = start;
-                for part in parts {
-                    out.write_all(part)?;
-                    at += part.len();
-                }
-                Ok(())
-            };
-            put(
-                &mut out,
-                0,
-                &[&layout.header(self.row_of.len(), self.missing.len())],
-            )?;
-            put(&mut out, layout.model.start, &[self.model.as_bytes()])?;
-            put(
-                &mut out,
+        let unlisted = vec![u32::MAX; ids - self.row_of.len()];
+        let (mapped_bits, mapped_data) = match &self.mapped {
+            Some(m) => (m.bits(), m.data()),
+            None => (&[][..], &[][..]),
+        };
+        let missing: Vec<u8> = self
+            .missing
+            .iter()
+            .flat_map(|(id, hash)| id.to_le_bytes().into_iter().chain(*hash))
+            .collect();
+        // Each part at its offset, after up to 7 bytes of padding.
+        let parts: [(usize, &[&[u8]]); 6] = [
+            (0, &[&layout.header(ids, self.missing.len())]),
+            (layout.model.start, &[self.model.as_bytes()]),
+            (
                 layout.row_of.start,
-                &[bytemuck::cast_slice(&self.row_of)],
-            )?;
-            let (mapped_bits, mapped_data) = match &self.mapped {
-                Some(m) => (m.bits(), m.data()),
-                None => (&[][..], &[][..]),
-            };
-            put(
-                &mut out,
+                &[
+                    bytemuck::cast_slice(&self.row_of),
+                    bytemuck::cast_slice(&unlisted),
+                ],
+            ),
+            (
                 layout.bits.start,
                 &[
                     bytemuck::cast_slice(mapped_bits),
                     bytemuck::cast_slice(&self.bits),
                 ],
-            )?;
-            put(
-                &mut out,
+            ),
+            (
                 layout.data.start,
                 &[
                     bytemuck::cast_slice(mapped_data),
                     bytemuck::cast_slice(&self.data),
                 ],
-            )?;
-            let missing: Vec<u8> = self
-                .missing
-                .iter()
-                .flat_map(|(id, hash)| id.to_le_bytes().into_iter().chain(*hash))
-                .collect();
-            put(&mut out, layout.missing.start, &[&missing])?;
-            if at != layout.missing.end {
-                return Err(invalid());
+            ),
+            (layout.missing.start, &[&missing]),
+        ];
+        // A new file of its own (created exclusively), renamed over the old one: a mapped
+        // file is never written to. Its name starts with the generation's, so a leftover
+        // goes with the generation.
+        let dir = path.parent().ok_or_else(invalid)?;
+        let mut prefix = path.file_name().ok_or_else(invalid)?.to_os_string();
+        prefix.push(".tmp");
+        let tmp = tempfile::Builder::new().prefix(&prefix).tempfile_in(dir)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
+        let mut at = 0;
+        for (start, bytes) in parts {
+            let pad = start
+                .checked_sub(at)
+                .filter(|p| *p < 8)
+                .ok_or_else(invalid)?;
+            out.write_all(&[0u8; 8][..pad])?;
+            at = start;
+            for b in bytes {
+                out.write_all(b)?;
+                at += b.len();
             }
-            out.into_inner().map_err(|e| e.into_error())?;
-            std::fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
         }
-        result
+        if at != layout.missing.end {
+            return Err(invalid());
+        }
+        out.flush()?;
+        drop(out);
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
     }
 }
 
@@ -820,7 +831,8 @@ mod tests {
         for id in 1..=50u64 {
             v.push(id, &unit(id, 384));
         }
-        v.max_id = 50;
+        v.missing.push((51, [7; 32]));
+        v.max_id = 51;
         v.save(&path).unwrap();
         let good = std::fs::read(&path).unwrap();
         assert!(Vectors::open(&path, "m", &generation).is_some());
@@ -839,6 +851,23 @@ mod tests {
             ("a dimension that does not match the sizes", {
                 let mut b = good.clone();
                 b[8..16].copy_from_slice(&383u64.to_le_bytes());
+                b
+            }),
+            ("a largest id past the row map", {
+                let mut b = good.clone();
+                b[24..32].copy_from_slice(&1_000_000_000_000u64.to_le_bytes());
+                b
+            }),
+            ("a missing version that has a row", {
+                let mut b = good.clone();
+                let at = layout.missing.start;
+                b[at..at + 8].copy_from_slice(&5u64.to_le_bytes());
+                b
+            }),
+            ("a missing version past the largest id", {
+                let mut b = good.clone();
+                let at = layout.missing.start;
+                b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
                 b
             }),
         ];
