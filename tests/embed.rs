@@ -494,6 +494,27 @@ fn searches_map_the_vector_file_and_never_trust_a_broken_one() {
     let now = vector_files(&s);
     assert_eq!(now.len(), 1, "{now:?}");
     assert_ne!(now, files, "the new generation's file, not the old one");
+
+    // A cache deleted (say, because the model behind a name changed) is not served from
+    // the vector file made from it: the next search embeds the texts again.
+    let before = p.seen().len();
+    for f in [
+        "embeddings.sqlite",
+        "embeddings.sqlite-wal",
+        "embeddings.sqlite-shm",
+    ] {
+        let _ = std::fs::remove_file(s.ws.join(".mem7").join(f));
+    }
+    let (_, after) = search();
+    assert_eq!(after, answer);
+    let sent: Vec<String> = p.seen()[before..]
+        .iter()
+        .flat_map(|seen| seen.inputs.clone())
+        .collect();
+    assert!(
+        sent.contains(&"pets: the cat sat on the mat".to_string()),
+        "{sent:?}"
+    );
 }
 
 #[test]

@@ -37,7 +37,7 @@ impl EmbeddingCache {
                  vector    BLOB NOT NULL,
                  PRIMARY KEY (text_hash, model, dim)
              ) WITHOUT ROWID;
-             CREATE TABLE IF NOT EXISTS writes (n INTEGER NOT NULL);",
+             CREATE TABLE IF NOT EXISTS stamp (origin INTEGER NOT NULL, writes INTEGER NOT NULL);",
         )?;
         Ok(EmbeddingCache { conn })
     }
@@ -160,15 +160,22 @@ impl EmbeddingCache {
         Ok(gone)
     }
 
-    /// How many times the cache has been written to, by any process: every write
-    /// transaction counts itself in the `writes` table. Unlike `PRAGMA data_version` it
-    /// means the same in every process and survives restarts, so a vector file can say
-    /// which state of the cache it was made from.
-    pub fn stamp(&self) -> Result<u64> {
+    /// Which cache this is and how many times it has been written to, by any process:
+    /// every write transaction counts itself in the `stamp` table. Unlike `PRAGMA
+    /// data_version` it means the same in every process and survives restarts, so a
+    /// vector file can say which cache, and which state of it, it was made from.
+    pub fn stamp(&self) -> Result<Stamp> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT coalesce((SELECT n FROM writes WHERE rowid = 1), 0)")?;
-        Ok(stmt.query_row([], |r| r.get::<_, i64>(0))? as u64)
+            .prepare_cached("SELECT origin, writes FROM stamp WHERE rowid = 1")?;
+        let mut rows = stmt.query([])?;
+        Ok(match rows.next()? {
+            Some(row) => Stamp {
+                origin: row.get::<_, i64>(0)? as u64,
+                writes: row.get::<_, i64>(1)? as u64,
+            },
+            None => Stamp::default(),
+        })
     }
 
     /// How many vectors the cache holds.
@@ -243,14 +250,23 @@ impl EmbeddingCache {
     }
 }
 
+/// A cache's identity and write count (see [`EmbeddingCache::stamp`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// A random number drawn at the cache's first write, never 0: a cache deleted and
+    /// made again has another. 0 for a cache never written to.
+    pub origin: u64,
+    /// Write transactions since.
+    pub writes: u64,
+}
+
 /// Counts a write transaction (see [`EmbeddingCache::stamp`]); called inside it.
 fn bump(conn: &Connection) -> rusqlite::Result<()> {
-    // The count starts at a random 48-bit number, so a cache deleted and made again does
-    // not repeat the stamps of the one before (which a vector file may hold).
     conn.execute(
-        "INSERT OR REPLACE INTO writes (rowid, n)
-         VALUES (1, coalesce((SELECT n FROM writes WHERE rowid = 1),
-                             abs(random() % 281474976710656)) + 1)",
+        "INSERT OR REPLACE INTO stamp (rowid, origin, writes) VALUES (1,
+             coalesce((SELECT origin FROM stamp WHERE rowid = 1),
+                      abs(random() % 281474976710656) + 1),
+             coalesce((SELECT writes FROM stamp WHERE rowid = 1), 0) + 1)",
         [],
     )?;
     Ok(())
@@ -294,25 +310,26 @@ mod tests {
         let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let mut a = EmbeddingCache::open(one.path()).unwrap();
         let reader = EmbeddingCache::open(one.path()).unwrap();
-        assert_eq!(a.stamp().unwrap(), 0, "a new cache has no writes");
+        assert_eq!(a.stamp().unwrap(), Stamp::default(), "never written to");
         a.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
         let first = reader.stamp().unwrap();
-        assert_ne!(first, 0, "another connection sees the write");
+        assert_eq!(first.writes, 1, "another connection sees the write");
+        assert_ne!(first.origin, 0);
         a.put_many("m", &[([2; 32], vec![0.0, 1.0])]).unwrap();
-        assert_eq!(reader.stamp().unwrap(), first + 1);
         a.prune("m", &HashSet::from([[1; 32]])).unwrap();
-        assert_eq!(reader.stamp().unwrap(), first + 2);
+        let third = Stamp { writes: 3, ..first };
+        assert_eq!(reader.stamp().unwrap(), third);
         drop((a, reader));
         assert_eq!(
             EmbeddingCache::open(one.path()).unwrap().stamp().unwrap(),
-            first + 2,
+            third,
             "kept across restarts"
         );
 
-        // A cache made again (deleted, then filled) does not repeat the first one's
-        // stamps, which vector files may hold; the count starts at a random number.
+        // A cache made again (deleted, then filled) is another cache: vector files made
+        // from the first one must not be taken for its.
         let mut b = EmbeddingCache::open(two.path()).unwrap();
         b.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
-        assert_ne!(b.stamp().unwrap(), first);
+        assert_ne!(b.stamp().unwrap().origin, first.origin);
     }
 }

@@ -20,7 +20,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::Index;
-use super::embeddings::EmbeddingCache;
+use super::embeddings::{EmbeddingCache, Stamp};
 use crate::embed::version_text;
 use crate::error::Result;
 
@@ -53,7 +53,7 @@ pub struct Vectors {
     /// The largest version id looked at.
     max_id: u64,
     /// The cache's [`EmbeddingCache::stamp`] when it was last looked at.
-    cache_stamp: u64,
+    cache_stamp: Stamp,
     /// Rows filled since the set was last read from or written to its vector file.
     unsaved: usize,
 }
@@ -90,7 +90,7 @@ pub fn text_hash(key: &str, value: &str) -> [u8; 32] {
 
 impl Vectors {
     /// A set with no rows yet.
-    fn empty(model: &str, generation: &Path, cache_stamp: u64) -> Vectors {
+    fn empty(model: &str, generation: &Path, cache_stamp: Stamp) -> Vectors {
         Vectors {
             model: model.to_string(),
             generation: generation.to_path_buf(),
@@ -113,7 +113,8 @@ impl Vectors {
     /// to the file (best effort: a search never fails for want of it).
     pub fn load(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
         let path = file_path(index.generation(), model);
-        if let Some(mut v) = Vectors::open(&path, model, index.generation()) {
+        let origin = cache.stamp()?.origin;
+        if let Some(mut v) = Vectors::open(&path, model, index.generation(), origin) {
             v.refresh(index, cache, model)?;
             return Ok(v);
         }
@@ -343,11 +344,12 @@ pub fn remove_other_files(generation: &Path, model: &str) {
 /// The first eight bytes of a vector file; the last names the layout's version.
 const MAGIC: [u8; 8] = *b"mem7vec\x01";
 /// Header fields after the magic, each a little-endian u64.
-const HEADER_FIELDS: usize = 7;
+const HEADER_FIELDS: usize = 8;
 
 /// Where each part of a vector file lies, from its header.
 ///
-/// After the magic: `dim`, `rows`, `max_id`, the cache stamp, and the lengths of `row_of`,
+/// After the magic: `dim`, `rows`, `max_id`, the cache stamp (origin, writes), and the
+/// lengths of `row_of`,
 /// the missing list and the model id. Then, each part starting on 8 bytes: the model id
 /// (UTF-8), `row_of` (u32 per version id), the sign bits (u64s, row by row), the exact
 /// rows (f32s), and the missing versions (u64 id and 32-byte text hash each). Numbers
@@ -356,7 +358,7 @@ struct Layout {
     dim: usize,
     rows: usize,
     max_id: u64,
-    stamp: u64,
+    stamp: Stamp,
     model: Range<usize>,
     row_of: Range<usize>,
     bits: Range<usize>,
@@ -384,7 +386,7 @@ impl Layout {
             dim,
             rows,
             max_id: 0,
-            stamp: 0,
+            stamp: Stamp::default(),
             model,
             row_of,
             bits,
@@ -408,9 +410,12 @@ impl Layout {
         if dim == 0 && rows > 0 {
             return None;
         }
-        let mut layout = Layout::of(dim, rows, size(4)?, size(5)?, size(6)?)?;
+        let mut layout = Layout::of(dim, rows, size(5)?, size(6)?, size(7)?)?;
         layout.max_id = field(2);
-        layout.stamp = field(3);
+        layout.stamp = Stamp {
+            origin: field(3),
+            writes: field(4),
+        };
         (layout.missing.end == bytes.len()).then_some(layout)
     }
 
@@ -419,7 +424,8 @@ impl Layout {
             self.dim as u64,
             self.rows as u64,
             self.max_id,
-            self.stamp,
+            self.stamp.origin,
+            self.stamp.writes,
             row_of as u64,
             missing as u64,
             self.model.len() as u64,
@@ -434,9 +440,11 @@ impl Layout {
 }
 
 impl Vectors {
-    /// The set in the vector file at `path`, if there is one that holds together and is
-    /// of `model`. It is mapped, not read: only the rows a search touches are loaded.
-    fn open(path: &Path, model: &str, generation: &Path) -> Option<Vectors> {
+    /// The set in the vector file at `path`, if there is one that holds together, is of
+    /// `model`, and was made from the cache whose origin is `origin` (not from one since
+    /// deleted, whose vectors may differ). It is mapped, not read: only the rows a search
+    /// touches are loaded.
+    fn open(path: &Path, model: &str, generation: &Path, origin: u64) -> Option<Vectors> {
         if cfg!(target_endian = "big") {
             return None;
         }
@@ -448,7 +456,7 @@ impl Vectors {
         // row is read.
         let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
         let layout = Layout::read(&map)?;
-        if &map[layout.model.clone()] != model.as_bytes() {
+        if &map[layout.model.clone()] != model.as_bytes() || layout.stamp.origin != origin {
             return None;
         }
         let row_of: Vec<u32> = bytemuck::try_cast_slice::<u8, u32>(&map[layout.row_of.clone()])
@@ -733,7 +741,7 @@ mod tests {
         let dim = 384;
         // Odd seeds: `unit` makes a seed odd, so 2k and 2k + 1 would give the same row.
         let rows: Vec<Vec<f32>> = (0..2000).map(|i| unit(1001 + 2 * i, dim)).collect();
-        let mut v = Vectors::empty("m", Path::new(""), 0);
+        let mut v = Vectors::empty("m", Path::new(""), Stamp::default());
         for (i, r) in rows.iter().enumerate() {
             v.push(i as u64 + 1, r);
         }
@@ -768,6 +776,9 @@ mod tests {
     fn query_of(v: &[f32]) -> Query {
         Query::new(v)
     }
+    /// The origin of the cache the test sets are made from.
+    const ORIGIN: u64 = 12345;
+
     /// Every answer `v` gives, for comparing two sets.
     fn answers(v: &Vectors, ids: u64, query: &Query) -> Vec<(Option<u32>, Option<u32>)> {
         (0..=ids)
@@ -786,7 +797,11 @@ mod tests {
         let generation = dir.path().join("index-1-2.tantivy");
         let path = file_path(&generation, "m");
         let dim = 70; // sign bits in two words, the last one partly used
-        let mut v = Vectors::empty("m", &generation, 7);
+        let stamp = Stamp {
+            origin: ORIGIN,
+            writes: 7,
+        };
+        let mut v = Vectors::empty("m", &generation, stamp);
         for id in 1..=300u64 {
             if id % 3 == 0 {
                 v.missing.push((id, [id as u8; 32]));
@@ -797,10 +812,10 @@ mod tests {
         }
         v.save(&path).unwrap();
         let query = Query::new(&unit(12345, dim));
-        let mut back = Vectors::open(&path, "m", &generation).expect("the file reads back");
+        let mut back = Vectors::open(&path, "m", &generation, ORIGIN).expect("the file reads back");
         assert_eq!(back.mapped_rows(), 200);
         assert_eq!((back.len(), back.missing(), back.max_id), (200, 100, 300));
-        assert_eq!(back.cache_stamp, 7);
+        assert_eq!(back.cache_stamp, stamp);
         assert_eq!(back.missing, v.missing);
         assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
 
@@ -813,12 +828,16 @@ mod tests {
         }
         assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
         back.save(&path).unwrap();
-        let again = Vectors::open(&path, "m", &generation).unwrap();
+        let again = Vectors::open(&path, "m", &generation, ORIGIN).unwrap();
         assert_eq!(again.mapped_rows(), 220);
         assert_eq!(answers(&again, 320, &query), answers(&v, 320, &query));
         assert!(
-            Vectors::open(&path, "other", &generation).is_none(),
+            Vectors::open(&path, "other", &generation, ORIGIN).is_none(),
             "another model's file"
+        );
+        assert!(
+            Vectors::open(&path, "m", &generation, ORIGIN + 1).is_none(),
+            "made from another cache"
         );
     }
 
@@ -827,7 +846,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let generation = dir.path().join("index-1-2.tantivy");
         let path = file_path(&generation, "m");
-        let mut v = Vectors::empty("m", &generation, 0);
+        let mut v = Vectors::empty(
+            "m",
+            &generation,
+            Stamp {
+                origin: ORIGIN,
+                writes: 1,
+            },
+        );
         for id in 1..=50u64 {
             v.push(id, &unit(id, 384));
         }
@@ -835,7 +861,7 @@ mod tests {
         v.max_id = 51;
         v.save(&path).unwrap();
         let good = std::fs::read(&path).unwrap();
-        assert!(Vectors::open(&path, "m", &generation).is_some());
+        assert!(Vectors::open(&path, "m", &generation, ORIGIN).is_some());
         let layout = Layout::read(&good).unwrap();
         let broken: Vec<(&str, Vec<u8>)> = vec![
             ("cut short", good[..good.len() - 1].to_vec()),
@@ -874,7 +900,7 @@ mod tests {
         for (what, bytes) in broken {
             std::fs::write(&path, &bytes).unwrap();
             assert!(
-                Vectors::open(&path, "m", &generation).is_none(),
+                Vectors::open(&path, "m", &generation, ORIGIN).is_none(),
                 "{what} was taken"
             );
         }
