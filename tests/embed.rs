@@ -161,6 +161,11 @@ fn free_port() -> SocketAddr {
         .unwrap()
 }
 
+/// The variables that point mem7 at the test's provider, speaking Ollama's API.
+fn ollama(url: &str) -> [(&'static str, &str); 2] {
+    [("MEM7_EMBED_PROVIDER", "ollama"), ("MEM7_EMBED_URL", url)]
+}
+
 fn mem7(s: &Sandbox, vars: &[(&str, &str)], args: &[&str], now: Option<&str>) -> Run {
     let mut cmd = s.command(args, now);
     for (k, v) in vars {
@@ -401,10 +406,7 @@ fn a_search_fills_in_the_few_vectors_stored_since_the_last_fill() {
     let s = Sandbox::new();
     let p = Provider::start();
     let url = p.url();
-    let vars = [
-        ("MEM7_EMBED_PROVIDER", "ollama"),
-        ("MEM7_EMBED_URL", url.as_str()),
-    ];
+    let vars = ollama(&url);
     ok(&s, &vars, &["store", "a", "alpha beta"], T1);
     ok(&s, &vars, &["embed"], T1);
     ok(&s, &vars, &["store", "b", "gamma delta"], T2);
@@ -434,27 +436,15 @@ fn searches_map_the_vector_file_and_never_trust_a_broken_one() {
     let s = Sandbox::new();
     let p = Provider::start();
     let url = p.url();
-    let vars = [
-        ("MEM7_EMBED_PROVIDER", "ollama"),
-        ("MEM7_EMBED_URL", url.as_str()),
-    ];
+    let vars = ollama(&url);
+    let run = |args: &[&str], now| ok(&s, &vars, args, now);
     let search = || {
-        let r = ok(
-            &s,
-            &vars,
-            &["search", "cat mat", "--mode", "semantic", "--json"],
-            T3,
-        );
+        let r = run(&["search", "cat mat", "--mode", "semantic", "--json"], T3);
         (r.strings("key"), r.stdout)
     };
-    ok(&s, &vars, &["store", "pets", "the cat sat on the mat"], T1);
-    ok(
-        &s,
-        &vars,
-        &["store", "tax", "quarterly tax filing deadline"],
-        T1,
-    );
-    ok(&s, &vars, &["embed"], T1);
+    run(&["store", "pets", "the cat sat on the mat"], T1);
+    run(&["store", "tax", "quarterly tax filing deadline"], T1);
+    run(&["embed"], T1);
     assert!(vector_files(&s).is_empty(), "written by the first search");
     let (first, _) = search();
     assert_eq!(first[0], "pets");
@@ -462,12 +452,7 @@ fn searches_map_the_vector_file_and_never_trust_a_broken_one() {
     assert_eq!(files.len(), 1, "one file for one model and generation");
 
     // A later process maps the file and tops it up with what was stored since.
-    ok(
-        &s,
-        &vars,
-        &["store", "rug", "a kitten is on the rug and the mat"],
-        T2,
-    );
+    run(&["store", "rug", "a kitten is on the rug and the mat"], T2);
     let (keys, _) = search();
     assert_eq!(keys.len(), first.len() + 1, "{keys:?}");
     assert!(keys[..2].contains(&"rug".to_string()), "{keys:?}");
@@ -488,7 +473,7 @@ fn searches_map_the_vector_file_and_never_trust_a_broken_one() {
     }
 
     // A rebuild starts a new generation; the old generation's file goes with it.
-    ok(&s, &vars, &["reindex"], T3);
+    run(&["reindex"], T3);
     let (_, after) = search();
     assert_eq!(after, answer);
     let now = vector_files(&s);
@@ -522,10 +507,7 @@ fn hybrid_and_semantic_ranking_honour_the_time_and_tag_filters() {
     let s = Sandbox::new();
     let p = Provider::start();
     let url = p.url();
-    let vars = [
-        ("MEM7_EMBED_PROVIDER", "ollama"),
-        ("MEM7_EMBED_URL", url.as_str()),
-    ];
+    let vars = ollama(&url);
     ok(
         &s,
         &vars,
@@ -692,10 +674,7 @@ fn watch_and_the_mcp_server_fill_in_vectors_in_the_background() {
     let s = Sandbox::new();
     let p = Provider::start();
     let url = p.url();
-    let vars = [
-        ("MEM7_EMBED_PROVIDER", "ollama"),
-        ("MEM7_EMBED_URL", url.as_str()),
-    ];
+    let vars = ollama(&url);
     ok(&s, &vars, &["store", "seed", "first fact"], T1);
     let spawn = |args: &[&str]| {
         let mut cmd = s.command(args, None);
@@ -737,10 +716,7 @@ fn context_with_a_query_finds_facts_by_meaning() {
     let s = Sandbox::new();
     let p = Provider::start();
     let url = p.url();
-    let vars = [
-        ("MEM7_EMBED_PROVIDER", "ollama"),
-        ("MEM7_EMBED_URL", url.as_str()),
-    ];
+    let vars = ollama(&url);
     ok(
         &s,
         &vars,
