@@ -10,8 +10,8 @@
 //!
 //! The large weights (the word embeddings and the dense layers, 89 MB of the 90) are read
 //! where they lie in the memory-mapped weights file: a query touches the embedding rows
-//! of its own tokens, and [`small_linear`] reads each dense layer's rows in place. Only
-//! a batch of more than [`SMALL_ROWS`] tokens copies a layer's weights into a candle
+//! of its own tokens, and `small_linear` reads each dense layer's rows in place. Only
+//! a batch of more than `SMALL_ROWS` tokens copies a layer's weights into a candle
 //! tensor, the first time it needs them. Copying all of them at load time had been half
 //! of a whole `mem7 search` process with a new query.
 
