@@ -68,8 +68,7 @@ struct Dense {
     /// The weight's name in the weights file.
     weight: String,
     inputs: usize,
-    bias: Tensor,
-    bias_values: Vec<f32>,
+    bias: Vec<f32>,
     copied: OnceLock<Linear>,
 }
 
@@ -155,12 +154,10 @@ impl LocalModel {
             let lin = |name: &str, inputs, outputs| -> candle_core::Result<Dense> {
                 let weight = format!("{prefix}.{name}.weight");
                 weights.floats(&weight, &[outputs, inputs])?;
-                let bias = l.pp(name).get(outputs, "bias")?;
                 Ok(Dense {
                     weight,
                     inputs,
-                    bias_values: bias.to_vec1()?,
-                    bias,
+                    bias: l.pp(name).get(outputs, "bias")?.to_vec1()?,
                     copied: OnceLock::new(),
                 })
             };
@@ -255,14 +252,13 @@ impl LocalModel {
     /// has few rows; else candle's product, on a copy of the weights made once.
     fn linear(&self, layer: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
         let dims = x.dims();
-        let outputs = layer.bias_values.len();
+        let outputs = layer.bias.len();
         let rows = x.elem_count() / layer.inputs;
         if rows > SMALL_ROWS {
             if layer.copied.get().is_none() {
                 let weight = self.weights.0.load(&layer.weight, &self.device)?;
-                let _ = layer
-                    .copied
-                    .set(Linear::new(weight, Some(layer.bias.clone())));
+                let bias = Tensor::from_slice(&layer.bias, outputs, &self.device)?;
+                let _ = layer.copied.set(Linear::new(weight, Some(bias)));
             }
             return layer.copied.get().expect("set above").forward(x);
         }
@@ -270,7 +266,7 @@ impl LocalModel {
             .weights
             .floats(&layer.weight, &[outputs, layer.inputs])?;
         let xs = x.flatten_all()?.to_vec1::<f32>()?;
-        let ys = small_linear(&xs, w, &layer.bias_values, layer.inputs);
+        let ys = small_linear(&xs, w, &layer.bias, layer.inputs);
         let mut shape = dims.to_vec();
         *shape
             .last_mut()

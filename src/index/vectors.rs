@@ -112,9 +112,8 @@ impl Vectors {
     /// file, topped up, when there is a sound one; else from the cache, and then written
     /// to the file (best effort: a search never fails for want of it).
     pub fn load(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
-        let path = file_path(index.generation(), model);
         let origin = cache.stamp()?.origin;
-        if let Some(mut v) = Vectors::open(&path, model, index.generation(), origin) {
+        if let Some(mut v) = Vectors::open(index.generation(), model, origin) {
             v.refresh(index, cache, model)?;
             return Ok(v);
         }
@@ -239,27 +238,30 @@ impl Vectors {
     /// The exact vector of a row.
     #[inline]
     fn exact(&self, row: usize) -> &[f32] {
-        let dim = self.dim;
-        match &self.mapped {
-            Some(m) if row < m.rows => &m.data()[row * dim..(row + 1) * dim],
-            _ => {
-                let row = row - self.mapped_rows();
-                &self.data[row * dim..(row + 1) * dim]
-            }
-        }
+        self.row_in(row, self.dim, Mapped::data, &self.data)
     }
 
     /// The sign bits of a row.
     #[inline]
     fn signs(&self, row: usize) -> &[u64] {
-        let words = self.words();
-        match &self.mapped {
-            Some(m) if row < m.rows => &m.bits()[row * words..(row + 1) * words],
-            _ => {
-                let row = row - self.mapped_rows();
-                &self.bits[row * words..(row + 1) * words]
-            }
-        }
+        self.row_in(row, self.words(), Mapped::bits, &self.bits)
+    }
+
+    /// Row `row`, `width` wide, of a matrix whose first rows are mapped (`mapped`) and
+    /// the rest `added`.
+    #[inline]
+    fn row_in<'a, T>(
+        &'a self,
+        row: usize,
+        width: usize,
+        mapped: fn(&Mapped) -> &[T],
+        added: &'a [T],
+    ) -> &'a [T] {
+        let (rows, row) = match &self.mapped {
+            Some(m) if row < m.rows => (mapped(m), row),
+            _ => (added, row - self.mapped_rows()),
+        };
+        &rows[row * width..(row + 1) * width]
     }
 
     /// u64s of sign bits per row.
@@ -419,7 +421,8 @@ impl Layout {
         (layout.missing.end == bytes.len()).then_some(layout)
     }
 
-    fn header(&self, row_of: usize, missing: usize) -> [u8; 8 * (1 + HEADER_FIELDS)] {
+    fn header(&self) -> [u8; 8 * (1 + HEADER_FIELDS)] {
+        let (row_of, missing) = (self.row_of.len() / 4, self.missing.len() / MISSING_BYTES);
         let fields = [
             self.dim as u64,
             self.rows as u64,
@@ -440,15 +443,15 @@ impl Layout {
 }
 
 impl Vectors {
-    /// The set in the vector file at `path`, if there is one that holds together, is of
-    /// `model`, and was made from the cache whose origin is `origin` (not from one since
+    /// The set in the vector file of `model` for `generation`, if there is one that holds
+    /// together and was made from the cache whose origin is `origin` (not from one since
     /// deleted, whose vectors may differ). It is mapped, not read: only the rows a search
     /// touches are loaded.
-    fn open(path: &Path, model: &str, generation: &Path, origin: u64) -> Option<Vectors> {
+    fn open(generation: &Path, model: &str, origin: u64) -> Option<Vectors> {
         if cfg!(target_endian = "big") {
             return None;
         }
-        let file = std::fs::File::open(path).ok()?;
+        let file = std::fs::File::open(file_path(generation, model)).ok()?;
         // SAFETY: vector files are never changed in place: a new one is written aside and
         // renamed over the old, and a generation's files are only ever removed whole, so
         // the mapped bytes stay as they were (the model weights are mapped on the same
@@ -513,12 +516,13 @@ impl Vectors {
         if self.unsaved < due || cfg!(target_endian = "big") {
             return;
         }
-        let _ = self.save(&file_path(&self.generation, &self.model));
+        let _ = self.save();
         self.unsaved = 0;
     }
 
-    fn save(&self, path: &Path) -> std::io::Result<()> {
+    fn save(&self) -> std::io::Result<()> {
         let invalid = || std::io::Error::other("the vector set is too large to lay out");
+        let path = &file_path(&self.generation, &self.model);
         // Every id up to `max_id` has a `row_of` entry in the file (`open` checks it).
         let ids = usize::try_from(self.max_id)
             .ok()
@@ -547,7 +551,7 @@ impl Vectors {
             .collect();
         // Each part at its offset, after up to 7 bytes of padding.
         let parts: [(usize, &[&[u8]]); 6] = [
-            (0, &[&layout.header(ids, self.missing.len())]),
+            (0, &[&layout.header()]),
             (layout.model.start, &[self.model.as_bytes()]),
             (
                 layout.row_of.start,
@@ -795,7 +799,6 @@ mod tests {
     fn a_vector_file_gives_back_the_set_and_takes_rows_added_after_it() {
         let dir = tempfile::tempdir().unwrap();
         let generation = dir.path().join("index-1-2.tantivy");
-        let path = file_path(&generation, "m");
         let dim = 70; // sign bits in two words, the last one partly used
         let stamp = Stamp {
             origin: ORIGIN,
@@ -810,9 +813,9 @@ mod tests {
             }
             v.max_id = id;
         }
-        v.save(&path).unwrap();
+        v.save().unwrap();
         let query = Query::new(&unit(12345, dim));
-        let mut back = Vectors::open(&path, "m", &generation, ORIGIN).expect("the file reads back");
+        let mut back = Vectors::open(&generation, "m", ORIGIN).expect("the file reads back");
         assert_eq!(back.mapped_rows(), 200);
         assert_eq!((back.len(), back.missing(), back.max_id), (200, 100, 300));
         assert_eq!(back.cache_stamp, stamp);
@@ -827,16 +830,16 @@ mod tests {
             back.max_id = id;
         }
         assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
-        back.save(&path).unwrap();
-        let again = Vectors::open(&path, "m", &generation, ORIGIN).unwrap();
+        back.save().unwrap();
+        let again = Vectors::open(&generation, "m", ORIGIN).unwrap();
         assert_eq!(again.mapped_rows(), 220);
         assert_eq!(answers(&again, 320, &query), answers(&v, 320, &query));
         assert!(
-            Vectors::open(&path, "other", &generation, ORIGIN).is_none(),
+            Vectors::open(&generation, "other", ORIGIN).is_none(),
             "another model's file"
         );
         assert!(
-            Vectors::open(&path, "m", &generation, ORIGIN + 1).is_none(),
+            Vectors::open(&generation, "m", ORIGIN + 1).is_none(),
             "made from another cache"
         );
     }
@@ -859,9 +862,9 @@ mod tests {
         }
         v.missing.push((51, [7; 32]));
         v.max_id = 51;
-        v.save(&path).unwrap();
+        v.save().unwrap();
         let good = std::fs::read(&path).unwrap();
-        assert!(Vectors::open(&path, "m", &generation, ORIGIN).is_some());
+        assert!(Vectors::open(&generation, "m", ORIGIN).is_some());
         let layout = Layout::read(&good).unwrap();
         let broken: Vec<(&str, Vec<u8>)> = vec![
             ("cut short", good[..good.len() - 1].to_vec()),
@@ -900,7 +903,7 @@ mod tests {
         for (what, bytes) in broken {
             std::fs::write(&path, &bytes).unwrap();
             assert!(
-                Vectors::open(&path, "m", &generation, ORIGIN).is_none(),
+                Vectors::open(&generation, "m", ORIGIN).is_none(),
                 "{what} was taken"
             );
         }
