@@ -38,21 +38,20 @@ pub fn valid_end(field: &str, text: &str) -> Result<ValidEnd> {
     }
 }
 
-/// The two read clocks: `valid_at` and `as_of` as given (by these field names), each
-/// defaulting to `now`.
+/// The two read clocks as given (by these field names): `valid_at` defaulting to `now`,
+/// and `as_of` when given. A missing `as_of` means "what mem7 believes now", which only
+/// the engine can resolve ([`crate::engine::Engine::as_of`]): it includes entries
+/// recorded ahead of this clock.
 pub fn read_times(
     (valid_field, valid_at): (&str, Option<&str>),
     (as_of_field, as_of): (&str, Option<&str>),
     now: TxTime,
-) -> Result<(ValidTime, TxTime)> {
+) -> Result<(ValidTime, Option<TxTime>)> {
     let valid_at = match valid_at {
         Some(t) => valid_time(valid_field, t)?,
         None => now.as_valid(),
     };
-    let as_of = match as_of {
-        Some(t) => tx_time(as_of_field, t)?,
-        None => now,
-    };
+    let as_of = as_of.map(|t| tx_time(as_of_field, t)).transpose()?;
     Ok((valid_at, as_of))
 }
 

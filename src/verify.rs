@@ -18,7 +18,7 @@ pub struct Finding {
     /// The entry's key (empty when the problem is not in an entry).
     pub key: String,
     /// A stable name: changed, removed, file-removed, reordered, unsealed, not-keyed,
-    /// truncated, unreadable, conflict, head-mismatch, legacy, merge.
+    /// truncated, unreadable, conflict, head-mismatch, legacy, merge, ahead.
     pub kind: &'static str,
     /// Whether this breaks verification (else a warning).
     pub is_break: bool,
@@ -328,4 +328,51 @@ pub fn acceptable(report: &Report) -> Vec<&Finding> {
         .iter()
         .filter(|f| f.computed.is_some() && f.kind != Kind::Legacy.name())
         .collect()
+}
+/// Warnings for entries recorded more than five minutes after `now` (this machine's
+/// clock): a clock that runs ahead somewhere, or a `MEM7_NOW` in the future. They break
+/// nothing (reads include them: what mem7 believes now), but a person should know.
+///
+/// Reads the `recorded:` lines only, so it costs one search through the bytes.
+pub fn recorded_ahead(ws: &Workspace, now: crate::core::time::TxTime) -> Result<Vec<Finding>> {
+    let threshold = crate::engine::ahead_threshold(now);
+    let mut out = Vec::new();
+    let _shared = ws.lock_shared()?;
+    for file in ws.scan()? {
+        let mapped = ws.map(&file.name)?;
+        // A file that is not UTF-8 is verify's own finding; nothing to add here.
+        let Ok(text) = mapped.text() else {
+            continue;
+        };
+        let bytes = text.as_bytes();
+        for at in memchr::memmem::find_iter(bytes, b"recorded:") {
+            if at > 0 && bytes[at - 1] != b'\n' {
+                continue;
+            }
+            let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+            let value = text[at + "recorded:".len()..line_end].trim();
+            let Ok(recorded) = crate::core::time::TxTime::parse(value) else {
+                continue;
+            };
+            if recorded <= threshold {
+                continue;
+            }
+            // Named at the entry's heading, like every other finding.
+            let head = memchr::memmem::rfind(&bytes[..at], b"\n## ").map_or(0, |n| n + 1);
+            let line = memchr::memchr_iter(b'\n', &bytes[..head]).count() as u32 + 1;
+            out.push(Finding {
+                file: file.name.clone(),
+                line,
+                key: String::new(),
+                kind: "ahead",
+                is_break: false,
+                message: format!(
+                    "recorded {recorded}, {} ahead of this machine's clock ({now}); reads include it, and writes here are recorded after it",
+                    crate::index::span_text(recorded.micros() - now.micros())
+                ),
+                computed: None,
+            });
+        }
+    }
+    Ok(out)
 }

@@ -98,6 +98,11 @@ fn vt(t: usize) -> ValidTime {
     }
 }
 
+/// A distinct content hash for the `i`-th event of a test.
+fn content_of(i: usize) -> ChainHash {
+    ChainHash(*blake3::hash(&i.to_le_bytes()).as_bytes())
+}
+
 fn periods_of(versions: &[Version]) -> Vec<Period> {
     versions.iter().map(Version::period).collect()
 }
@@ -123,7 +128,7 @@ proptest! {
                     // Confirmation: the core's rule vs the grid's reading of it.
                     if from.is_none() && end.is_none() {
                         let believed = live.believed(KEYS[*key]).to_vec();
-                        let core = temporal::confirmation(&periods_of(&believed), TxTime::from_micros(tx), |j| &believed[j].value == value).is_some();
+                        let core = temporal::confirmation(&periods_of(&believed), ValidTime::from_micros(tx), |j| &believed[j].value == value).is_some();
                         let model = cells[a].as_ref().is_some_and(|(_, v)| v == value)
                             && run_around(cells, a).1 == model_open_end(cells, a);
                         prop_assert_eq!(core, model, "confirmation at tx {}", tx);
@@ -151,6 +156,7 @@ proptest! {
                             },
                         }),
                         source,
+                        content: content_of(i),
                     };
                     let anomaly = live.apply(&ev, &mut |_| {});
                     if b <= a {
@@ -165,7 +171,7 @@ proptest! {
                 }
                 ModelOp::Forget { key } => {
                     grids[*key] = vec![None; GRID];
-                    let ev = Event { tx: TxTime::from_micros(tx), op: Op::Forget { key: KEYS[*key].into() }, source };
+                    let ev = Event { tx: TxTime::from_micros(tx), op: Op::Forget { key: KEYS[*key].into() }, source, content: content_of(i) };
                     live.apply(&ev, &mut |_| {});
                     events.push(ev);
                 }
@@ -280,7 +286,12 @@ proptest! {
                         allow_secret: false,
                     };
                     // Empty periods are refused; everything else is written or confirmed.
-                    let _ = engine.store(&req, now);
+                    let from = req.valid_from.unwrap_or(now.as_valid());
+                    let empty = matches!(req.valid_to, Some(ValidEnd::At(to)) if to <= from);
+                    match engine.store(&req, now) {
+                        Ok(_) => prop_assert!(!empty, "an empty period was accepted: {:?}", req),
+                        Err(e) => prop_assert!(empty, "store failed: {} ({:?})", e, req),
+                    }
                 }
                 Write::Forget { key } => {
                     engine.forget(&format!("key{key}"), "prop", now).unwrap();
@@ -481,5 +492,195 @@ proptest! {
             prop_assert_eq!(c.keyed, f.keyed);
             prop_assert_eq!(c.link.seal, f.fields.op.as_deref() == Some("seal"));
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Merges that agree: the versions depend on the set of entries, not on their order in the
+// files or on which way a merge went.
+
+/// One write of a clone: key, value, recorded (in hours from a base), explicit valid_from.
+type CloneWrite = (usize, usize, i64, Option<i64>);
+
+fn clone_writes() -> impl Strategy<Value = Vec<CloneWrite>> {
+    prop::collection::vec(
+        (0..3usize, 0..3usize, 0i64..60, prop::option::of(0i64..60)),
+        0..8,
+    )
+}
+
+const HOUR: i64 = 3_600_000_000;
+
+/// A clone's memory files: its writes rendered as mem7 writes them (recorded made
+/// strictly increasing within the clone, as its monotonic clock would), chained from
+/// `prev`, appended to `files` (day file → text).
+fn render_clone(
+    writes: &[CloneWrite],
+    base: i64,
+    mut prev: ChainHash,
+    after: i64,
+    files: &mut std::collections::BTreeMap<String, String>,
+) -> (ChainHash, i64) {
+    let mut last = after;
+    let keys: Vec<String> = (0..3).map(|k| format!("k{k}")).collect();
+    let values: Vec<String> = (0..3).map(|v| format!("value {v}")).collect();
+    for (key, value, at, from) in writes {
+        let recorded = (base + at * HOUR).max(last + 1);
+        last = recorded;
+        let draft = EntryDraft {
+            key: &keys[*key],
+            op: "store",
+            valid_from: Some(ValidTime::from_micros(base + from.unwrap_or(*at) * HOUR)),
+            valid_to: None,
+            recorded: TxTime::from_micros(recorded),
+            agent: "prop",
+            tags: &[],
+            secret_allowed: false,
+            accepts: &[],
+            value: Some(&values[*value]),
+        };
+        let (text, hash) = render_entry(&draft, prev, &ChainKey::Plain);
+        prev = hash;
+        let file = files
+            .entry(format!(
+                "memory/{}.md",
+                TxTime::from_micros(recorded).utc_day()
+            ))
+            .or_default();
+        file.push_str(&text);
+        file.push('\n');
+    }
+    (prev, last)
+}
+
+/// The versions a workspace holding `files` folds to, without their place in the files
+/// (which differs between merges): key, value, the four clocks, the entry's hash.
+fn folded(
+    files: &std::collections::BTreeMap<String, String>,
+) -> Vec<(String, String, i64, i64, i64, i64, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    mem7::store::init(&root).unwrap();
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    let engine = Engine::open(&root, ChainKey::Plain).unwrap();
+    let mut out: Vec<_> = engine
+        .index()
+        .all_versions()
+        .unwrap()
+        .into_iter()
+        .map(|v| {
+            (
+                v.key,
+                v.value,
+                v.valid_from.micros(),
+                v.valid_to.micros(),
+                v.tx_from.micros(),
+                v.tx_to.micros(),
+                v.source.hash,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Merges two clones' files the way `mem7 merge-file` does, `ours` into which `theirs`
+/// comes.
+fn merge_files(
+    base: &std::collections::BTreeMap<String, String>,
+    ours: &std::collections::BTreeMap<String, String>,
+    theirs: &std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut names: Vec<&String> = ours.keys().chain(theirs.keys()).collect();
+    names.sort();
+    names.dedup();
+    let empty = String::new();
+    names
+        .into_iter()
+        .map(|name| {
+            let get = |m: &std::collections::BTreeMap<String, String>| {
+                m.get(name).unwrap_or(&empty).clone()
+            };
+            let merged = mem7::merge::merge_entries(&get(base), &get(ours), &get(theirs));
+            assert!(!merged.conflict);
+            (name.clone(), merged.text)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Two clones share a base and each append writes, some recorded at the very same
+    /// instant as the other's. Clone A merging B and clone B merging A give files in
+    /// different orders, and fold to the same versions, down to each version's entry.
+    #[test]
+    fn merges_in_either_direction_fold_alike(
+        shared in clone_writes(),
+        a in clone_writes(),
+        b in clone_writes(),
+        same_instant in any::<bool>(),
+    ) {
+        let base_time = ValidTime::parse("2026-03-01").unwrap().micros();
+        let mut base = std::collections::BTreeMap::new();
+        let (head, last) = render_clone(&shared, base_time, ChainHash::GENESIS, base_time, &mut base);
+        let mut ours = base.clone();
+        render_clone(&a, base_time, head, last, &mut ours);
+        let mut theirs = base.clone();
+        // With `same_instant`, B writes at A's instants: ties broken by content alone.
+        let b_writes: Vec<CloneWrite> = if same_instant {
+            a.iter().zip(b.iter().cycle()).map(|(wa, wb)| (wb.0, wb.1, wa.2, wb.3)).collect()
+        } else {
+            b.clone()
+        };
+        render_clone(&b_writes, base_time, head, last, &mut theirs);
+        let a_into_b = merge_files(&base, &theirs, &ours);
+        let b_into_a = merge_files(&base, &ours, &theirs);
+        prop_assert_eq!(folded(&a_into_b), folded(&b_into_a));
+    }
+
+    /// The fold's order is the events' own: any permutation of a set of events, sorted
+    /// by `event_order`, folds to the same versions.
+    #[test]
+    fn the_fold_depends_on_the_set_of_events_only(
+        writes in prop::collection::vec((0..2usize, 0..3usize, 0i64..6, prop::option::of(0i64..6)), 1..12),
+        seed in any::<u64>(),
+    ) {
+        let events: Vec<Event> = writes
+            .iter()
+            .enumerate()
+            .map(|(i, (key, value, tx, from))| Event {
+                tx: TxTime::from_micros(*tx),
+                op: Op::Store(StoreOp {
+                    key: KEYS[*key].into(),
+                    value: format!("v{value}"),
+                    tags: vec![],
+                    agent: "p".into(),
+                    valid_from: ValidTime::from_micros(from.unwrap_or(*tx)),
+                    valid_to: ValidEnd::Open,
+                }),
+                source: Source { file: "f".into(), line: i as u32, hash: format!("{i}") },
+                content: content_of(i),
+            })
+            .collect();
+        let mut shuffled = events.clone();
+        // A deterministic shuffle from the seed.
+        let mut x = seed | 1;
+        for i in (1..shuffled.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            shuffled.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        let fold = |mut evs: Vec<Event>| {
+            evs.sort_by(mem7::core::event_order);
+            let (mut v, anomalies) = fold_all(&evs);
+            assert!(anomalies.is_empty());
+            v.sort_by(|a, b| (&a.source.hash, a.tx_from, a.valid_from).cmp(&(&b.source.hash, b.tx_from, b.valid_from)));
+            v
+        };
+        prop_assert_eq!(fold(events), fold(shuffled));
     }
 }

@@ -76,7 +76,17 @@ impl Env {
                         "set it like MEM7_NOW=2026-04-12T09:00:00Z, or unset it to use the clock",
                     )
                 })?;
-                Ok(TxTime::from_micros(parsed.timestamp_micros()))
+                let now = TxTime::from_micros(parsed.timestamp_micros());
+                if !now.in_range() {
+                    return Err(Error::input(
+                        format!(
+                            "MEM7_NOW={text:?} is outside the times mem7 keeps ({})",
+                            crate::core::time::RANGE_TEXT
+                        ),
+                        "set it to a time in years 1 to 9999, or unset it to use the clock",
+                    ));
+                }
+                Ok(now)
             }
             None => Ok(TxTime::from_micros(chrono::Utc::now().timestamp_micros())),
         }
@@ -215,7 +225,9 @@ fn parse_tx(flag: &str, text: &str) -> Result<TxTime> {
     request::tx_time(&format!("--{flag}"), text)
 }
 
-fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, TxTime)> {
+/// The read clocks as given; a missing `as_of` is resolved by the engine
+/// ([`Engine::as_of`]) once it is open.
+fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, Option<TxTime>)> {
     request::read_times(
         ("--valid-at", at.valid_at.as_deref()),
         ("--as-of", at.as_of.as_deref()),
@@ -319,7 +331,9 @@ fn fill_for_watch(engine: &mut Engine, out: &mut dyn Write, last_error: &mut Str
 
 fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
     let root = env.workspace(cli.workspace.as_deref());
-    let engine = Engine::open(&root, env.chain_key()?)?;
+    let now = env.now()?;
+    let mut engine = Engine::open_at(&root, env.chain_key()?, now)?;
+    print_ahead(&mut engine, now);
     let report = engine.sync_report();
     if let Some(reason) = &report.rebuilt
         && reason != "no usable index"
@@ -417,7 +431,7 @@ fn now_text() -> String {
 }
 
 /// One log line per thing a catch-up did.
-fn log_catch_up(out: &mut dyn Write, c: &crate::engine::CatchUp) -> Result<()> {
+fn log_catch_up(out: &mut dyn Write, c: &crate::engine::CatchUp, clock: TxTime) -> Result<()> {
     let now = now_text();
     let mut text = String::new();
     if let Some(reason) = &c.sync.rebuilt {
@@ -442,6 +456,9 @@ fn log_catch_up(out: &mut dyn Write, c: &crate::engine::CatchUp) -> Result<()> {
     for w in &c.sync.warnings {
         text.push_str(&format!("{now} warning: {w}\n"));
     }
+    for line in crate::index::describe_ahead(&c.sync.ahead, clock) {
+        text.push_str(&format!("{now} note: {line}\n"));
+    }
     write_out(out, &text)
 }
 
@@ -461,6 +478,14 @@ fn print_versions(
         Ok(())
     } else {
         write_out(out, &human(versions))
+    }
+}
+
+/// Says which entries the last catch-up met that were recorded ahead of this machine's
+/// clock (once each: the next process does not meet them again).
+fn print_ahead(engine: &mut Engine, now: TxTime) {
+    for line in crate::index::describe_ahead(&engine.take_ahead(), now) {
+        eprintln!("mem7: note: {line}");
     }
 }
 
@@ -553,6 +578,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             let mut engine = open_engine(cli, env)?;
             let outcome = engine.store(&req, now)?;
+            print_ahead(&mut engine, now);
             print_set_aside(&engine);
             let text = if a.json {
                 render::store_json(&outcome)
@@ -567,6 +593,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let (valid_at, as_of) = read_times(at, now)?;
             crate::core::validate::lookup_key(key)?;
             let engine = open_engine(cli, env)?;
+            let as_of = engine.as_of(as_of, now)?;
             let versions = engine.index().recall(key, valid_at, as_of)?;
             print_versions(
                 out,
@@ -601,6 +628,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let now = env.now()?;
             let (valid_at, as_of) = read_times(at, now)?;
             let engine = open_engine(cli, env)?;
+            let as_of = engine.as_of(as_of, now)?;
             let versions = engine
                 .index()
                 .list(prefix.as_deref(), tags, valid_at, as_of)?;
@@ -644,6 +672,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 ));
             }
             let mut engine = open_engine(cli, env)?;
+            let as_of = engine.as_of(as_of, now)?;
             if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
                 enable_embeddings(&mut engine, env)?;
             }
@@ -711,7 +740,8 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 crate::watch::Watcher::new(&memory, std::time::Duration::from_millis(200))?;
             try_enable_embeddings(&mut engine, env, "mem7 watch");
             // Whatever changed before the watcher started is caught up first.
-            log_catch_up(out, &engine.catch_up()?)?;
+            let now = env.now()?;
+            log_catch_up(out, &engine.catch_up(now)?, now)?;
             let mut fill_error = String::new();
             fill_for_watch(&mut engine, out, &mut fill_error)?;
             write_out(
@@ -733,10 +763,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 if failed_on.is_some() && engine.workspace().scan().ok() == failed_on {
                     continue;
                 }
-                match engine.catch_up() {
+                let now = env.now()?;
+                match engine.catch_up(now) {
                     Ok(c) => {
                         failed_on = None;
-                        log_catch_up(out, &c)?;
+                        log_catch_up(out, &c, now)?;
                         fill_for_watch(&mut engine, out, &mut fill_error)?;
                     }
                     // A conflict or a damaged file is reported and waited out: the person
@@ -789,7 +820,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 let root = root.clone();
                 move || in_git_without_driver(&root)
             });
+            let now = env.now()?;
             let mut report = crate::verify::verify(&ws, &env.chain_key()?, expect_head.as_deref())?;
+            report
+                .findings
+                .extend(crate::verify::recorded_ahead(&ws, now)?);
             if *index {
                 let mut engine = open_engine(cli, env)?;
                 let check = engine.check_index()?;
@@ -1079,6 +1114,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let now = env.now()?;
             let (valid_at, as_of) = read_times(at, now)?;
             let mut engine = open_engine(cli, env)?;
+            let as_of = engine.as_of(as_of, now)?;
             if query.as_deref().is_some_and(|q| !q.trim().is_empty()) {
                 try_enable_embeddings(&mut engine, env, "mem7");
             }

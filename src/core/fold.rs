@@ -1,4 +1,4 @@
-//! The version table as a pure fold over events sorted by (transaction time, position).
+//! The version table as a pure fold over events sorted by (transaction time, content).
 //!
 //! `Fold` keeps only the versions still believed; a version that stops being believed is
 //! final (its `tx_to` never changes again) and is handed to the caller's sink at once, so
@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use super::chain::ChainHash;
 use super::temporal::{self, Period, ValidEnd};
 use super::time::{TxTime, ValidTime};
 
@@ -95,6 +96,17 @@ pub struct Event {
     pub tx: TxTime,
     pub op: Op,
     pub source: Source,
+    /// The hash of the entry's own bytes (with its own `prev`, plain blake3): what
+    /// orders entries recorded at the same instant. It depends on nothing but the
+    /// entry, so the order is the same in every clone, whichever way a merge went.
+    pub content: ChainHash,
+}
+
+/// The order the fold takes entries in: by `recorded`, then by content, never by file or
+/// line. So the versions depend only on the set of entries (DESIGN §2 "Order is content,
+/// not position"): two clones that merged each other in either direction fold alike.
+pub fn event_order(a: &Event, b: &Event) -> std::cmp::Ordering {
+    (a.tx, a.content.0).cmp(&(b.tx, b.content.0))
 }
 
 /// Something the fold could apply only by bending a rule; reported, never fatal.
@@ -133,8 +145,8 @@ impl Fold {
 
     /// Applies one event. Versions that stop being believed go to `closed`.
     ///
-    /// Events must come in (tx, position) order; an event older than the last one is
-    /// applied at the last transaction time and reported as an anomaly.
+    /// Events must come in [`event_order`]; an event older than the last one is applied
+    /// at the last transaction time and reported as an anomaly.
     pub fn apply(&mut self, event: &Event, closed: &mut impl FnMut(Version)) -> Option<Anomaly> {
         let mut anomaly = None;
         let tx = match self.last_tx {
@@ -142,7 +154,7 @@ impl Fold {
                 anomaly = Some(Anomaly {
                     source: event.source.clone(),
                     message: format!(
-                        "recorded {} is earlier than an entry already applied ({}); applied in file order",
+                        "recorded {} is earlier than an entry already applied ({}); applied at the later time",
                         event.tx, last
                     ),
                 });
@@ -279,7 +291,8 @@ fn store_into(
     Ok(())
 }
 
-/// Folds a whole sequence of events and returns every version (closed and believed).
+/// Folds a whole sequence of events, taken in the order given, and returns every version
+/// (closed and believed). Sort them by [`event_order`] first for the workspace's answer.
 pub fn fold_all<'a>(events: impl IntoIterator<Item = &'a Event>) -> (Vec<Version>, Vec<Anomaly>) {
     let mut fold = Fold::new();
     let mut out = Vec::new();
@@ -317,6 +330,7 @@ mod tests {
                 line: 1,
                 hash: String::new(),
             },
+            content: ChainHash(*blake3::hash(format!("{key}{value}{tx}").as_bytes()).as_bytes()),
         }
     }
 
@@ -370,6 +384,7 @@ mod tests {
                 line: 9,
                 hash: String::new(),
             },
+            content: ChainHash::GENESIS,
         });
         let (versions, _) = fold_all(&events);
         assert!(answer(&versions, "2026-03-01", "2026-03-01").is_empty());

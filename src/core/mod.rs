@@ -12,6 +12,6 @@ pub mod temporal;
 pub mod time;
 pub mod validate;
 
-pub use fold::{Event, Fold, Op, Source, StoreOp, Version};
+pub use fold::{Event, Fold, Op, Source, StoreOp, Version, event_order};
 pub use temporal::{Plan, ValidEnd};
 pub use time::{TxTime, ValidTime};

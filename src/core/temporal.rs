@@ -131,16 +131,16 @@ pub fn plan_store(
 }
 
 /// A confirmation: a store with neither `valid_from` nor `valid_to` whose value already
-/// holds at `now` in a version that would keep the same end. Returns the index of that
-/// version (so the caller can say "unchanged: holds since …").
+/// holds at `at` (the writer's clock, where the store would start) in a version that
+/// would keep the same end. Returns the index of that version (so the caller can say
+/// "unchanged: holds since …").
 ///
 /// `same_content(i)` tells whether believed version `i` carries the value being stored.
 pub fn confirmation(
     believed: &[Period],
-    now: TxTime,
+    at: ValidTime,
     same_content: impl Fn(usize) -> bool,
 ) -> Option<usize> {
-    let at = now.as_valid();
     let end = open_end(believed, at);
     believed
         .iter()
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn confirmation_needs_same_value_and_same_end() {
         let believed = [p(0, 20), p(20, inf_p())];
-        let now = TxTime::from_micros(5);
+        let now = v(5);
         assert_eq!(confirmation(&believed, now, |i| i == 0), Some(0));
         assert_eq!(confirmation(&believed, now, |_| false), None);
         // A version that holds but whose end differs from the open end is not confirmed.

@@ -59,6 +59,19 @@ macro_rules! instant_type {
                 $name(self.0.saturating_add(1))
             }
 
+            /// The next instant, if it is still inside the range mem7 can write
+            /// (years 1 to 9999).
+            pub const fn checked_next(self) -> Option<Self> {
+                if self.0 >= MAX_INPUT_MICROS { None } else { Some($name(self.0 + 1)) }
+            }
+
+            /// Whether this finite instant lies in years 1 to 9999, the range mem7
+            /// accepts as input and writes (every such instant names a day file
+            /// `YYYY-MM-DD.md` and renders in RFC 3339).
+            pub const fn in_range(self) -> bool {
+                self.0 >= MIN_INPUT_MICROS && self.0 <= MAX_INPUT_MICROS
+            }
+
             /// `None` for +∞, the instant otherwise.
             pub fn finite(self) -> Option<Self> {
                 if self.is_infinite() { None } else { Some(self) }
@@ -100,22 +113,38 @@ impl ValidTime {
 
 /// A time that could not be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "cannot read {text:?} as a time: use YYYY-MM-DD (midnight UTC) or RFC 3339 such as 2026-04-05T09:30:00Z"
-)]
+#[error("{}", describe(.text, *.out_of_range))]
 pub struct TimeError {
     /// The text as given.
     pub text: String,
+    /// It was a time, but outside years 1 to 9999.
+    pub out_of_range: bool,
 }
 
-/// Largest instant accepted as input: 9999-12-31, so every finite instant renders in
-/// RFC 3339 and stays below the +∞ sentinel.
-const MAX_INPUT_MICROS: i64 = 253_402_300_799_999_999;
-const MIN_INPUT_MICROS: i64 = -62_135_596_800_000_000; // 0001-01-01
+fn describe(text: &str, out_of_range: bool) -> String {
+    if out_of_range {
+        format!("{text:?} is outside the times mem7 keeps ({RANGE_TEXT})")
+    } else {
+        format!(
+            "cannot read {text:?} as a time: use YYYY-MM-DD (midnight UTC) or RFC 3339 such as 2026-04-05T09:30:00Z"
+        )
+    }
+}
+
+/// Largest instant accepted as input: 9999-12-31T23:59:59.999999Z, so every finite
+/// instant renders in RFC 3339, names a four-digit day file, and stays below the +∞
+/// sentinel.
+pub const MAX_INPUT_MICROS: i64 = 253_402_300_799_999_999;
+/// Smallest instant accepted as input: 0001-01-01T00:00:00Z.
+pub const MIN_INPUT_MICROS: i64 = -62_135_596_800_000_000;
+
+/// The accepted range, as people read it (for error messages).
+pub const RANGE_TEXT: &str = "0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999999Z";
 
 fn parse_micros(text: &str) -> Result<i64, TimeError> {
     let err = || TimeError {
         text: text.to_string(),
+        out_of_range: false,
     };
     let t = text.trim();
     let micros = if t.len() == 10 {
@@ -131,7 +160,10 @@ fn parse_micros(text: &str) -> Result<i64, TimeError> {
         utc.timestamp_micros()
     };
     if !(MIN_INPUT_MICROS..=MAX_INPUT_MICROS).contains(&micros) {
-        return Err(err());
+        return Err(TimeError {
+            text: text.to_string(),
+            out_of_range: true,
+        });
     }
     Ok(micros)
 }
@@ -169,6 +201,30 @@ mod tests {
         assert!(e.to_string().contains("next tuesday"));
         assert!(ValidTime::parse("2026-13-01").is_err());
         assert!(ValidTime::parse("").is_err());
+    }
+
+    #[test]
+    fn years_outside_1_to_9999_are_refused_by_name() {
+        for text in [
+            "0000-06-01T00:00:00Z",
+            "0000-12-31T23:59:59.999999Z",
+            "10000-01-01T00:00:00Z",
+            "9999-12-31T23:59:59.999999-00:01",
+        ] {
+            let e = TxTime::parse(text).unwrap_err();
+            assert!(e.out_of_range || text.starts_with("10000"), "{text}: {e}");
+        }
+        let first = TxTime::parse("0001-01-01T00:00:00Z").unwrap();
+        assert!(first.in_range());
+        assert!(!TxTime::from_micros(first.micros() - 1).in_range());
+        let last = TxTime::parse("9999-12-31T23:59:59.999999Z").unwrap();
+        assert!(last.in_range());
+        assert_eq!(last.checked_next(), None);
+        assert_eq!(last.utc_day(), "9999-12-31");
+        assert_eq!(
+            TxTime::from_micros(5).checked_next(),
+            Some(TxTime::from_micros(6))
+        );
     }
 
     #[test]

@@ -94,11 +94,33 @@ pub struct Engine {
     key: ChainKey,
     sync: SyncReport,
     embed: semantic::EmbedState,
+    /// The last clock reading a caller gave: catch-ups note the entries they apply that
+    /// were recorded more than [`AHEAD_TOLERANCE_MICROS`] ahead of it.
+    clock: Option<TxTime>,
+}
+
+/// How far ahead of this machine's clock an entry may be recorded before mem7 says so
+/// (5 minutes: more than clocks kept by NTP drift, less than a wrong time zone).
+pub const AHEAD_TOLERANCE_MICROS: i64 = 5 * 60 * 1_000_000;
+
+/// The instant after which an entry counts as recorded ahead of `now`.
+pub fn ahead_threshold(now: TxTime) -> TxTime {
+    TxTime::from_micros(now.micros().saturating_add(AHEAD_TOLERANCE_MICROS))
 }
 
 impl Engine {
     /// Opens the workspace at `root` and brings its index up to date.
     pub fn open(root: &Path, key: ChainKey) -> Result<Engine> {
+        Self::open_inner(root, key, None)
+    }
+
+    /// [`Engine::open`] with this machine's clock reading, so that the catch-up notes
+    /// entries recorded ahead of it ([`SyncReport::ahead`]).
+    pub fn open_at(root: &Path, key: ChainKey, now: TxTime) -> Result<Engine> {
+        Self::open_inner(root, key, Some(now))
+    }
+
+    fn open_inner(root: &Path, key: ChainKey, clock: Option<TxTime>) -> Result<Engine> {
         let ws = Workspace::open(root)?;
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
@@ -111,6 +133,7 @@ impl Engine {
                         key,
                         sync: SyncReport::default(),
                         embed: Default::default(),
+                        clock,
                     });
                 }
                 Ok(false) => {}
@@ -120,13 +143,14 @@ impl Engine {
             }
         }
         let _lock = ws.lock()?;
-        let (index, sync) = refresh_locked(&ws)?;
+        let (index, sync) = refresh_locked(&ws, clock.map(ahead_threshold))?;
         Ok(Engine {
             ws,
             index,
             key,
             sync,
             embed: Default::default(),
+            clock,
         })
     }
 
@@ -139,7 +163,7 @@ impl Engine {
     ) -> Result<(Engine, RebuildStats)> {
         let ws = Workspace::open(root)?;
         let _lock = ws.lock()?;
-        let (index, stats) = Index::rebuild_with_progress(&ws, progress)?;
+        let (index, stats) = Index::rebuild_with_progress(&ws, progress, None)?;
         Ok((
             Engine {
                 ws,
@@ -147,6 +171,7 @@ impl Engine {
                 key,
                 sync: SyncReport::default(),
                 embed: Default::default(),
+                clock: None,
             },
             stats,
         ))
@@ -155,6 +180,12 @@ impl Engine {
     /// What opening had to do to the index (rebuild, catch-up, warnings).
     pub fn sync_report(&self) -> &SyncReport {
         &self.sync
+    }
+
+    /// The entries recorded ahead of the clock that catch-ups met since the last call
+    /// (each is reported once, by whoever takes it).
+    pub fn take_ahead(&mut self) -> Vec<crate::index::Ahead> {
+        std::mem::take(&mut self.sync.ahead)
     }
 
     /// The workspace.
@@ -216,17 +247,22 @@ impl Engine {
     /// Stores a fact at transaction time `now` (raised to stay monotonic).
     pub fn store(&mut self, req: &StoreRequest, now: TxTime) -> Result<StoreOutcome> {
         validate_store(req, self.ws.config())?;
+        self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let tx = self.next_tx(now)?;
         let believed = self.index.believed(&req.key)?;
         let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-        if let Some(i) = confirmed(req, &believed, &periods, tx) {
+        // Valid time is world time: without `valid_from` a fact holds from this
+        // machine's clock, even when the transaction time had to move past an entry
+        // recorded ahead of it (DESIGN §2, docs/temporal.md "Clocks that disagree").
+        let clock = now.as_valid();
+        if let Some(i) = confirmed(req, &believed, &periods, clock) {
             return Ok(StoreOutcome::Unchanged {
                 version: believed[i].clone(),
             });
         }
-        let from = req.valid_from.unwrap_or(tx.as_valid());
+        let from = req.valid_from.unwrap_or(clock);
         let end = req.valid_to.unwrap_or(ValidEnd::Open);
         let plan =
             temporal::plan_store(&periods, from, end).map_err(|e| period_error(e.from, e.to))?;
@@ -260,6 +296,7 @@ impl Engine {
             other => other,
         };
         validate_import(records, self.ws.config())?;
+        self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let mut last = self.index.last_tx()?;
@@ -293,23 +330,21 @@ impl Engine {
                 }
                 previous_recorded = Some(t);
             }
-            // Like `now`, a time not after the last transaction is raised past it.
+            // Like `now`, a time not after the last transaction is raised past it; the
+            // record's own clock (`recorded`, else now) stays its default valid_from.
             let wanted = r.recorded.unwrap_or(now);
-            let tx = match last {
-                Some(l) if wanted <= l => l.next(),
-                _ => wanted,
-            };
+            let tx = step_past(last, wanted).map_err(|e| at(r.line, e))?;
             let req = &r.req;
             if seeded.insert(req.key.clone()) {
                 fold.seed(&req.key, self.index.believed(&req.key)?);
             }
             let believed = fold.believed(&req.key).to_vec();
             let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-            if confirmed(req, &believed, &periods, tx).is_some() {
+            if confirmed(req, &believed, &periods, wanted.as_valid()).is_some() {
                 outcome.unchanged += 1;
                 continue;
             }
-            let from = req.valid_from.unwrap_or(tx.as_valid());
+            let from = req.valid_from.unwrap_or(wanted.as_valid());
             let end = req.valid_to.unwrap_or(ValidEnd::Open);
             temporal::plan_store(&periods, from, end)
                 .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
@@ -326,6 +361,7 @@ impl Engine {
                     line: 0,
                     hash: String::new(),
                 },
+                content: hash,
             };
             fold.apply(&event, &mut |_| {});
             let buf = files.entry(file).or_default();
@@ -349,6 +385,7 @@ impl Engine {
     pub fn forget(&mut self, key: &str, agent: &str, now: TxTime) -> Result<ForgetOutcome> {
         validate::lookup_key(key)?;
         validate::agent(agent)?;
+        self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let believed = self.index.believed(key)?;
@@ -387,6 +424,7 @@ impl Engine {
     /// is rewritten; the edit stays visible in the files and in git.
     pub fn seal(&mut self, agent: &str, now: TxTime) -> Result<SealOutcome> {
         validate::agent(agent)?;
+        self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
         self.set_aside_torn()?;
@@ -463,7 +501,9 @@ impl Engine {
 
     /// Brings the index (versions and full text) up to date with the files, for a
     /// long-running process: follows another process's rebuild to the new generation.
-    pub fn catch_up(&mut self) -> Result<CatchUp> {
+    /// `now` is this machine's clock: entries recorded ahead of it are noted.
+    pub fn catch_up(&mut self, now: TxTime) -> Result<CatchUp> {
+        self.clock = Some(now);
         let dir = self.ws.index_dir()?;
         if !self.index.is_current(&dir)
             && let Some(index) = Index::open(&dir)?
@@ -526,9 +566,10 @@ impl Engine {
         if self.index.is_fresh(&scan)? {
             return Ok(());
         }
-        let (index, sync) = refresh_locked(&self.ws)?;
+        let (index, sync) = refresh_locked(&self.ws, self.clock.map(ahead_threshold))?;
         self.index = index;
         self.sync.warnings.extend(sync.warnings);
+        self.sync.ahead.extend(sync.ahead);
         self.sync.applied += sync.applied;
         if sync.rebuilt.is_some() {
             self.sync.rebuilt = sync.rebuilt;
@@ -536,11 +577,29 @@ impl Engine {
         Ok(())
     }
 
+    /// The transaction time of a write at `now`: `max(now, last + 1µs)`, so that
+    /// transaction time stays monotonic per workspace whatever this machine's clock says.
     fn next_tx(&self, now: TxTime) -> Result<TxTime> {
+        step_past(self.index.last_tx()?, now)
+    }
+
+    /// What a read with the default `as_of` asks about: "what mem7 believes now", which
+    /// includes entries recorded ahead of this machine's clock (pulled from a machine
+    /// whose clock runs fast, or written here after such an entry). So a store that
+    /// reported success is always seen by the next default read.
+    pub fn believed_now(&self, now: TxTime) -> Result<TxTime> {
         Ok(match self.index.last_tx()? {
-            Some(last) if last >= now => last.next(),
+            Some(last) if last > now => last,
             _ => now,
         })
+    }
+
+    /// The `as_of` of a read: the one given, else [`Engine::believed_now`].
+    pub fn as_of(&self, given: Option<TxTime>, now: TxTime) -> Result<TxTime> {
+        match given {
+            Some(t) => Ok(t),
+            None => self.believed_now(now),
+        }
     }
 
     /// Renders, appends (durably) and indexes one entry; returns where it went.
@@ -568,11 +627,6 @@ impl Engine {
             line: (newlines_before + appended.separator_newlines + 1) as u32,
             hash: hash.to_hex(),
         };
-        let event = Event {
-            tx,
-            op,
-            source: source.clone(),
-        };
         let added = appended.separator_newlines + text.bytes().filter(|&b| b == b'\n').count() + 1;
         // The index's file digests use the plain hash whatever the chain key, so that a
         // process without the key agrees with this one about what the file holds.
@@ -582,6 +636,12 @@ impl Engine {
                 .entries
                 .first()
                 .map_or(hash, |e| e.computed),
+        };
+        let event = Event {
+            tx,
+            op,
+            source: source.clone(),
+            content: digest_hash,
         };
         self.index.record_append(
             &event,
@@ -601,12 +661,12 @@ fn confirmed(
     req: &StoreRequest,
     believed: &[Version],
     periods: &[Period],
-    tx: TxTime,
+    clock: ValidTime,
 ) -> Option<usize> {
     if req.valid_from.is_some() || req.valid_to.is_some() {
         return None;
     }
-    temporal::confirmation(periods, tx, |i| {
+    temporal::confirmation(periods, clock, |i| {
         believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
     })
 }
@@ -648,6 +708,27 @@ fn same_tags(a: &[String], b: &[String]) -> bool {
     a == b
 }
 
+/// `max(wanted, last + 1µs)`, refused when it would step past the last instant mem7
+/// keeps (9999-12-31T23:59:59.999999Z): such an entry would name a day file no scan lists.
+fn step_past(last: Option<TxTime>, wanted: TxTime) -> Result<TxTime> {
+    let tx = match last {
+        Some(l) if l >= wanted => l.checked_next(),
+        _ => Some(wanted),
+    };
+    match tx {
+        Some(tx) if tx.in_range() => Ok(tx),
+        _ => Err(Error::input(
+            format!(
+                "a write at {wanted} would be recorded outside the times mem7 keeps ({}){}",
+                crate::core::time::RANGE_TEXT,
+                last.map(|l| format!("; the workspace's last entry is recorded at {l}"))
+                    .unwrap_or_default()
+            ),
+            "write with a clock in years 1 to 9999 (check MEM7_NOW and the recorded times you import); nothing was written",
+        )),
+    }
+}
+
 fn period_error(from: ValidTime, to: ValidTime) -> Error {
     Error::input(
         format!("valid_to ({to}) must be after valid_from ({from})"),
@@ -655,8 +736,9 @@ fn period_error(from: ValidTime, to: ValidTime) -> Error {
     )
 }
 
-/// With the lock held: open, catch up or rebuild the index.
-fn refresh_locked(ws: &Workspace) -> Result<(Index, SyncReport)> {
+/// With the lock held: open, catch up or rebuild the index. Entries applied that were
+/// recorded after `ahead_after` are noted in the report.
+fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index, SyncReport)> {
     let dir = ws.index_dir()?;
     let scan = ws.scan()?;
     let reason = match Index::open(&dir)? {
@@ -664,7 +746,7 @@ fn refresh_locked(ws: &Workspace) -> Result<(Index, SyncReport)> {
             if fresh {
                 Ok(Ok(SyncReport::default()))
             } else {
-                index.catch_up(ws, &scan)
+                index.catch_up(ws, &scan, ahead_after)
             }
         }) {
             Ok(Ok(report)) => return Ok((index, report)),
@@ -674,7 +756,7 @@ fn refresh_locked(ws: &Workspace) -> Result<(Index, SyncReport)> {
         },
         None => "no usable index".to_string(),
     };
-    let (index, stats) = Index::rebuild(ws)?;
+    let (index, stats) = Index::rebuild_with_progress(ws, &mut |_| {}, ahead_after)?;
     Ok((
         index,
         SyncReport {
@@ -682,6 +764,7 @@ fn refresh_locked(ws: &Workspace) -> Result<(Index, SyncReport)> {
             applied: stats.entries,
             warnings: stats.warnings,
             set_aside: Vec::new(),
+            ahead: stats.ahead,
         },
     ))
 }

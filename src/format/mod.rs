@@ -72,7 +72,12 @@ impl ParsedEntry {
                 ));
             }
         };
-        Ok(Some(Event { tx, op, source }))
+        Ok(Some(Event {
+            tx,
+            op,
+            source,
+            content: self.computed,
+        }))
     }
 }
 
@@ -144,5 +149,6 @@ fn legacy_event(entry: &ParsedEntry, source: Source) -> Result<Event, String> {
         tx: when,
         op,
         source,
+        content: entry.computed,
     })
 }

@@ -22,7 +22,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::{self, Period};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Fold, Op, Source, StoreOp, Version};
+use crate::core::{Event, Fold, Op, Source, StoreOp, Version, event_order};
 use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
@@ -57,6 +57,78 @@ pub struct SyncReport {
     pub warnings: Vec<Warning>,
     /// Torn tails moved aside: (memory file, where its bytes went).
     pub set_aside: Vec<(String, String)>,
+    /// Entries applied that were recorded ahead of the caller's clock (see
+    /// `engine::ahead_threshold`), in the order applied.
+    pub ahead: Vec<Ahead>,
+}
+
+/// An entry recorded ahead of this machine's clock (pulled from a machine whose clock
+/// runs fast, or written with a `MEM7_NOW` in the future).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ahead {
+    pub file: String,
+    pub line: u32,
+    pub recorded: TxTime,
+}
+
+impl Ahead {
+    /// "memory/…:3 was recorded 2026-12-05T00:00:00Z, 3 days 13 hours ahead of this
+    /// machine's clock"
+    pub fn describe(&self, now: TxTime) -> String {
+        format!(
+            "{}:{} was recorded {}, {} ahead of this machine's clock ({now})",
+            self.file,
+            self.line,
+            self.recorded,
+            span_text(self.recorded.micros().saturating_sub(now.micros()))
+        )
+    }
+}
+
+/// What to tell a person about entries recorded ahead of `now`: one line each, at most
+/// `AHEAD_LINES` of them, then how many more (a pull from a machine far ahead can bring
+/// hundreds).
+pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
+    const AHEAD_LINES: usize = 5;
+    let mut lines: Vec<String> = ahead
+        .iter()
+        .take(AHEAD_LINES)
+        .map(|a| a.describe(now))
+        .collect();
+    if ahead.len() > AHEAD_LINES {
+        lines.push(format!(
+            "{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
+            ahead.len() - AHEAD_LINES
+        ));
+    }
+    lines
+}
+
+/// A duration in words, to the two largest units ("3 days 13 hours", "7 minutes").
+pub fn span_text(micros: i64) -> String {
+    let secs = (micros / 1_000_000).max(0);
+    let units = [
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+        ("second", 1),
+    ];
+    let mut parts = Vec::new();
+    let mut rest = secs;
+    for (name, size) in units {
+        let n = rest / size;
+        if n > 0 && parts.len() < 2 {
+            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+            rest -= n * size;
+        } else if !parts.is_empty() {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        "less than a second".to_string()
+    } else {
+        parts.join(" ")
+    }
 }
 
 /// What `verify --index` found.
@@ -120,6 +192,8 @@ pub struct RebuildStats {
     pub entries: usize,
     pub versions: usize,
     pub warnings: Vec<Warning>,
+    /// Entries recorded after the `ahead_after` the rebuild was given.
+    pub ahead: Vec<Ahead>,
 }
 
 /// An open index generation.
@@ -275,10 +349,6 @@ fn entry_head(entry: &format::ParsedEntry) -> ChainHash {
         .unwrap_or(entry.computed)
 }
 
-fn event_order(a: &Event, b: &Event) -> std::cmp::Ordering {
-    (a.tx, &a.source.file, a.source.line).cmp(&(b.tx, &b.source.file, b.source.line))
-}
-
 impl Index {
     /// Opens the current generation, if there is a usable one.
     ///
@@ -391,13 +461,15 @@ impl Index {
 
     /// Full rebuild into a fresh generation, then an atomic swap.
     pub fn rebuild(ws: &Workspace) -> Result<(Index, RebuildStats)> {
-        Self::rebuild_with_progress(ws, &mut |_| {})
+        Self::rebuild_with_progress(ws, &mut |_| {}, None)
     }
 
     /// [`Index::rebuild`], reporting progress (for a progress bar).
+    /// Entries recorded after `ahead_after` are listed in the stats.
     pub fn rebuild_with_progress(
         ws: &Workspace,
         progress: &mut dyn FnMut(Progress),
+        ahead_after: Option<TxTime>,
     ) -> Result<(Index, RebuildStats)> {
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
@@ -412,11 +484,12 @@ impl Index {
         let path = dir.join(&name);
         // Stream file by file (memory bounded by one day's file plus what is believed);
         // when files are out of order (a hand-moved entry), fold them all sorted instead.
-        let (conn, mut stats) = match build_generation(ws, &scan, &path, progress, true)? {
-            Some(built) => built,
-            None => build_generation(ws, &scan, &path, progress, false)?
-                .ok_or_else(|| Error::input("the rebuild gave up", "report this as a bug"))?,
-        };
+        let (conn, mut stats) =
+            match build_generation(ws, &scan, &path, progress, true, ahead_after)? {
+                Some(built) => built,
+                None => build_generation(ws, &scan, &path, progress, false, ahead_after)?
+                    .ok_or_else(|| Error::input("the rebuild gave up", "report this as a bug"))?,
+            };
         conn.execute_batch("PRAGMA journal_mode = WAL;")?;
         drop(conn);
         if let Ok(f) = fs::File::open(&path) {
@@ -446,11 +519,13 @@ impl Index {
         Ok((index, stats))
     }
 
-    /// Applies appended entries; `Ok(Err(reason))` when only a rebuild can help.
+    /// Applies appended entries; `Ok(Err(reason))` when only a rebuild can help. Entries
+    /// recorded after `ahead_after` are listed in the report.
     pub fn catch_up(
         &mut self,
         ws: &Workspace,
         scan: &[FileStat],
+        ahead_after: Option<TxTime>,
     ) -> Result<std::result::Result<SyncReport, String>> {
         let stored = self.files()?;
         if let Some(gone) = stored.keys().find(|n| !scan.iter().any(|s| &s.name == *n)) {
@@ -484,16 +559,17 @@ impl Index {
             changed.push((file.clone(), parsed));
         }
         events.sort_by(event_order);
+        // The fold's order is (recorded, content): an entry that sorts before the last
+        // one applied (a merge brought in entries recorded earlier, or at the same
+        // instant with a smaller hash) can only be placed by folding again.
         if let (Some(first), Some(last_tx)) = (events.first(), self.last_tx()?) {
-            let last_file = self.meta("last_file")?.unwrap_or_default();
-            let last_line: u32 = self
-                .meta("last_line")?
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            if (first.tx, &first.source.file, first.source.line) <= (last_tx, &last_file, last_line)
-            {
+            let last_content = self
+                .meta("last_content")?
+                .and_then(|h| ChainHash::from_hex(&h))
+                .unwrap_or(ChainHash([0xff; 32]));
+            if (first.tx, first.content.0) <= (last_tx, last_content.0) {
                 return Ok(Err(format!(
-                    "{}:{} was recorded before entries already indexed (a merge?)",
+                    "{}:{} sorts before entries already indexed (a merge?)",
                     first.source.file, first.source.line
                 )));
             }
@@ -503,6 +579,7 @@ impl Index {
             if let Some(w) = apply_event(&tx, ev)? {
                 report.warnings.push(w);
             }
+            note_ahead(ev, ahead_after, &mut report.ahead);
             report.applied += 1;
         }
         if let Some(last) = events.last() {
@@ -1054,8 +1131,7 @@ fn set_meta(tx: &Transaction<'_>, k: &str, v: &str) -> rusqlite::Result<()> {
 
 fn set_last(tx: &Transaction<'_>, ev: &Event) -> rusqlite::Result<()> {
     set_meta(tx, "last_tx", &ev.tx.micros().to_string())?;
-    set_meta(tx, "last_file", &ev.source.file)?;
-    set_meta(tx, "last_line", &ev.source.line.to_string())
+    set_meta(tx, "last_content", &ev.content.to_hex())
 }
 
 fn insert_file_row(
@@ -1184,6 +1260,17 @@ fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<Warning>> {
     Ok(None)
 }
 
+/// Lists `ev` when it was recorded after `ahead_after`.
+fn note_ahead(ev: &Event, ahead_after: Option<TxTime>, ahead: &mut Vec<Ahead>) {
+    if ahead_after.is_some_and(|t| ev.tx > t) {
+        ahead.push(Ahead {
+            file: ev.source.file.clone(),
+            line: ev.source.line,
+            recorded: ev.tx,
+        });
+    }
+}
+
 fn new_version(op: &StoreOp, period: Period, ev: &Event) -> Version {
     Version {
         key: op.key.clone(),
@@ -1207,6 +1294,7 @@ fn build_generation(
     path: &Path,
     progress: &mut dyn FnMut(Progress),
     streaming: bool,
+    ahead_after: Option<TxTime>,
 ) -> Result<Option<(Connection, RebuildStats)>> {
     let _ = fs::remove_file(path);
     let mut conn = Connection::open(path)?;
@@ -1247,8 +1335,10 @@ fn build_generation(
                 versions += 1;
             }
         };
+        let ahead = &mut stats.ahead;
         let mut apply = |events: &[Event], fold: &mut Fold, sink: &mut dyn FnMut(Version)| {
             for ev in events {
+                note_ahead(ev, ahead_after, ahead);
                 if let Some(a) = fold.apply(ev, &mut |v| sink(v)) {
                     fold_warnings.push(Warning {
                         file: a.source.file,

@@ -2,7 +2,7 @@
 //! index rebuild itself from the markdown on the next start.
 
 /// Version of the layout below.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "

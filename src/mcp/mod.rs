@@ -276,7 +276,7 @@ impl MemoryServer {
         Parameters(p): Parameters<RecallParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tags = p.tags.unwrap_or_default();
             let versions = match p.key.as_deref() {
                 Some(key) => {
@@ -309,7 +309,7 @@ impl MemoryServer {
         Parameters(p): Parameters<SearchParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             if p.query.trim().is_empty() {
                 return Err(Error::input(
                     "the query is empty",
@@ -340,7 +340,7 @@ impl MemoryServer {
         Parameters(p): Parameters<ContextParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let req = ContextRequest {
                 query: p.query,
                 valid_at,
@@ -362,7 +362,7 @@ impl MemoryServer {
         Parameters(p): Parameters<ListParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let versions = engine.index().list(
                 p.prefix.as_deref(),
                 &p.tags.unwrap_or_default(),
@@ -478,8 +478,10 @@ impl MemoryServer {
         let shared = self.shared.clone();
         let done = tokio::task::spawn_blocking(move || {
             let mut engine = shared.engine();
-            engine.catch_up()?;
+            let now = shared.env.now()?;
+            engine.catch_up(now)?;
             let result = f(&mut engine, &shared.env);
+            report_ahead(&mut engine, now);
             for n in engine.take_notes() {
                 eprintln!("mem7 mcp: note: {n}");
             }
@@ -512,7 +514,13 @@ impl MemoryServer {
             .spawn(move || {
                 let mut last_fill_error = String::new();
                 while watcher.next(RECONCILE_EVERY) != crate::watch::Wake::Closed {
-                    if let Err(e) = shared.engine().catch_up() {
+                    let caught_up = shared.env.now().and_then(|now| {
+                        let mut engine = shared.engine();
+                        engine.catch_up(now)?;
+                        report_ahead(&mut engine, now);
+                        Ok(())
+                    });
+                    if let Err(e) = caught_up {
                         eprintln!("mem7 mcp: catching up with the files failed: {e}");
                     }
                     fill_in_steps(&shared, &mut last_fill_error);
@@ -520,6 +528,14 @@ impl MemoryServer {
             })
             .map_err(|e| Error::io("<thread>", e))?;
         Ok(())
+    }
+}
+
+/// Says on standard error (the client's log) which entries a catch-up met that were
+/// recorded ahead of this machine's clock, once each.
+fn report_ahead(engine: &mut Engine, now: TxTime) {
+    for line in crate::index::describe_ahead(&engine.take_ahead(), now) {
+        eprintln!("mem7 mcp: note: {line}");
     }
 }
 
@@ -574,12 +590,17 @@ fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -> String {
         .unwrap_or_else(|| "mcp".to_string())
 }
 
+/// The read clocks of a tool call; a missing `as_of` is what mem7 believes now
+/// ([`Engine::as_of`]), entries recorded ahead of this clock included.
 fn times(
+    engine: &Engine,
     env: &Env,
     valid_at: Option<&str>,
     as_of: Option<&str>,
 ) -> Result<(crate::core::time::ValidTime, TxTime)> {
-    request::read_times(("valid_at", valid_at), ("as_of", as_of), env.now()?)
+    let now = env.now()?;
+    let (valid_at, as_of) = request::read_times(("valid_at", valid_at), ("as_of", as_of), now)?;
+    Ok((valid_at, engine.as_of(as_of, now)?))
 }
 
 /// `memory_get`: lines of a file inside `root`, after a header naming the range. Hidden
