@@ -657,3 +657,71 @@ fn the_server_catches_up_in_the_background() {
     let _ = child.wait();
     assert!(seen);
 }
+
+async fn connect_at(sb: &Sandbox, now: &str) -> Client {
+    let cmd = tokio::process::Command::from(sb.command(&["mcp"], Some(now)));
+    let transport = TokioChildProcess::new(cmd).expect("spawn mem7 mcp");
+    ClientConfig::default()
+        .serve(transport)
+        .await
+        .expect("initialize")
+}
+
+/// A store through the tools after an entry recorded ahead of the server's clock (a pull
+/// from a machine whose clock runs fast) is what the next default read answers; two
+/// stores at one clock answer the second; instants outside years 1 to 9999 are tool
+/// errors and write nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_see_their_own_writes_whatever_the_clocks_say() {
+    let sb = Sandbox::new();
+    sb.ok(&["store", "k", "future"], Some("2026-12-05T00:00:00Z"));
+    let client = connect_at(&sb, "2026-12-01T09:00:00Z").await;
+    call_json(
+        &client,
+        "memory_store",
+        json!({"key": "k", "value": "now-value"}),
+    )
+    .await;
+    let got = call_json(&client, "memory_recall", json!({"key": "k"})).await;
+    assert_eq!(values(&got), ["now-value"]);
+    assert_eq!(got[0]["valid_from"], "2026-12-01T09:00:00Z");
+    assert_eq!(got[0]["valid_to"], "2026-12-05T00:00:00Z");
+    let listed = call_json(&client, "memory_list", json!({})).await;
+    assert_eq!(values(&listed), ["now-value"]);
+    call_json(
+        &client,
+        "memory_store",
+        json!({"key": "j", "value": "first"}),
+    )
+    .await;
+    call_json(
+        &client,
+        "memory_store",
+        json!({"key": "j", "value": "second"}),
+    )
+    .await;
+    let got = call_json(&client, "memory_recall", json!({"key": "j"})).await;
+    assert_eq!(values(&got), ["second"]);
+
+    let before = sb.snapshot();
+    for (tool, args) in [
+        (
+            "memory_store",
+            json!({"key": "k", "value": "x", "valid_from": "0000-06-01T00:00:00Z"}),
+        ),
+        (
+            "memory_store",
+            json!({"key": "k", "value": "x", "valid_to": "10000-01-01T00:00:00Z"}),
+        ),
+        ("memory_recall", json!({"key": "k", "as_of": "0000-01-01"})),
+    ] {
+        let (is_error, text) = call(&client, tool, args.clone()).await;
+        assert!(is_error, "{tool} {args}: {text}");
+        assert!(
+            text.contains("outside the times mem7 keeps") || text.contains("cannot read"),
+            "{tool} {args}: {text}"
+        );
+    }
+    assert_eq!(sb.snapshot(), before);
+    client.cancel().await.unwrap();
+}
