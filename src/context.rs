@@ -67,15 +67,10 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
     };
     facts.dedup_by(|a, b| a.source.hash == b.source.hash && a.valid_from == b.valid_from);
     let since = TxTime::from_micros(req.as_of.micros().saturating_sub(RECENT_MICROS));
-    let matches = |v: &Version| {
-        v.valid_from <= req.valid_at
-            && req.valid_at < v.valid_to
-            && v.tx_from <= req.as_of
-            && req.as_of < v.tx_to
-    };
+    let matches = |v: &Version| v.matches(req.valid_at, req.as_of);
     let with_query = req.query.as_deref().is_some_and(|q| !q.trim().is_empty());
     let changed = engine.index().changed_between(since, req.as_of)?;
-    let believed = |v: &Version| v.tx_from <= req.as_of && req.as_of < v.tx_to;
+    let believed = |v: &Version| v.believed_at(req.as_of);
     let history = changed
         .iter()
         .filter(|v| !matches(v))

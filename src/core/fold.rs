@@ -7,11 +7,12 @@
 use std::collections::HashMap;
 
 use super::chain::ChainHash;
+use super::change::{self, Scope};
 use super::temporal::{self, Period, ValidEnd};
 use super::time::{TxTime, ValidTime};
 
 /// Where an entry lives in the workspace.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Source {
     /// Path relative to the workspace, `/`-separated (e.g. `memory/2026-02-15.md`).
     pub file: String,
@@ -48,6 +49,11 @@ impl Version {
     /// Whether this version answers a read at (`valid_at`, `as_of`).
     pub fn matches(&self, valid_at: ValidTime, as_of: TxTime) -> bool {
         temporal::matches(self.period(), self.tx_from, self.tx_to, valid_at, as_of)
+    }
+
+    /// Whether mem7 believed this version at `as_of` (any valid time).
+    pub fn believed_at(&self, as_of: TxTime) -> bool {
+        temporal::believed_at(self.tx_from, self.tx_to, as_of)
     }
 
     /// Whether this version carries every tag in `tags`.
@@ -163,65 +169,35 @@ impl Fold {
             _ => event.tx,
         };
         self.last_tx = Some(tx);
-        match &event.op {
-            Op::Store(op) => {
-                let versions = self.believed.entry(op.key.clone()).or_default();
-                match store_into(versions, op, tx, &event.source, closed) {
-                    Ok(()) => {}
-                    Err(e) => {
-                        anomaly = Some(Anomaly {
-                            source: event.source.clone(),
-                            message: format!("ignored: {e}"),
-                        })
-                    }
-                }
-                if versions.is_empty() {
-                    self.believed.remove(&op.key);
-                }
-            }
-            Op::Forget { key } => {
-                if let Some(versions) = self.believed.remove(key) {
-                    for mut v in versions {
-                        v.tx_to = tx;
-                        closed(v);
-                    }
-                }
-            }
-            Op::ForgetEntity { entity } => {
-                let keys: Vec<String> = self
-                    .believed
-                    .keys()
-                    .filter(|k| belongs_to_entity(k, entity))
-                    .cloned()
-                    .collect();
-                for key in keys {
-                    for mut v in self.believed.remove(&key).unwrap_or_default() {
-                        v.tx_to = tx;
-                        closed(v);
-                    }
+        let keys: Vec<String> = match event.op.scope() {
+            Scope::Key(key) => vec![key.to_string()],
+            Scope::Entity(entity) => self
+                .believed
+                .keys()
+                .filter(|k| belongs_to_entity(k, entity))
+                .cloned()
+                .collect(),
+            Scope::Tagged(tags) => self
+                .believed
+                .iter()
+                .filter(|(_, vs)| vs.iter().any(|v| v.has_tags(tags)))
+                .map(|(k, _)| k.clone())
+                .collect(),
+            Scope::Nothing => Vec::new(),
+        };
+        for key in keys {
+            let versions = self.believed.entry(key.clone()).or_default();
+            match change::plan(event, tx, versions) {
+                Ok(change) => execute(versions, change, tx, closed),
+                Err(e) => {
+                    anomaly = Some(Anomaly {
+                        source: event.source.clone(),
+                        message: format!("ignored: {e}"),
+                    })
                 }
             }
-            Op::Seal => {}
-            Op::ForgetTagged { tags } if tags.is_empty() => {}
-            Op::ForgetTagged { tags } => {
-                let keys: Vec<String> = self
-                    .believed
-                    .iter()
-                    .filter(|(_, vs)| vs.iter().any(|v| v.has_tags(tags)))
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                for key in keys {
-                    let versions = self.believed.remove(&key).unwrap_or_default();
-                    let (gone, kept): (Vec<_>, Vec<_>) =
-                        versions.into_iter().partition(|v| v.has_tags(tags));
-                    for mut v in gone {
-                        v.tx_to = tx;
-                        closed(v);
-                    }
-                    if !kept.is_empty() {
-                        self.believed.insert(key, kept);
-                    }
-                }
+            if versions.is_empty() {
+                self.believed.remove(&key);
             }
         }
         anomaly
@@ -248,47 +224,29 @@ pub fn belongs_to_entity(key: &str, entity: &str) -> bool {
             .is_some_and(|rest| rest.starts_with(':'))
 }
 
-fn store_into(
+/// Executes a planned change on one key's believed versions: closed ones go to `closed`
+/// with `tx_to = tx`, started ones join the believed.
+fn execute(
     versions: &mut Vec<Version>,
-    op: &StoreOp,
+    change: change::Change,
     tx: TxTime,
-    source: &Source,
     closed: &mut impl FnMut(Version),
-) -> Result<(), temporal::EmptyPeriod> {
-    let periods: Vec<Period> = versions.iter().map(Version::period).collect();
-    let plan = temporal::plan_store(&periods, op.valid_from, op.valid_to)?;
-    let mut next: Vec<Version> = Vec::with_capacity(versions.len() + 2);
-    for (i, v) in versions.iter().enumerate() {
-        if !plan.close.contains(&i) {
-            next.push(v.clone());
+) {
+    if change.close.is_empty() {
+        versions.extend(change.start);
+        return;
+    }
+    let mut kept = Vec::with_capacity(versions.len() + change.start.len());
+    for (i, mut v) in std::mem::take(versions).into_iter().enumerate() {
+        if change.close.contains(&i) {
+            v.tx_to = tx;
+            closed(v);
+        } else {
+            kept.push(v);
         }
     }
-    for &(i, period) in &plan.remnants {
-        let mut r = versions[i].clone();
-        r.valid_from = period.from;
-        r.valid_to = period.to;
-        r.tx_from = tx;
-        r.tx_to = TxTime::INFINITY;
-        next.push(r);
-    }
-    next.push(Version {
-        key: op.key.clone(),
-        value: op.value.clone(),
-        tags: op.tags.clone(),
-        agent: op.agent.clone(),
-        valid_from: plan.new.from,
-        valid_to: plan.new.to,
-        tx_from: tx,
-        tx_to: TxTime::INFINITY,
-        source: source.clone(),
-    });
-    for &i in &plan.close {
-        let mut v = versions[i].clone();
-        v.tx_to = tx;
-        closed(v);
-    }
-    *versions = next;
-    Ok(())
+    kept.extend(change.start);
+    *versions = kept;
 }
 
 /// Folds a whole sequence of events, taken in the order given, and returns every version

@@ -5,6 +5,7 @@
 //! so the semantics can be tested as data tables and against a reference model.
 
 pub mod chain;
+pub mod change;
 pub mod fold;
 pub mod integrity;
 pub mod secret;
@@ -12,6 +13,7 @@ pub mod temporal;
 pub mod time;
 pub mod validate;
 
+pub use change::{Change, Scope};
 pub use fold::{Event, Fold, Op, Source, StoreOp, Version, event_order};
 pub use temporal::{Plan, ValidEnd};
 pub use time::{TxTime, ValidTime};

@@ -157,7 +157,12 @@ pub fn matches(
     valid_at: ValidTime,
     as_of: TxTime,
 ) -> bool {
-    valid.contains(valid_at) && tx_from <= as_of && as_of < tx_to
+    valid.contains(valid_at) && believed_at(tx_from, tx_to, as_of)
+}
+
+/// Whether a version believed over `[tx_from, tx_to)` was believed at `as_of`.
+pub fn believed_at(tx_from: TxTime, tx_to: TxTime, as_of: TxTime) -> bool {
+    tx_from <= as_of && as_of < tx_to
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::{self, Period};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, secret, validate};
+use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, change, secret, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
 use crate::index::{Index, RebuildStats, SyncReport};
@@ -264,22 +264,23 @@ impl Engine {
         }
         let from = req.valid_from.unwrap_or(clock);
         let end = req.valid_to.unwrap_or(ValidEnd::Open);
-        let plan =
-            temporal::plan_store(&periods, from, end).map_err(|e| period_error(e.from, e.to))?;
-        let source = self.append(&store_draft(req, from, tx), tx, store_op(req, from, end))?;
+        let op = store_op(req, from, end);
+        // The same plan the index executes when it applies the entry: it decides what
+        // this store closes and which version it starts.
+        let planned = Event {
+            tx,
+            op: op.clone(),
+            source: Source::default(),
+            content: ChainHash::GENESIS,
+        };
+        let mut change =
+            change::plan(&planned, tx, &believed).map_err(|e| period_error(e.from, e.to))?;
+        let source = self.append(&store_draft(req, from, tx), tx, op)?;
+        let mut version = change.start.pop().expect("a store starts a version");
+        version.source = source;
         Ok(StoreOutcome::Stored {
-            version: Version {
-                key: req.key.clone(),
-                value: req.value.clone(),
-                tags: req.tags.clone(),
-                agent: req.agent.clone(),
-                valid_from: plan.new.from,
-                valid_to: plan.new.to,
-                tx_from: tx,
-                tx_to: TxTime::INFINITY,
-                source,
-            },
-            closed: plan.close.len(),
+            version,
+            closed: change.close.len(),
         })
     }
 
@@ -346,8 +347,20 @@ impl Engine {
             }
             let from = req.valid_from.unwrap_or(wanted.as_valid());
             let end = req.valid_to.unwrap_or(ValidEnd::Open);
-            temporal::plan_store(&periods, from, end)
-                .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
+            let op = store_op(req, from, end);
+            // The fold plans the record as the index will (an empty period is refused
+            // before anything is written).
+            change::plan(
+                &Event {
+                    tx,
+                    op: op.clone(),
+                    source: Source::default(),
+                    content: ChainHash::GENESIS,
+                },
+                tx,
+                &believed,
+            )
+            .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
             // Only a record that is written takes a transaction time.
             last = Some(tx);
             let (text, hash) = render_entry(&store_draft(req, from, tx), prev, &self.key);
@@ -355,7 +368,7 @@ impl Engine {
             let file = Workspace::day_file(&tx.utc_day());
             let event = Event {
                 tx,
-                op: store_op(req, from, end),
+                op,
                 source: Source {
                     file: file.clone(),
                     line: 0,

@@ -20,9 +20,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::core::chain::{ChainHash, ChainKey};
-use crate::core::temporal::{self, Period};
+use crate::core::change::{self, Scope};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Fold, Op, Source, StoreOp, Version, event_order};
+use crate::core::{Event, Fold, Source, Version, event_order};
 use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
@@ -1202,62 +1202,66 @@ fn close_version(tx: &Transaction<'_>, id: i64, at: TxTime) -> rusqlite::Result<
     Ok(())
 }
 
-/// Applies one event to the version table with the same rules as the in-memory fold.
+/// Applies one event to the version table: SQL finds the believed versions in the
+/// event's scope, the core plans the change (`core::change::plan`, as for the
+/// in-memory fold), and SQL executes it by row id.
 fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<Warning>> {
-    match &ev.op {
-        Op::Store(op) => {
-            let believed = believed_in(tx, &op.key)?;
-            let periods: Vec<Period> = believed.iter().map(|(_, v)| v.period()).collect();
-            let plan = match temporal::plan_store(&periods, op.valid_from, op.valid_to) {
-                Ok(p) => p,
-                Err(e) => {
-                    return Ok(Some(Warning {
-                        file: ev.source.file.clone(),
-                        line: ev.source.line,
-                        message: format!("ignored: {e}"),
-                    }));
-                }
-            };
-            let mut insert = tx.prepare_cached(INSERT_VERSION)?;
-            for &(i, period) in &plan.remnants {
-                let mut r = believed[i].1.clone();
-                r.valid_from = period.from;
-                r.valid_to = period.to;
-                r.tx_from = ev.tx;
-                r.tx_to = TxTime::INFINITY;
-                insert_version(&mut insert, &r)?;
-            }
-            insert_version(&mut insert, &new_version(op, plan.new, ev))?;
-            for &i in &plan.close {
-                close_version(tx, believed[i].0, ev.tx)?;
-            }
-        }
-        Op::Forget { key } => {
-            tx.prepare_cached("UPDATE versions SET tx_to = ?2 WHERE key = ?1 AND tx_to = ?3")?
-                .execute(params![key, ev.tx.micros(), i64::MAX])?;
-        }
-        Op::Seal => {}
-        Op::ForgetEntity { entity } => {
-            tx.prepare_cached(
-                "UPDATE versions SET tx_to = ?2 WHERE tx_to = ?3
-                   AND (key = ?1 OR substr(key, 1, length(?1) + 1) = ?1 || ':')",
-            )?
-            .execute(params![entity, ev.tx.micros(), i64::MAX])?;
-        }
-        Op::ForgetTagged { tags } => {
-            let mut sql = String::from("UPDATE versions SET tx_to = ?1 WHERE tx_to = ?2");
-            let mut args: Vec<rusqlite::types::Value> =
-                vec![ev.tx.micros().into(), i64::MAX.into()];
+    let candidates = match ev.op.scope() {
+        Scope::Key(key) => believed_in(tx, key)?,
+        Scope::Entity(entity) => believed_where(
+            tx,
+            "key = ?2 OR substr(key, 1, length(?2) + 1) = ?2 || ':'",
+            vec![entity.to_string().into()],
+        )?,
+        // A coarse prefilter (a tag's text inside the tags column); the plan decides.
+        Scope::Tagged(tags) => {
+            let mut sql = String::from("1");
+            let mut args: Vec<rusqlite::types::Value> = Vec::new();
             for t in tags {
                 args.push(format!("\u{1f}{t}\u{1f}").into());
-                sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
+                sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len() + 1));
             }
-            if !tags.is_empty() {
-                tx.execute(&sql, rusqlite::params_from_iter(args))?;
-            }
+            believed_where(tx, &sql, args)?
         }
+        Scope::Nothing => return Ok(None),
+    };
+    let (ids, believed): (Vec<i64>, Vec<Version>) = candidates.into_iter().unzip();
+    let change = match change::plan(ev, ev.tx, &believed) {
+        Ok(c) => c,
+        Err(e) => {
+            return Ok(Some(Warning {
+                file: ev.source.file.clone(),
+                line: ev.source.line,
+                message: format!("ignored: {e}"),
+            }));
+        }
+    };
+    let mut insert = tx.prepare_cached(INSERT_VERSION)?;
+    for v in &change.start {
+        insert_version(&mut insert, v)?;
+    }
+    for &i in &change.close {
+        close_version(tx, ids[i], ev.tx)?;
     }
     Ok(None)
+}
+
+/// Believed versions (with their row ids) matching an SQL condition on the versions
+/// table; `?1` is taken by the open end, the condition's own arguments follow.
+fn believed_where(
+    tx: &Transaction<'_>,
+    condition: &str,
+    args: Vec<rusqlite::types::Value>,
+) -> rusqlite::Result<Vec<(i64, Version)>> {
+    let mut all: Vec<rusqlite::types::Value> = vec![i64::MAX.into()];
+    all.extend(args);
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT * FROM versions WHERE tx_to = ?1 AND ({condition}) ORDER BY key, valid_from, id"
+    ))?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(all), |r| {
+        Ok((r.get("id")?, row_version(r)?))
+    })?;
+    rows.collect()
 }
 
 /// Lists `ev` when it was recorded after `ahead_after`.
@@ -1268,20 +1272,6 @@ fn note_ahead(ev: &Event, ahead_after: Option<TxTime>, ahead: &mut Vec<Ahead>) {
             line: ev.source.line,
             recorded: ev.tx,
         });
-    }
-}
-
-fn new_version(op: &StoreOp, period: Period, ev: &Event) -> Version {
-    Version {
-        key: op.key.clone(),
-        value: op.value.clone(),
-        tags: op.tags.clone(),
-        agent: op.agent.clone(),
-        valid_from: period.from,
-        valid_to: period.to,
-        tx_from: ev.tx,
-        tx_to: TxTime::INFINITY,
-        source: ev.source.clone(),
     }
 }
 
