@@ -64,14 +64,27 @@ pub enum Command {
         json: bool,
     },
     /// Every version of KEY ever recorded, with all four clocks and its source entry.
+    #[command(
+        after_help = "With --svg, the versions are drawn as rectangles: valid time on the x axis, \
+transaction time on the y axis (downwards), still-believed versions in blue, no longer believed ones \
+grey and dashed, open ends as arrows, a red line at now on both clocks. --as-of and --valid-at are drawn \
+as lines instead of filtering. The output is deterministic: the same history gives the same bytes, so \
+it can be committed and diffed (GitHub shows it in a markdown preview)."
+    )]
     History {
         key: String,
         /// Only what was believed at this transaction time.
         #[arg(long, value_name = "T", help = format!("Only what mem7 believed at T: {TIME_HELP}"))]
         as_of: Option<String>,
         /// Print a JSON array of versions.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "svg")]
         json: bool,
+        /// Write the bitemporal picture as one standalone SVG document to stdout.
+        #[arg(long)]
+        svg: bool,
+        /// With --svg: draw a line at this valid time.
+        #[arg(long, value_name = "T", requires = "svg", help = format!("With --svg, draw a line at valid time T: {TIME_HELP}"))]
+        valid_at: Option<String>,
     },
     /// Keys and their values at a time (all keys, or under a prefix or tag).
     List {

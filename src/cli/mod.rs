@@ -604,11 +604,38 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             Ok(EXIT_OK)
         }
-        Command::History { key, as_of, json } => {
+        Command::History {
+            key,
+            as_of,
+            json,
+            svg,
+            valid_at,
+        } => {
             let as_of = as_of.as_deref().map(|t| parse_tx("as-of", t)).transpose()?;
-            env.now()?;
+            let valid_at = valid_at
+                .as_deref()
+                .map(|t| parse_valid("valid-at", t))
+                .transpose()?;
+            let now = env.now()?;
             crate::core::validate::lookup_key(key)?;
             let engine = open_engine(cli, env)?;
+            if *svg {
+                // The picture shows every version; the read's clocks are drawn as lines.
+                let versions = engine.index().history(key, None)?;
+                let picture = crate::view::svg::Picture {
+                    key,
+                    versions: &versions,
+                    now: (now.as_valid(), engine.believed_now(now)?),
+                    valid_at,
+                    as_of,
+                    link: None,
+                };
+                write_out(out, &crate::view::svg::render(&picture))?;
+                if versions.is_empty() {
+                    eprintln!("mem7: no history for {key}");
+                }
+                return Ok(EXIT_OK);
+            }
             let versions = engine.index().history(key, as_of)?;
             print_versions(
                 out,

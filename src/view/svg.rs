@@ -1,0 +1,446 @@
+//! The bitemporal picture of one key: its versions as rectangles in valid time (x) ×
+//! transaction time (y), the way the temporal-database literature draws them. Written as
+//! text with deterministic output (the same history gives the same bytes, so it diffs),
+//! every piece of text escaped here, once.
+//!
+//! Both axes are ordinal: each distinct instant a version starts or ends at gets its own
+//! tick, evenly spaced, so a change a minute after the last one is as visible as one a
+//! year later. Open ends (+∞) run to the edge of the plot and end in an arrow, so
+//! "until further notice" is visible.
+
+use std::fmt::Write as _;
+
+use crate::core::Version;
+use crate::core::time::{TxTime, ValidTime};
+
+/// What to draw besides the versions.
+#[derive(Clone, Copy)]
+pub struct Picture<'a> {
+    pub key: &'a str,
+    /// Every version of the key, as `history` lists them.
+    pub versions: &'a [Version],
+    /// "Now" on both clocks (valid: this machine's clock; transaction: what mem7
+    /// believes now).
+    pub now: (ValidTime, TxTime),
+    /// Lines for a read's `valid_at` and `as_of`, when given.
+    pub valid_at: Option<ValidTime>,
+    pub as_of: Option<TxTime>,
+    /// Where each rectangle links (`#v{n}` anchors by default; the page links rows).
+    pub link: Option<&'a dyn Fn(usize) -> String>,
+}
+
+const LEFT: i64 = 190;
+const TOP: i64 = 64;
+const RIGHT: i64 = 190;
+const BOTTOM: i64 = 84;
+/// Room past the last finite tick for open ends.
+const OPEN: i64 = 110;
+const CHAR_WIDTH: i64 = 7;
+
+/// An ordinal axis: the distinct finite instants, evenly spaced.
+struct Axis {
+    ticks: Vec<i64>,
+    step: i64,
+}
+
+impl Axis {
+    fn new(mut ticks: Vec<i64>, room: i64) -> Axis {
+        ticks.sort_unstable();
+        ticks.dedup();
+        let n = ticks.len().max(1) as i64;
+        // Wide steps for a few versions, narrower ones (down to 10 px) for many.
+        let step = (room / n).clamp(10, 120);
+        Axis { ticks, step }
+    }
+
+    /// The offset of an instant (open ends go past the last tick).
+    fn at(&self, micros: i64) -> i64 {
+        match self.ticks.binary_search(&micros) {
+            Ok(i) => i as i64 * self.step,
+            // Between ticks (a line for valid_at/as_of): placed proportionally.
+            Err(i) if i == 0 => 0,
+            // After the last tick but finite (now, a read's line): halfway to +∞.
+            Err(i) if i >= self.ticks.len() => self.span() + OPEN / 2,
+            Err(i) => {
+                let (a, b) = (self.ticks[i - 1], self.ticks[i]);
+                let frac = (micros - a) as f64 / (b - a) as f64;
+                ((i as f64 - 1.0 + frac) * self.step as f64).round() as i64
+            }
+        }
+    }
+
+    /// The length of the axis up to its last finite tick.
+    fn span(&self) -> i64 {
+        (self.ticks.len().saturating_sub(1)) as i64 * self.step
+    }
+
+    /// Where open ends stop.
+    fn end(&self) -> i64 {
+        self.span() + OPEN
+    }
+}
+
+/// Writes the picture as one standalone SVG document.
+pub fn render(p: &Picture<'_>) -> String {
+    let finite = |m: i64| m != i64::MAX;
+    let mut valid_ticks: Vec<i64> = Vec::new();
+    let mut tx_ticks: Vec<i64> = Vec::new();
+    for v in p.versions {
+        for m in [v.valid_from.micros(), v.valid_to.micros()] {
+            if finite(m) {
+                valid_ticks.push(m);
+            }
+        }
+        for m in [v.tx_from.micros(), v.tx_to.micros()] {
+            if finite(m) {
+                tx_ticks.push(m);
+            }
+        }
+    }
+    // Now and the read's clocks take their own places on the axes.
+    valid_ticks.push(p.now.0.micros());
+    tx_ticks.push(p.now.1.micros());
+    valid_ticks.extend(p.valid_at.map(ValidTime::micros));
+    tx_ticks.extend(p.as_of.map(TxTime::micros));
+    let n = p.versions.len() as i64;
+    let x = Axis::new(valid_ticks, (n * 90).clamp(480, 1600));
+    // Wide enough for the legend line.
+    let min_width = LEFT + 560;
+    let y = Axis::new(tx_ticks, (n * 44).clamp(240, 2400));
+    let width = (LEFT + x.end() + RIGHT).max(min_width);
+    let height = TOP + y.end() + BOTTOM;
+    let px = |m: i64| LEFT + if finite(m) { x.at(m) } else { x.end() };
+    let py = |m: i64| TOP + if finite(m) { y.at(m) } else { y.end() };
+
+    let mut s = String::with_capacity(2048 + p.versions.len() * 600);
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         viewBox=\"0 0 {width} {height}\" font-family=\"ui-sans-serif, system-ui, sans-serif\" \
+         font-size=\"12\" role=\"img\" aria-labelledby=\"title\">\n"
+    );
+    let _ = writeln!(
+        s,
+        "<title id=\"title\">mem7: {} versions of {} in valid time × transaction time</title>",
+        p.versions.len(),
+        escape(p.key)
+    );
+    s.push_str(
+        "<style>\
+         .v rect{fill:#dbeafe;stroke:#1d4ed8;stroke-width:1.5}\
+         .v.closed rect{fill:#f1f5f9;stroke:#64748b;stroke-dasharray:4 3}\
+         .v text{fill:#0f172a}.v.closed text{fill:#475569}\
+         .axis{stroke:#334155;stroke-width:1}.tick{stroke:#cbd5e1;stroke-width:1}\
+         .label{fill:#334155}.now{stroke:#dc2626;stroke-width:1.5}\
+         .read{stroke:#7c3aed;stroke-width:1.5;stroke-dasharray:6 3}\
+         .open{fill:#1d4ed8}.v.closed .open{fill:#64748b}\
+         </style>\n",
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{LEFT}\" y=\"24\" font-size=\"15\" font-weight=\"600\">{}</text>",
+        escape(p.key)
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{LEFT}\" y=\"44\" class=\"label\">blue: believed now · grey, dashed: no longer believed · arrow: until further notice</text>"
+    );
+
+    // Axes and ticks.
+    let (x0, y0, x1, y1) = (LEFT, TOP, LEFT + x.end(), TOP + y.end());
+    let _ = writeln!(
+        s,
+        "<line class=\"axis\" x1=\"{x0}\" y1=\"{y1}\" x2=\"{x1}\" y2=\"{y1}\"/>\
+         <line class=\"axis\" x1=\"{x0}\" y1=\"{y0}\" x2=\"{x0}\" y2=\"{y1}\"/>"
+    );
+    let every = |axis: &Axis, room: i64| ((room + axis.step - 1) / axis.step).max(1) as usize;
+    let x_every = every(&x, 84);
+    for (i, &t) in x.ticks.iter().enumerate() {
+        let tx = px(t);
+        let _ = writeln!(
+            s,
+            "<line class=\"tick\" x1=\"{tx}\" y1=\"{y0}\" x2=\"{tx}\" y2=\"{y1}\"/>"
+        );
+        if i % x_every == 0 {
+            let _ = writeln!(
+                s,
+                "<text class=\"label\" x=\"{tx}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                y1 + 18,
+                instant_label(t)
+            );
+        }
+    }
+    let y_every = every(&y, 18);
+    for (i, &t) in y.ticks.iter().enumerate() {
+        let ty = py(t);
+        let _ = writeln!(
+            s,
+            "<line class=\"tick\" x1=\"{x0}\" y1=\"{ty}\" x2=\"{x1}\" y2=\"{ty}\"/>"
+        );
+        if i % y_every == 0 {
+            let _ = writeln!(
+                s,
+                "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                x0 - 8,
+                ty + 4,
+                instant_label(t)
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">valid time (when it held in the world) →</text>",
+        LEFT + x.end() / 2,
+        y1 + 44
+    );
+    let _ = writeln!(
+        s,
+        "<text class=\"label\" x=\"16\" y=\"{}\" transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">transaction time (when mem7 believed it) ↓</text>",
+        TOP + y.end() / 2,
+        TOP + y.end() / 2
+    );
+    let _ = writeln!(
+        s,
+        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">∞</text>\
+         <text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">∞</text>",
+        x1,
+        y1 + 18,
+        x0 - 8,
+        y1 + 4
+    );
+
+    // The versions, in history order.
+    for (i, v) in p.versions.iter().enumerate() {
+        let (left, right) = (px(v.valid_from.micros()), px(v.valid_to.micros()));
+        let (top, bottom) = (py(v.tx_from.micros()), py(v.tx_to.micros()));
+        let (w, h) = ((right - left).max(2), (bottom - top).max(2));
+        let class = if v.tx_to.is_infinite() {
+            "v"
+        } else {
+            "v closed"
+        };
+        let href = match p.link {
+            Some(f) => f(i),
+            None => format!("#v{}", i + 1),
+        };
+        let _ = write!(
+            s,
+            "<g class=\"{class}\" id=\"v{}\"><a href=\"{}\"><title>{}</title>\
+             <rect x=\"{left}\" y=\"{top}\" width=\"{w}\" height=\"{h}\" rx=\"3\"/>",
+            i + 1,
+            escape(&href),
+            escape(&tooltip(v))
+        );
+        let room = (w - 10) / CHAR_WIDTH;
+        if room >= 2 && h >= 14 {
+            let _ = write!(
+                s,
+                "<text x=\"{}\" y=\"{}\">{}</text>",
+                left + 5,
+                top + h.min(28) / 2 + 4,
+                escape(&shorten(&v.value, room as usize))
+            );
+        }
+        if v.valid_to.is_infinite() {
+            let (ax, ay) = (right, top + h / 2);
+            let _ = write!(
+                s,
+                "<path class=\"open\" d=\"M{} {} L{ax} {ay} L{} {} Z\"/>",
+                ax - 8,
+                ay - 5,
+                ax - 8,
+                ay + 5
+            );
+        }
+        if v.tx_to.is_infinite() {
+            let (ax, ay) = (left + w / 2, bottom);
+            let _ = write!(
+                s,
+                "<path class=\"open\" d=\"M{} {} L{ax} {ay} L{} {} Z\"/>",
+                ax - 5,
+                ay - 8,
+                ax + 5,
+                ay - 8
+            );
+        }
+        s.push_str("</a></g>\n");
+    }
+
+    // Now on both axes, and the read's lines.
+    let (now_valid, now_tx) = p.now;
+    let nx = px(now_valid.micros());
+    let ny = py(now_tx.micros());
+    let _ = writeln!(
+        s,
+        "<line class=\"now\" x1=\"{nx}\" y1=\"{y0}\" x2=\"{nx}\" y2=\"{y1}\"/>\
+         <text x=\"{nx}\" y=\"{}\" fill=\"#dc2626\" text-anchor=\"middle\">now</text>\
+         <line class=\"now\" x1=\"{x0}\" y1=\"{ny}\" x2=\"{x1}\" y2=\"{ny}\"/>\
+         <text x=\"{}\" y=\"{}\" fill=\"#dc2626\">now</text>",
+        y0 - 6,
+        x1 + 6,
+        ny + 4
+    );
+    if let Some(t) = p.valid_at {
+        let vx = px(t.micros());
+        let _ = writeln!(
+            s,
+            "<line class=\"read\" x1=\"{vx}\" y1=\"{y0}\" x2=\"{vx}\" y2=\"{y1}\"/>\
+             <text x=\"{vx}\" y=\"{}\" fill=\"#7c3aed\" text-anchor=\"middle\">valid_at {}</text>",
+            y1 + 62,
+            escape(&t.to_rfc3339())
+        );
+    }
+    if let Some(t) = p.as_of {
+        let ay = py(t.micros());
+        let _ = writeln!(
+            s,
+            "<line class=\"read\" x1=\"{x0}\" y1=\"{ay}\" x2=\"{x1}\" y2=\"{ay}\"/>\
+             <text x=\"{}\" y=\"{}\" fill=\"#7c3aed\">as_of {}</text>",
+            x1 + 6,
+            ay - 6,
+            escape(&t.to_rfc3339())
+        );
+    }
+    if p.versions.is_empty() {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" class=\"label\">no version of this key was ever recorded</text>",
+            LEFT + 10,
+            TOP + 30
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// A tick's label: the date, with the time when it is not midnight.
+fn instant_label(micros: i64) -> String {
+    let t = ValidTime::from_micros(micros).to_rfc3339();
+    match t.strip_suffix("T00:00:00Z") {
+        Some(day) => day.to_string(),
+        None => t.replace('T', " ").trim_end_matches('Z').to_string(),
+    }
+}
+
+fn tooltip(v: &Version) -> String {
+    let end = |t: String| if t == "∞" { "∞".to_string() } else { t };
+    format!(
+        "{} = {}\nvalid {} → {}\nbelieved {} → {}\n{}:{} · agent {}{}",
+        v.key,
+        shorten(&v.value, 400),
+        v.valid_from,
+        end(v.valid_to.to_rfc3339()),
+        v.tx_from,
+        end(v.tx_to.to_rfc3339()),
+        v.source.file,
+        v.source.line,
+        v.agent,
+        if v.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" · tags {}", v.tags.join(", "))
+        }
+    )
+}
+
+/// The value on one line, cut to `max` characters with an ellipsis.
+pub fn shorten(value: &str, max: usize) -> String {
+    let one_line: String = value
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let one_line = one_line.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let mut cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// Text for XML character data and attribute values: markup characters escaped, and
+/// characters XML 1.0 cannot carry replaced (a value may hold any Unicode).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Source;
+
+    fn version(value: &str, valid: (i64, i64), tx: (i64, i64)) -> Version {
+        let t = |m: i64| if m < 0 { i64::MAX } else { m * 86_400_000_000 };
+        Version {
+            key: "k".into(),
+            value: value.into(),
+            tags: vec![],
+            agent: "a".into(),
+            valid_from: ValidTime::from_micros(t(valid.0)),
+            valid_to: ValidTime::from_micros(t(valid.1)),
+            tx_from: TxTime::from_micros(t(tx.0)),
+            tx_to: TxTime::from_micros(t(tx.1)),
+            source: Source::default(),
+        }
+    }
+
+    fn picture(versions: &[Version]) -> String {
+        render(&Picture {
+            key: "k",
+            versions,
+            now: (ValidTime::from_micros(0), TxTime::from_micros(0)),
+            valid_at: None,
+            as_of: None,
+            link: None,
+        })
+    }
+
+    #[test]
+    fn one_rectangle_per_version_deterministically() {
+        let vs = [
+            version("Railway", (1, -1), (1, 2)),
+            version("Railway", (1, 2), (2, -1)),
+            version("Cloudflare", (2, -1), (2, -1)),
+        ];
+        let a = picture(&vs);
+        assert_eq!(a, picture(&vs));
+        assert_eq!(a.matches("<rect ").count(), 3);
+        assert_eq!(a.matches("class=\"v closed\"").count(), 1);
+        assert!(a.contains(">Cloudflare</text>"));
+        assert!(a.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(a.ends_with("</svg>\n"));
+    }
+
+    #[test]
+    fn markup_in_values_and_keys_stays_text() {
+        let vs = [version(
+            "<script>alert(1)</script>\"><svg onload=x>",
+            (1, -1),
+            (1, -1),
+        )];
+        let svg = picture(&vs);
+        assert!(!svg.contains("<script"), "{svg}");
+        assert!(!svg.contains("<svg onload"), "{svg}");
+        assert!(svg.contains("&lt;script&gt;"));
+        assert_eq!(escape("a\u{0}b\u{7}"), "a\u{fffd}b\u{fffd}");
+    }
+
+    #[test]
+    fn shorten_cuts_on_characters() {
+        assert_eq!(shorten("héllo wörld", 5), "héll…");
+        assert_eq!(shorten("a\nb", 5), "a b");
+    }
+}
