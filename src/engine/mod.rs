@@ -413,16 +413,20 @@ impl Engine {
         }
         let hashes: Vec<ChainHash> = accepted.iter().filter_map(|f| f.computed).collect();
         let mut body = format!(
-            "Sealed by {agent}: accepted {} entr{} as they are now.\n",
-            hashes.len(),
-            if hashes.len() == 1 { "y" } else { "ies" }
+            "Sealed by {agent}: accepted {} as they are now.\n",
+            crate::verify::count_accepted(accepted.iter().copied())
         );
         for f in &accepted {
+            // Foreign text has no key.
+            let key = if f.key.is_empty() {
+                String::new()
+            } else {
+                format!(" `{}`", f.key)
+            };
             body.push_str(&format!(
-                "\n- {}:{} `{}` ({}): {}",
+                "\n- {}:{}{key} ({}): {}",
                 f.file,
                 f.line,
-                f.key,
                 f.kind,
                 f.computed.map(|h| h.to_hex()).unwrap_or_default()
             ));

@@ -10,6 +10,7 @@ pub use envelope::Fields;
 pub use parse::{
     ChainFile, ChainRecord, ParsedEntry, ParsedFile, Problem, ProblemKind, parse_chain, parse_file,
 };
+pub use parse::{FOREIGN_CONTEXT, foreign_digest};
 pub use write::{EntryDraft, render_entry};
 
 use crate::core::time::{TxTime, ValidTime};
