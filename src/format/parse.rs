@@ -214,6 +214,41 @@ pub fn is_conflict_marker(text: &str) -> bool {
         })
 }
 
+/// Which conflict marker a line is (see [`is_conflict_marker`]): `<`, `|`, `=` or `>`.
+fn conflict_marker(text: &str) -> Option<u8> {
+    is_conflict_marker(text).then(|| text.as_bytes()[0])
+}
+
+/// A line the Go mem7 or mem7 reads as structure wherever it stands: a `## ` heading, a
+/// fence, or a terminator (by the Go reader's rule: surrounding whitespace ignored).
+fn is_structural(text: &str) -> bool {
+    text.starts_with("## ") || matches!(text.trim(), "---" | "```" | "```mem7")
+}
+
+/// The last line of a whole git conflict region that starts at line `start`
+/// (`<<<<<<<`, optionally `|||||||`, then `=======`, then `>>>>>>>`) with no structural
+/// line and no other region inside it. A Go mem7 body holding such a region quotes a
+/// conflict; anything less is an unresolved merge.
+fn whole_region(lines: &Lines<'_>, start: usize) -> Option<usize> {
+    if conflict_marker(lines.text(start)) != Some(b'<') {
+        return None;
+    }
+    let mut separated = false;
+    for k in start + 1..lines.len() {
+        let t = lines.text(k);
+        match conflict_marker(t) {
+            Some(b'<') => return None,
+            Some(b'|') if separated => return None,
+            Some(b'=') if separated => return None,
+            Some(b'=') => separated = true,
+            Some(b'>') => return separated.then_some(k),
+            _ if is_structural(t) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Why the heading-like line `i` begins a torn tail: an entry cut off before its
 /// envelope's fence was complete, so that nothing but a prefix of what mem7 writes
 /// (`## key`, blank lines, part of the ```` ```mem7 ```` line) follows it to the end of
@@ -282,6 +317,13 @@ fn foreign_run(lines: &Lines<'_>, first: usize, last: usize) -> Problem {
             if n == 1 { "" } else { "s" }
         ),
     }
+}
+
+/// Whether the envelope between lines `open` and `close` is a Go mem7 one (decided as
+/// the readers decide it, see [`Fields::is_legacy`]).
+fn envelope_is_legacy(lines: &Lines<'_>, open: usize, close: usize) -> bool {
+    ChainSummary::read((open + 1..close).map(|k| lines.text(k)), None, &mut None)
+        .is_ok_and(|s| s.legacy)
 }
 
 fn next_nonblank(lines: &Lines<'_>, from: usize) -> usize {
@@ -869,15 +911,31 @@ fn scan<T>(
             continue;
         }
         // The body runs to the `---` line; a new entry or a conflict first means torn.
+        // A Go mem7 body is read as the Go mem7 read it: any line whose trimmed text is
+        // `---` ends it, and git conflict regions inside it are text when they are whole
+        // (see `whole_region`). Whether the entry is a Go one is asked only when a line
+        // makes the difference, which is rare.
+        let mut legacy: Option<bool> = None;
+        let mut is_legacy =
+            || *legacy.get_or_insert_with(|| envelope_is_legacy(&lines, open, close));
         let mut term = close + 1;
         let mut found = false;
         while term < lines.len() {
             let t = lines.text(term);
-            if is_terminator(t) {
+            if is_terminator(t) || (t.trim() == "---" && is_legacy()) {
                 found = true;
                 break;
             }
-            if (conflicted && is_conflict_marker(t)) || entry_starts(&lines, term).is_some() {
+            if conflicted && is_conflict_marker(t) {
+                match is_legacy().then(|| whole_region(&lines, term)).flatten() {
+                    Some(end) => {
+                        term = end + 1;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            if entry_starts(&lines, term).is_some() {
                 break;
             }
             term += 1;
@@ -941,13 +999,13 @@ fn read_entry(
     let keyed = fields.chain.as_deref() == Some("keyed");
     let computed = entry_hash(src, lines, at, prev, keyed, key);
 
-    let body = body_lines(lines, close, term);
     let op = fields.op.as_deref().unwrap_or("store");
     let value = if !has_value(op) {
         None
     } else if legacy {
-        Some(body.join("\n"))
+        Some(legacy_value(lines, close, term))
     } else {
+        let body = body_lines(lines, close, term);
         Some(
             decode_value(&body, fields.encoding.as_deref())
                 .map_err(|e| format!("entry `{key_text}`: {e}"))?,
@@ -982,6 +1040,21 @@ fn body_lines<'a>(lines: &Lines<'a>, close: usize, term: usize) -> Vec<&'a str> 
     match (first, last) {
         (Some(a), Some(b)) => (a..=b).map(|k| lines.text(k)).collect(),
         _ => Vec::new(),
+    }
+}
+
+/// A Go mem7 body as the Go mem7 read it: its lines joined with LF, with the empty
+/// lines at its start and end removed (lines of spaces are kept, as they were there).
+fn legacy_value(lines: &Lines<'_>, close: usize, term: usize) -> String {
+    let body = close + 1..term;
+    let first = body.clone().find(|&k| !lines.text(k).is_empty());
+    let last = body.clone().rev().find(|&k| !lines.text(k).is_empty());
+    match (first, last) {
+        (Some(a), Some(b)) => (a..=b)
+            .map(|k| lines.text(k))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 
@@ -1360,5 +1433,85 @@ mod tests {
         let (full, _) = both(&text);
         assert_eq!(kinds(&full.problems), [(end, "foreign"), (end + 2, "torn")]);
         assert_eq!(full.torn_tail, Some(file.len() + "a note\n\n".len()));
+    }
+
+    /// A Go mem7 entry with `body` (lines as they stand in the file).
+    fn go_entry(entity: &str, body: &str) -> String {
+        format!(
+            "## {entity}\n\n```mem7\nop: store\ncreated: 2025-01-10T09:00:00Z\nupdated: 2025-01-10T09:00:00Z\n```\n\n{body}\n\n---\n\n"
+        )
+    }
+
+    #[test]
+    fn go_bodies_are_read_by_the_go_rule() {
+        let quoted = "merge said:\n<<<<<<< HEAD\nport: 1\n||||||| base\nport: 0\n=======\nport: 2\n>>>>>>> other\nkept 2\n\\---\n## not a heading\n\\```mem7\n\\```";
+        let text = format!("{}{}", go_entry("a", quoted), go_entry("b", "plain"));
+        let (full, _) = both(&text);
+        assert_eq!(kinds(&full.problems), [], "{text}");
+        assert_eq!(full.entries.len(), 2);
+        assert!(full.entries[0].legacy);
+        assert_eq!(full.entries[0].value.as_deref(), Some(quoted));
+        assert_eq!(full.entries[1].value.as_deref(), Some("plain"));
+
+        // Only empty lines around a Go body go; a line of spaces stays, as it did there.
+        let (full, _) = both(&go_entry("a", "  \nvalue\n\t"));
+        assert_eq!(full.entries[0].value.as_deref(), Some("  \nvalue\n\t"));
+
+        // The Go mem7 ended a body at any line that is `---` once trimmed; what follows
+        // up to the next entry belongs to none.
+        let text = go_entry("a", "one\n  ---  \ntwo");
+        let (full, _) = both(&text);
+        assert_eq!(full.entries[0].value.as_deref(), Some("one"));
+        assert_eq!(kinds(&full.problems), [(11, "foreign")]);
+        // In a current-format entry such a line is value text, as before.
+        let text =
+            "## k\n\n```mem7\nrecorded: 2026-01-01T00:00:00Z\n```\n\none\n  ---\ntwo\n\n---\n";
+        let (full, _) = both(text);
+        assert_eq!(full.entries[0].value.as_deref(), Some("one\n  ---\ntwo"));
+    }
+
+    #[test]
+    fn a_real_conflict_is_still_a_conflict() {
+        let go = go_entry("a", "note");
+        let region = |inner: &str| format!("<<<<<<< HEAD\n{inner}=======\nx\n>>>>>>> other\n");
+        let current = "## k\n\n```mem7\nrecorded: 2026-01-01T00:00:00Z\n```\n\n";
+        for (name, text) in [
+            ("around entries", format!("{go}{}", region(&go))),
+            ("between entries", format!("{go}{}{go}", region("y\n"))),
+            ("around a heading", go_entry("a", &region("## b\n"))),
+            ("around a fence", go_entry("a", &region("```\n"))),
+            ("around a terminator", go_entry("a", &region("---\n"))),
+            (
+                "unclosed in a Go body",
+                go_entry("a", "<<<<<<< HEAD\nx\n=======\ny"),
+            ),
+            (
+                "without a separator",
+                go_entry("a", "<<<<<<< HEAD\nx\n>>>>>>> other"),
+            ),
+            ("nested", go_entry("a", &region(&region("")))),
+            (
+                "a lone marker in a Go body",
+                go_entry("a", &format!("{}\n=======", region("y\n"))),
+            ),
+            (
+                "in a current entry's body",
+                format!("{current}{}\n---\n", region("y\n")),
+            ),
+            (
+                "in a Go envelope",
+                format!(
+                    "## a\n\n```mem7\n{}```\n\nbody\n\n---\n",
+                    region("op: store\n")
+                ),
+            ),
+        ] {
+            let (full, _) = both(&text);
+            assert!(
+                kinds(&full.problems).iter().any(|(_, k)| *k == "conflict"),
+                "{name}: {:?}\n{text}",
+                full.problems
+            );
+        }
     }
 }
