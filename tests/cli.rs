@@ -1416,3 +1416,67 @@ fn a_real_conflict_in_a_go_workspace_still_stops_every_command() {
         r.stderr
     );
 }
+
+#[test]
+fn two_go_facts_that_map_to_one_key_are_named_with_both_sources() {
+    let s = Sandbox::bare();
+    let dir = s.dir.path().join("mem7-go");
+    let memory = dir.join("workspace/memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    let go = |entity: &str, predicate: &str, updated: &str, body: &str| {
+        format!(
+            "## {entity}\n\n```mem7\nop: store\n{predicate}updated: {updated}\n```\n\n{body}\n\n---\n\n"
+        )
+    };
+    // `a:b` with the default predicate, again later (the same fact: no warning), `c`
+    // with and without `predicate: note` (the same key by the documented rule).
+    std::fs::write(
+        memory.join("2025-01-10.md"),
+        [
+            go("a:b", "", "2025-01-10T09:00:00Z", "first"),
+            go("a:b", "predicate: note\n", "2025-01-10T09:30:00Z", "again"),
+            go("c", "", "2025-01-10T09:40:00Z", "one"),
+            go("c", "predicate: note\n", "2025-01-10T09:50:00Z", "two"),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    std::fs::write(
+        memory.join("2025-01-11.md"),
+        go("a", "predicate: b\n", "2025-01-11T09:00:00Z", "second"),
+    )
+    .unwrap();
+    let r = in_go_dir(&s, &dir, &["recall", "a:b", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Both read as one key, the later one winning, and a warning names both sources.
+    assert_eq!(r.json()[0]["value"], "second");
+    let warnings: Vec<&str> = r.stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{}", r.stderr);
+    assert!(
+        warnings[0].contains("memory/2025-01-11.md:1:")
+            && warnings[0].contains("entity `a` with predicate `b`")
+            && warnings[0].contains("entity `a:b` with predicate `note` at memory/2025-01-10.md:1")
+            && warnings[0].contains("key `a:b`"),
+        "{}",
+        r.stderr
+    );
+
+    // A colliding Go entry that arrives later (the Go mem7 still writing here) is
+    // caught too: the index is rebuilt to see every Go fact.
+    std::fs::write(
+        memory.join("2025-01-12.md"),
+        go("c:d", "", "2025-01-12T09:00:00Z", "x")
+            + &go("c", "predicate: d\n", "2025-01-12T10:00:00Z", "y"),
+    )
+    .unwrap();
+    let r = in_go_dir(&s, &dir, &["recall", "c:d", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "memory/2025-01-12.md:12: Go mem7 entity `c` with predicate `d` maps to the key `c:d`, \
+             as entity `c:d` with predicate `note` at memory/2025-01-12.md:1 does"
+        ),
+        "{}",
+        r.stderr
+    );
+}

@@ -479,6 +479,11 @@ impl Index {
             {
                 return Ok(Err(format!("{} was edited", file.name)));
             }
+            // Whether a Go mem7 fact shares its key with another one is known only from
+            // all of them: a rebuild reads them all (Go workspaces are small).
+            if parsed.entries[known..].iter().any(|e| e.legacy) {
+                return Ok(Err(format!("{} has new Go mem7 entries", file.name)));
+            }
             file_events(
                 &file.name,
                 &parsed,
@@ -1264,6 +1269,7 @@ fn build_generation(
             }
         };
         let mut all = Vec::new();
+        let mut legacy_keys = format::LegacyKeys::default();
         for (n, file) in scan.iter().enumerate() {
             progress(Progress::Reading {
                 done: n as u64 + 1,
@@ -1274,6 +1280,14 @@ fn build_generation(
             insert_file_row(&tx, file, &parsed)?;
             let mut events = Vec::new();
             file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
+            for (line, message) in legacy_keys.note(&file.name, &parsed.entries) {
+                let file = file.name.clone();
+                stats.warnings.push(Warning {
+                    file,
+                    line,
+                    message,
+                });
+            }
             drop(parsed);
             if !streaming {
                 all.extend(events);
