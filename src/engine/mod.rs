@@ -382,9 +382,10 @@ impl Engine {
     }
 
     /// Accepts, under the writer's name, every entry `verify` reports as changed,
-    /// inserted, reordered, unlinked or merged: appends a `seal` entry that records the
-    /// accepted entries' hashes (old → new) so that `verify` is clean afterwards. Nothing
-    /// is rewritten; the edit stays visible in the files and in git.
+    /// inserted, reordered, unlinked or merged, and every run of foreign text: appends a
+    /// `seal` entry that records the accepted entries' hashes and the runs' digests so
+    /// that `verify` is clean afterwards. Nothing is rewritten; the edit stays visible
+    /// in the files and in git.
     pub fn seal(&mut self, agent: &str, now: TxTime) -> Result<SealOutcome> {
         validate::agent(agent)?;
         let _lock = self.ws.lock()?;
