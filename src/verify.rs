@@ -10,6 +10,9 @@ use crate::error::{Error, Result};
 use crate::format::{self, ProblemKind};
 use crate::store::Workspace;
 
+/// The kind of a finding about text that belongs to no entry.
+pub const FOREIGN_TEXT: &str = "foreign text";
+
 /// One located finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
@@ -18,12 +21,13 @@ pub struct Finding {
     /// The entry's key (empty when the problem is not in an entry).
     pub key: String,
     /// A stable name: changed, removed, file-removed, reordered, unsealed, not-keyed,
-    /// truncated, unreadable, conflict, head-mismatch, legacy, merge, ahead.
+    /// truncated, unreadable, conflict, foreign text, head-mismatch, legacy, merge, ahead.
     pub kind: &'static str,
     /// Whether this breaks verification (else a warning).
     pub is_break: bool,
     pub message: String,
-    /// The hash of the entry's bytes as they are now (what `seal` accepts).
+    /// The hash of the entry's bytes as they are now, or the digest of a run of foreign
+    /// text (what `seal` accepts).
     pub computed: Option<ChainHash>,
 }
 
@@ -73,6 +77,13 @@ pub(crate) fn verify_locked(
 
     // The readers' records, in file order, as one chain (nothing copied).
     let chain = Chain::new(parsed.iter().map(|(_, file, _)| file.entries.as_slice()));
+    // What intact seals accepted (entries by their computed hash, foreign text by its
+    // digest). With a key, only keyed seals count.
+    let keyed = matches!(key, ChainKey::Keyed(_));
+    let accepted: HashSet<ChainHash> = parsed
+        .iter()
+        .flat_map(|(_, _, s)| s.accepts.iter().copied())
+        .collect();
     for (name, file, _) in &parsed {
         let tail = file.torn_tail.and_then(|_| {
             file.problems
@@ -80,6 +91,11 @@ pub(crate) fn verify_locked(
                 .rposition(|p| p.kind == ProblemKind::Torn)
         });
         for (pi, p) in file.problems.iter().enumerate() {
+            let digest = match p.kind {
+                ProblemKind::Foreign(digest) if accepted.contains(&digest) => continue,
+                ProblemKind::Foreign(digest) => Some(digest),
+                _ => None,
+            };
             let (kind, message) = match p.kind {
                 ProblemKind::Torn if Some(pi) != tail => (
                     "truncated",
@@ -103,6 +119,13 @@ pub(crate) fn verify_locked(
                     ),
                 ),
                 ProblemKind::Malformed => ("unreadable", p.message.clone()),
+                ProblemKind::Foreign(_) => (
+                    FOREIGN_TEXT,
+                    format!(
+                        "{}; only blank lines may stand between entries: make it an entry, move it out of memory/, or accept it with `mem7 seal`",
+                        p.message
+                    ),
+                ),
             };
             report.findings.push(Finding {
                 file: name.clone(),
@@ -111,7 +134,8 @@ pub(crate) fn verify_locked(
                 kind,
                 is_break: true,
                 message,
-                computed: None,
+                // What `seal` accepts of foreign text: its digest.
+                computed: digest,
             });
         }
     }
@@ -127,13 +151,6 @@ pub(crate) fn verify_locked(
             "set MEM7_CHAIN_KEY to the workspace's chain key and run `mem7 verify` again",
         ));
     }
-
-    // What intact seals accepted. With a key, only keyed seals count.
-    let keyed = matches!(key, ChainKey::Keyed(_));
-    let accepted: HashSet<ChainHash> = parsed
-        .iter()
-        .flat_map(|(_, _, s)| s.accepts.iter().copied())
-        .collect();
 
     // Records hold where their key is, not the key: the few files with findings are
     // mapped again to name them.
@@ -321,7 +338,8 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
         .collect())
 }
 
-/// The findings `seal` can accept (breaks and merges of entries, not file-level trouble).
+/// The findings `seal` can accept: breaks and merges of entries, and foreign text (not
+/// what cannot be read: conflicts, torn and unreadable entries).
 pub fn acceptable(report: &Report) -> Vec<&Finding> {
     report
         .findings
@@ -329,6 +347,7 @@ pub fn acceptable(report: &Report) -> Vec<&Finding> {
         .filter(|f| f.computed.is_some() && f.kind != Kind::Legacy.name())
         .collect()
 }
+
 /// Warnings for entries recorded more than five minutes after `now` (this machine's
 /// clock): a clock that runs ahead somewhere, or a `MEM7_NOW` in the future. They break
 /// nothing (reads include them: what mem7 believes now), but a person should know.
@@ -375,4 +394,25 @@ pub fn recorded_ahead(ws: &Workspace, now: crate::core::time::TxTime) -> Result<
         }
     }
     Ok(out)
+}
+
+/// How many entries and runs of foreign text `findings` are, for people: "1 entry",
+/// "2 entries and 1 run of foreign text".
+pub fn count_accepted<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> String {
+    let (mut entries, mut text) = (0, 0);
+    for f in findings {
+        if f.kind == FOREIGN_TEXT {
+            text += 1;
+        } else {
+            entries += 1;
+        }
+    }
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let runs = count(text, "run of foreign text", "runs of foreign text");
+    match (entries, text) {
+        (_, 0) => count(entries, "entry", "entries"),
+        (0, _) => runs,
+        _ => format!("{} and {runs}", count(entries, "entry", "entries")),
+    }
 }

@@ -780,8 +780,15 @@ fn concurrent_writers_lose_nothing() {
 
 /// Copies the hand-made Go mem7 data directory into the sandbox; returns its path.
 fn legacy_dir(s: &Sandbox) -> std::path::PathBuf {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/legacy-go");
-    let dst = s.dir.path().join("mem7-go");
+    fixture_dir(s, "legacy-go")
+}
+
+/// Copies `tests/fixtures/NAME` into the sandbox; returns its path.
+fn fixture_dir(s: &Sandbox, name: &str) -> std::path::PathBuf {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let dst = s.dir.path().join(name);
     for (rel, bytes) in common::snapshot(&src) {
         let path = dst.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -1507,5 +1514,203 @@ fn history_svg_draws_every_version_deterministically_and_escapes_values() {
         svg.len() < 40_000,
         "a long value is shortened: {} bytes",
         svg.len()
+    );
+}
+
+/// Runs mem7 on the Go mem7 data directory `dir` (through `MEM7_DIR`, as a Go user would).
+fn in_go_dir(s: &Sandbox, dir: &std::path::Path, args: &[&str]) -> common::Run {
+    let out = s
+        .command(args, Some("2025-04-01T00:00:00Z"))
+        .env_remove("MEM7_WORKSPACE")
+        .env("MEM7_DIR", dir)
+        .output()
+        .unwrap();
+    common::finish(out)
+}
+
+#[test]
+fn go_bodies_with_conflict_markers_escapes_and_headings_read_as_the_go_mem7_did() {
+    let s = Sandbox::bare();
+    let dir = fixture_dir(&s, "legacy-go-bodies");
+    let run = |args: &[&str]| {
+        let r = in_go_dir(&s, &dir, args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.is_empty(), "{args:?}: {}", r.stderr);
+        r.json()
+    };
+    // The Go mem7's reader: every line up to the one that is `---` once trimmed is body,
+    // joined with LF, without the empty lines around it; escapes are kept.
+    let want = [
+        (
+            "deploy:incident",
+            "The release branch would not merge; git left this in config.yaml:\n\n\
+             <<<<<<< HEAD\nport: 8080\n=======\nport: 9090\n>>>>>>> release\nWe kept 9090.",
+        ),
+        (
+            "merge-help",
+            "A diff3 conflict has a base section:\n<<<<<<< ours\na\n||||||| base\nb\n\
+             =======\nc\n>>>>>>> theirs",
+        ),
+        (
+            "runbook",
+            "## Deploy\n\n1. Build the image.\n2. Push it.\n\n\\---\n\n## Rollback\n\n\
+             Front matter in the chart looks like this:\n\n\\```mem7\nname: api\n\\---\n\\```",
+        ),
+    ];
+    for (key, value) in want {
+        let v = run(&["recall", key, "--json"]);
+        assert_eq!(v[0]["value"], value, "{key}");
+    }
+    let listed: Vec<String> = run(&["list", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["key"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, want.map(|(k, _)| k));
+    // verify: three Go entries, which had no chain; no conflict, nothing else.
+    let r = in_go_dir(&s, &dir, &["verify", "--json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let kinds = r.strings("kind");
+    assert_eq!(kinds, ["legacy", "legacy", "legacy"], "{}", r.stdout);
+    let lines: Vec<u64> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [1, 23, 50]);
+}
+
+#[test]
+fn a_real_conflict_in_a_go_workspace_still_stops_every_command() {
+    let conflicts = [
+        // Two clones appended different entries: the markers stand between entries.
+        (
+            "around entries",
+            "\n<<<<<<< HEAD\n## a\n\n```mem7\nop: store\nupdated: 2025-03-02T00:00:00Z\n```\n\none\n\n---\n\
+             =======\n## b\n\n```mem7\nop: store\nupdated: 2025-03-02T00:00:00Z\n```\n\ntwo\n\n---\n>>>>>>> other\n",
+        ),
+        // Both edited one Go note across its terminator.
+        (
+            "around a terminator",
+            "\n## c\n\n```mem7\nop: store\nupdated: 2025-03-02T00:00:00Z\n```\n\n<<<<<<< HEAD\nthree\n\n---\n\
+             =======\nfour\n\n---\n>>>>>>> other\n",
+        ),
+    ];
+    for (name, conflict) in conflicts {
+        let s = Sandbox::bare();
+        let dir = fixture_dir(&s, "legacy-go-bodies");
+        let file = dir.join("workspace/memory/2025-03-01.md");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}{conflict}")).unwrap();
+        let marker = text.matches('\n').count()
+            + 1
+            + conflict
+                .find('<')
+                .map_or(0, |i| conflict[..i].matches('\n').count());
+        let r = in_go_dir(&s, &dir, &["recall", "runbook"]);
+        assert_eq!(r.code, 2, "{name}: {}", r.stdout);
+        assert!(
+            r.stderr.contains(&format!(
+                "memory/2025-03-01.md:{marker}: unresolved git merge conflict"
+            )),
+            "{name}: {}",
+            r.stderr
+        );
+        let r = in_go_dir(&s, &dir, &["verify", "--json"]);
+        assert_eq!(r.code, 1, "{name}");
+        assert!(
+            r.strings("kind").contains(&"conflict".to_string()),
+            "{name}: {}",
+            r.stdout
+        );
+    }
+
+    // In an entry mem7 wrote, whose values are always block-quoted, any marker is a
+    // conflict, even a whole region.
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "v"], Some("2026-02-15T00:00:00Z"));
+    let file = s.memory_dir().join("2026-02-15.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text.replace("> v\n", "<<<<<<< HEAD\n> v\n=======\n> w\n>>>>>>> theirs\n");
+    std::fs::write(&file, &edited).unwrap();
+    let r = s.run(&["recall", "k"], None);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    let line = edited[..edited.find("<<<<<<<").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
+    assert!(
+        r.stderr.contains(&format!(
+            "memory/2026-02-15.md:{line}: unresolved git merge conflict"
+        )),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn two_go_facts_that_map_to_one_key_are_named_with_both_sources() {
+    let s = Sandbox::bare();
+    let dir = s.dir.path().join("mem7-go");
+    let memory = dir.join("workspace/memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    let go = |entity: &str, predicate: &str, updated: &str, body: &str| {
+        format!(
+            "## {entity}\n\n```mem7\nop: store\n{predicate}updated: {updated}\n```\n\n{body}\n\n---\n\n"
+        )
+    };
+    // `a:b` with the default predicate, again later (the same fact: no warning), `c`
+    // with and without `predicate: note` (the same key by the documented rule).
+    std::fs::write(
+        memory.join("2025-01-10.md"),
+        [
+            go("a:b", "", "2025-01-10T09:00:00Z", "first"),
+            go("a:b", "predicate: note\n", "2025-01-10T09:30:00Z", "again"),
+            go("c", "", "2025-01-10T09:40:00Z", "one"),
+            go("c", "predicate: note\n", "2025-01-10T09:50:00Z", "two"),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    std::fs::write(
+        memory.join("2025-01-11.md"),
+        go("a", "predicate: b\n", "2025-01-11T09:00:00Z", "second"),
+    )
+    .unwrap();
+    let r = in_go_dir(&s, &dir, &["recall", "a:b", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Both read as one key, the later one winning, and a warning names both sources.
+    assert_eq!(r.json()[0]["value"], "second");
+    let warnings: Vec<&str> = r.stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{}", r.stderr);
+    assert!(
+        warnings[0].contains("memory/2025-01-11.md:1:")
+            && warnings[0].contains("entity `a` with predicate `b`")
+            && warnings[0].contains("entity `a:b` with predicate `note` at memory/2025-01-10.md:1")
+            && warnings[0].contains("key `a:b`"),
+        "{}",
+        r.stderr
+    );
+
+    // A colliding Go entry that arrives later (the Go mem7 still writing here) is
+    // caught too: the index is rebuilt to see every Go fact.
+    std::fs::write(
+        memory.join("2025-01-12.md"),
+        go("c:d", "", "2025-01-12T09:00:00Z", "x")
+            + &go("c", "predicate: d\n", "2025-01-12T10:00:00Z", "y"),
+    )
+    .unwrap();
+    let r = in_go_dir(&s, &dir, &["recall", "c:d", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "memory/2025-01-12.md:12: Go mem7 entity `c` with predicate `d` maps to the key `c:d`, \
+             as entity `c:d` with predicate `note` at memory/2025-01-12.md:1 does"
+        ),
+        "{}",
+        r.stderr
     );
 }

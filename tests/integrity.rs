@@ -743,3 +743,177 @@ fn keyed_writes_keep_the_index_consistent_for_processes_without_the_key() {
     assert!(!r.stderr.contains("reindexed"), "{}", r.stderr);
     assert_eq!(r.json().as_array().unwrap().len(), 3);
 }
+
+/// A workspace with two entries in one day file; the file and its text.
+fn two_entries() -> (Sandbox, PathBuf, String) {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "1"], Some("2026-05-01T00:00:00Z"));
+    s.ok(&["store", "b", "2"], Some("2026-05-01T01:00:00Z"));
+    let file = s.memory_dir().join("2026-05-01.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    (s, file, text)
+}
+
+/// The 1-based line at byte `at` of `text`.
+fn line_at(text: &str, at: usize) -> u32 {
+    text[..at].matches('\n').count() as u32 + 1
+}
+
+#[test]
+fn text_that_belongs_to_no_entry_is_foreign_text_at_its_line() {
+    // Every sandbox writes the same bytes (same clock, same agent).
+    let (_, _, t) = two_entries();
+    let b = t.find("\n## b").unwrap() + 1;
+    let (head, tail) = t.split_at(b);
+    let cases = [
+        (
+            "prose between entries",
+            format!("{head}A note a person wrote.\nIt has two lines.\n\n{tail}"),
+            b,
+        ),
+        (
+            "a heading without an envelope",
+            format!("{head}## Decisions\n\nWe chose Postgres.\n\n{tail}"),
+            b,
+        ),
+        (
+            "an HTML comment",
+            format!("{head}<!-- reviewed by alice -->\n\n{tail}"),
+            b,
+        ),
+        ("text before the first entry", format!("# Memory\n\n{t}"), 0),
+        (
+            "text after the last entry",
+            format!("{t}trailing words\n"),
+            t.len(),
+        ),
+        (
+            "a heading and prose after the last entry",
+            format!("{t}## Later\n\nmore prose"),
+            t.len(),
+        ),
+    ];
+    for (name, edited, at) in cases {
+        let (s, file, text) = two_entries();
+        assert_eq!(text, t);
+        std::fs::write(&file, &edited).unwrap();
+        let (code, found) = findings(&s);
+        assert_eq!(code, 1, "{name}");
+        assert_eq!(
+            found,
+            [(
+                rel(&s, &file),
+                line_at(&edited, at),
+                "foreign text".to_string()
+            )],
+            "{name}"
+        );
+        let r = s.run(&["verify"], Some(NOW));
+        assert!(
+            r.stdout.contains("outside any entry"),
+            "{name}: {}",
+            r.stdout
+        );
+        // The index reads the file as before: the text changes no memory.
+        let r = s.ok(&["recall", "b", "--json"], Some(NOW));
+        assert_eq!(r.json()[0]["value"], "2", "{name}");
+        assert!(!r.stderr.contains("warning"), "{name}: {}", r.stderr);
+    }
+    // Blank lines (empty, or spaces and tabs) between and around entries are no finding.
+    let (s, file, _) = two_entries();
+    std::fs::write(&file, format!("\n  \n{head}\t\n\n{tail}\n \n")).unwrap();
+    assert_eq!(findings(&s), (0, vec![]));
+}
+
+#[test]
+fn a_tail_torn_anywhere_is_truncated_and_set_aside_whole() {
+    // What mem7 writes for one entry, cut at every kind of place.
+    let (s, _, clean) = two_entries();
+    s.ok(&["store", "k2", "a value"], Some("2026-05-01T02:00:00Z"));
+    let file = s.memory_dir().join("2026-05-01.md");
+    let entry = std::fs::read_to_string(&file).unwrap()[clean.len()..].to_string();
+    assert!(entry.starts_with("## k2\n\n```mem7\n"), "{entry}");
+    let after = |marker: &str| entry.find(marker).unwrap() + marker.len();
+    let cuts = [
+        ("inside the heading", 4),
+        ("after the heading", after("## k2")),
+        ("after the heading's line feed", after("## k2\n")),
+        ("before the fence", after("## k2\n\n")),
+        ("inside the fence", after("## k2\n\n```me")),
+        ("inside the envelope", after("op: sto")),
+        ("inside the value", after("> a va")),
+        ("inside the terminator", after("\n--")),
+    ];
+    for (name, cut) in cuts {
+        let (s, file, clean) = two_entries();
+        let fragment = &entry[..cut];
+        std::fs::write(&file, format!("{clean}{fragment}")).unwrap();
+        let (code, found) = findings(&s);
+        assert_eq!(code, 1, "{name}");
+        let line = line_at(&clean, clean.len());
+        assert_eq!(
+            found,
+            [(rel(&s, &file), line, "truncated".to_string())],
+            "{name}: {fragment:?}"
+        );
+
+        // The next write moves exactly the fragment aside (from another day's file too),
+        // and the chain continues cleanly from the last complete entry.
+        let r = s.ok(&["store", "c", "3"], Some(NOW));
+        assert!(r.stderr.contains("set aside"), "{name}: {}", r.stderr);
+        let aside: Vec<PathBuf> = std::fs::read_dir(s.memory_dir().join("torn"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(aside.len(), 1, "{name}");
+        assert_eq!(
+            std::fs::read_to_string(&aside[0]).unwrap(),
+            fragment,
+            "{name}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), clean, "{name}");
+        assert_eq!(findings(&s), (0, vec![]), "{name}");
+    }
+}
+
+#[test]
+fn seal_accepts_foreign_text_until_it_is_edited() {
+    let (s, file, text) = two_entries();
+    let b = text.find("\n## b").unwrap() + 1;
+    let note = "Note from alice: `b` is provisional.\n\nAsk before relying on it.";
+    let edited = format!("{}{note}\n\n{}", &text[..b], &text[b..]);
+    std::fs::write(&file, &edited).unwrap();
+    let line = line_at(&edited, b);
+    let (code, found) = findings(&s);
+    assert_eq!((code, found.len()), (1, 1), "{found:?}");
+
+    let r = s.ok(&["seal", "--agent", "alice"], Some(NOW));
+    assert!(
+        r.stdout.contains("sealed 1 run of foreign text")
+            && r.stdout
+                .contains(&format!("memory/2026-05-01.md:{line} (foreign text)")),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(findings(&s), (0, vec![]));
+    // The seal records the run by the digest of its lines, and names it for people.
+    let digest = mem7::format::foreign_digest(note.split('\n')).to_hex();
+    let seal = std::fs::read_to_string(s.memory_dir().join("2026-06-01.md")).unwrap();
+    assert!(seal.contains(&format!("accepts: [{digest}]")), "{seal}");
+    assert!(
+        seal.contains(&format!(
+            "> - memory/2026-05-01.md:{line} (foreign text): {digest}"
+        )),
+        "{seal}"
+    );
+    let r = s.ok(&["seal"], Some(NOW));
+    assert!(r.stdout.contains("nothing to seal"), "{}", r.stdout);
+
+    // Editing the accepted text, even by one byte, makes it foreign again.
+    std::fs::write(&file, edited.replace("provisional.", "provisional!")).unwrap();
+    assert_eq!(
+        findings(&s),
+        (1, vec![(rel(&s, &file), line, "foreign text".to_string())])
+    );
+}

@@ -456,12 +456,18 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     /// `parse_chain` (verify's allocation-free reader) finds the same entries, chain
-    /// fields, hashes and problems as `parse_file`, on intact and damaged files alike.
+    /// fields, hashes and problems as `parse_file`, on intact and damaged files alike:
+    /// edited bytes, text between entries, and files cut anywhere.
     #[test]
     fn chain_reader_agrees_with_the_full_parser(
         values in prop::collection::vec(nasty_value(), 1..4),
         edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(
             b"\n :[]'\"#{-`>abcdefhpr0123456789".to_vec())), 0..3),
+        foreign in prop::option::of((any::<prop::sample::Index>(), prop::sample::select(vec![
+            "a note\n", "## heading\n", "## heading\n\nprose\n", "<!-- comment -->\n",
+            "```mem7\n", "---\n", "  \n", "<<<<<<< HEAD\n", "=======\n", "## k\n\n```me",
+        ]))),
+        cut in prop::option::of(any::<prop::sample::Index>()),
     ) {
         let mut file = String::new();
         let mut prev = ChainHash::GENESIS;
@@ -476,7 +482,21 @@ proptest! {
             let i = pos.index(bytes.len());
             bytes[i] = *byte;
         }
-        let file = String::from_utf8_lossy(&bytes).into_owned();
+        let mut file = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some((at, text)) = foreign {
+            // At the start of a line: between entries, inside one, or at the end.
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(file.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            file.insert_str(starts[at.index(starts.len())], text);
+        }
+        if let Some(cut) = cut {
+            let mut at = cut.index(file.len() + 1);
+            while !file.is_char_boundary(at) {
+                at -= 1;
+            }
+            file.truncate(at);
+        }
         let full = parse_file(&file, &ChainKey::Plain);
         let chain = mem7::format::parse_chain(&file, &ChainKey::Plain);
         prop_assert_eq!(&chain.problems, &full.problems);

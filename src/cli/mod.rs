@@ -901,14 +901,19 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 )?,
                 SealOutcome::Sealed { accepted, source } => {
                     let mut text = format!(
-                        "sealed {} entr{} ({}:{}):\n",
-                        accepted.len(),
-                        if accepted.len() == 1 { "y" } else { "ies" },
+                        "sealed {} ({}:{}):\n",
+                        crate::verify::count_accepted(&accepted),
                         source.file,
                         source.line
                     );
                     for f in &accepted {
-                        text.push_str(&format!("  {}:{} {} ({})\n", f.file, f.line, f.key, f.kind));
+                        // Foreign text has no key.
+                        let key = if f.key.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {}", f.key)
+                        };
+                        text.push_str(&format!("  {}:{}{key} ({})\n", f.file, f.line, f.kind));
                     }
                     write_out(out, &text)?;
                 }

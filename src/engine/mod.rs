@@ -432,9 +432,10 @@ impl Engine {
     }
 
     /// Accepts, under the writer's name, every entry `verify` reports as changed,
-    /// inserted, reordered, unlinked or merged: appends a `seal` entry that records the
-    /// accepted entries' hashes (old → new) so that `verify` is clean afterwards. Nothing
-    /// is rewritten; the edit stays visible in the files and in git.
+    /// inserted, reordered, unlinked or merged, and every run of foreign text: appends a
+    /// `seal` entry that records the accepted entries' hashes and the runs' digests so
+    /// that `verify` is clean afterwards. Nothing is rewritten; the edit stays visible
+    /// in the files and in git.
     pub fn seal(&mut self, agent: &str, now: TxTime) -> Result<SealOutcome> {
         validate::agent(agent)?;
         self.clock = Some(now);
@@ -464,16 +465,20 @@ impl Engine {
         }
         let hashes: Vec<ChainHash> = accepted.iter().filter_map(|f| f.computed).collect();
         let mut body = format!(
-            "Sealed by {agent}: accepted {} entr{} as they are now.\n",
-            hashes.len(),
-            if hashes.len() == 1 { "y" } else { "ies" }
+            "Sealed by {agent}: accepted {} as they are now.\n",
+            crate::verify::count_accepted(accepted.iter().copied())
         );
         for f in &accepted {
+            // Foreign text has no key.
+            let key = if f.key.is_empty() {
+                String::new()
+            } else {
+                format!(" `{}`", f.key)
+            };
             body.push_str(&format!(
-                "\n- {}:{} `{}` ({}): {}",
+                "\n- {}:{}{key} ({}): {}",
                 f.file,
                 f.line,
-                f.key,
                 f.kind,
                 f.computed.map(|h| h.to_hex()).unwrap_or_default()
             ));

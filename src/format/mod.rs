@@ -10,6 +10,7 @@ pub use envelope::Fields;
 pub use parse::{
     ChainFile, ChainRecord, ParsedEntry, ParsedFile, Problem, ProblemKind, parse_chain, parse_file,
 };
+pub use parse::{FOREIGN_CONTEXT, foreign_digest};
 pub use write::{EntryDraft, render_entry};
 
 use crate::core::time::{TxTime, ValidTime};
@@ -87,6 +88,61 @@ pub fn legacy_key(entity: &str, predicate: Option<&str>) -> String {
     match predicate.map(str::trim) {
         None | Some("") | Some("note") => entity.to_string(),
         Some(p) => format!("{entity}:{p}"),
+    }
+}
+
+/// The Go mem7 facts read so far, by the key each maps to: two different
+/// (entity, predicate) pairs that map to one key (entity `a:b` and entity `a` with
+/// predicate `b` both give `a:b`) are read as one key, which a person should know.
+#[derive(Debug, Default)]
+pub struct LegacyKeys {
+    /// Key → the first (entity, predicate) pair seen for it, and where.
+    first: std::collections::HashMap<String, ((String, String), String, u32)>,
+    /// (key, entity, predicate) already warned about.
+    warned: std::collections::HashSet<(String, String, String)>,
+}
+
+impl LegacyKeys {
+    /// Notes the Go mem7 entries of one file; returns (line, warning) for each entry
+    /// whose key an earlier, different (entity, predicate) pair already produced (once
+    /// per pair).
+    pub fn note(&mut self, file: &str, entries: &[ParsedEntry]) -> Vec<(u32, String)> {
+        let mut found = Vec::new();
+        for e in entries.iter().filter(|e| e.legacy) {
+            let predicate = e.fields.predicate.as_deref().map(str::trim);
+            let predicate = match (e.fields.op.as_deref().unwrap_or("store"), predicate) {
+                ("store", None | Some("") | Some("note")) => "note",
+                ("store", Some(p)) => p,
+                // A delete names a key only with a predicate (without one it forgets the
+                // whole entity); delete_tags names none.
+                ("delete", None | Some("")) | ("delete_tags", _) => continue,
+                ("delete", Some(p)) => p,
+                _ => continue,
+            };
+            let key = legacy_key(&e.key, Some(predicate));
+            let pair = (e.key.clone(), predicate.to_string());
+            match self.first.get(&key) {
+                None => {
+                    self.first.insert(key, (pair, file.to_string(), e.line));
+                }
+                Some((seen, at_file, at_line)) if *seen != pair => {
+                    if self
+                        .warned
+                        .insert((key.clone(), pair.0.clone(), pair.1.clone()))
+                    {
+                        found.push((
+                            e.line,
+                            format!(
+                                "Go mem7 entity `{}` with predicate `{}` maps to the key `{key}`, as entity `{}` with predicate `{}` at {at_file}:{at_line} does: both are read as that one key",
+                                pair.0, pair.1, seen.0, seen.1
+                            ),
+                        ));
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        found
     }
 }
 

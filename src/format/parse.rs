@@ -1,6 +1,7 @@
 //! Reading a memory file: a line scanner that finds entries, decodes their values,
 //! computes the hash of their canonical bytes, and reports (never hides) what it cannot
-//! read: git conflict markers, torn tails, malformed envelopes.
+//! read: git conflict markers, torn tails, malformed envelopes, and text that belongs to
+//! no entry. Every byte of a file is either in an entry, a blank line, or in a problem.
 
 use super::envelope::Fields;
 use crate::core::chain::{ChainHash, ChainKey};
@@ -41,6 +42,10 @@ pub enum ProblemKind {
     Torn,
     /// An entry whose envelope or value cannot be read.
     Malformed,
+    /// A run of lines that belongs to no entry (prose, a heading without an envelope, a
+    /// comment), from its first to its last non-blank line; with the run's
+    /// [`foreign_digest`], which is what `mem7 seal` records to accept it.
+    Foreign(ChainHash),
 }
 
 /// A located problem in a file.
@@ -209,6 +214,118 @@ pub fn is_conflict_marker(text: &str) -> bool {
         })
 }
 
+/// Which conflict marker a line is (see [`is_conflict_marker`]): `<`, `|`, `=` or `>`.
+fn conflict_marker(text: &str) -> Option<u8> {
+    is_conflict_marker(text).then(|| text.as_bytes()[0])
+}
+
+/// A line the Go mem7 or mem7 reads as structure wherever it stands: a `## ` heading, a
+/// fence, or a terminator (by the Go reader's rule: surrounding whitespace ignored).
+fn is_structural(text: &str) -> bool {
+    text.starts_with("## ") || matches!(text.trim(), "---" | "```" | "```mem7")
+}
+
+/// The last line of a whole git conflict region that starts at line `start`
+/// (`<<<<<<<`, optionally `|||||||`, then `=======`, then `>>>>>>>`) with no structural
+/// line and no other region inside it. A Go mem7 body holding such a region quotes a
+/// conflict; anything less is an unresolved merge.
+fn whole_region(lines: &Lines<'_>, start: usize) -> Option<usize> {
+    if conflict_marker(lines.text(start)) != Some(b'<') {
+        return None;
+    }
+    let mut separated = false;
+    for k in start + 1..lines.len() {
+        let t = lines.text(k);
+        match conflict_marker(t) {
+            Some(b'<') => return None,
+            Some(b'|') if separated => return None,
+            Some(b'=') if separated => return None,
+            Some(b'=') => separated = true,
+            Some(b'>') => return separated.then_some(k),
+            _ if is_structural(t) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Why the heading-like line `i` begins a torn tail: an entry cut off before its
+/// envelope's fence was complete, so that nothing but a prefix of what mem7 writes
+/// (`## key`, blank lines, part of the ```` ```mem7 ```` line) follows it to the end of
+/// the file. `None` when the line is anything else (then it is foreign text).
+fn torn_heading(lines: &Lines<'_>, i: usize) -> Option<String> {
+    let text = lines.text(i);
+    // The last line, cut before its line feed.
+    let cut = |k: usize| k + 1 == lines.len() && !lines.src.ends_with('\n');
+    let Some(rest) = text.strip_prefix("## ") else {
+        return (cut(i) && "## ".starts_with(text))
+            .then(|| "the file ends inside a `## ` heading (an interrupted write?)".into());
+    };
+    let key = rest.trim();
+    let j = next_nonblank(lines, i + 1);
+    if j == lines.len() {
+        return Some(format!(
+            "entry `{key}` ends after its heading, before its envelope (an interrupted write?)"
+        ));
+    }
+    let fence = lines.text(j);
+    (cut(j) && concat!("```", "mem7").starts_with(fence)).then(|| {
+        format!(
+            "entry `{key}` ends inside the fence that opens its envelope (an interrupted write?)"
+        )
+    })
+}
+
+/// The context string of [`foreign_digest`] (BLAKE3's key derivation mode, so that the
+/// digest of a run can never be mistaken for an entry's hash).
+pub const FOREIGN_CONTEXT: &str = "mem7 2026-12 foreign text v1";
+
+/// What identifies a run of foreign text: BLAKE3 in key derivation mode with
+/// [`FOREIGN_CONTEXT`] over the run's lines, each followed by one LF (so CRLF
+/// checkouts give the same digest). Changing any byte of the run changes it.
+pub fn foreign_digest<'a>(lines: impl IntoIterator<Item = &'a str>) -> ChainHash {
+    let mut hasher = blake3::Hasher::new_derive_key(FOREIGN_CONTEXT);
+    for line in lines {
+        hasher.update(line.as_bytes());
+        hasher.update(b"\n");
+    }
+    ChainHash(*hasher.finalize().as_bytes())
+}
+
+/// Reports lines `first..=last` (non-blank at both ends) as one run of foreign text,
+/// quoting the start of its first line so a person can find it.
+fn foreign_run(lines: &Lines<'_>, first: usize, last: usize) -> Problem {
+    let n = last + 1 - first;
+    let raw = lines.text(first);
+    let head = raw.trim();
+    let mut excerpt: String = head.chars().take(40).collect();
+    if excerpt.len() < head.len() {
+        excerpt.push('…');
+    }
+    let what = if raw.starts_with("## ") {
+        " (a heading without a ```mem7 envelope is not an entry)"
+    } else if head.starts_with("<!--") {
+        " (an HTML comment)"
+    } else {
+        ""
+    };
+    Problem {
+        line: (first + 1) as u32,
+        kind: ProblemKind::Foreign(foreign_digest((first..=last).map(|k| lines.text(k)))),
+        message: format!(
+            "{n} line{} outside any entry, from `{excerpt}`{what}",
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// Whether the envelope between lines `open` and `close` is a Go mem7 one (decided as
+/// the readers decide it, see [`Fields::is_legacy`]).
+fn envelope_is_legacy(lines: &Lines<'_>, open: usize, close: usize) -> bool {
+    ChainSummary::read((open + 1..close).map(|k| lines.text(k)), None, &mut None)
+        .is_ok_and(|s| s.legacy)
+}
+
 fn next_nonblank(lines: &Lines<'_>, from: usize) -> usize {
     let mut j = from;
     while j < lines.len() && is_blank(lines.text(j)) {
@@ -234,9 +351,11 @@ pub fn parse_file(text: &str, key: &ChainKey) -> ParsedFile {
 /// no envelope kept, and plain envelopes read without allocating. Finds the same
 /// entries, problems and hashes as [`parse_file`].
 pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
-    if let Some(file) = canonical_chain(text, key) {
-        return file;
-    }
+    canonical_chain(text, key).unwrap_or_else(|| scan_chain(text, key))
+}
+
+/// [`parse_chain`] by the general scanner, for any file.
+fn scan_chain(text: &str, key: &ChainKey) -> ChainFile {
     let scanned = scan(text, |lines, at, key_text| {
         let [head, open, close, _] = at;
         let key_span = span_in(text, lines.text(head)[3..].trim());
@@ -273,10 +392,11 @@ pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
 
 /// The fast path of [`parse_chain`], for a file exactly as mem7 writes it: LF line
 /// ends, entries separated by empty lines, each a `## key` line, an empty line, a
-/// ```` ```mem7 ```` envelope of plain lines, and a body closed by `---`. One pass over
-/// the bytes, no line table. `None` at the first thing it does not expect (a conflict,
-/// a carriage return, a torn tail, a hand-made heading, an unusual line): the general
-/// scanner then reads the whole file, so both give the same answer.
+/// ```` ```mem7 ```` envelope of plain lines, and a body of `>` lines closed by `---`.
+/// One pass over the bytes, no line table. `None` at the first thing it does not expect
+/// (a conflict, a carriage return, a torn tail, text between entries, a hand-made
+/// heading or body, an unusual line): the general scanner then reads the whole file, so
+/// both give the same answer.
 fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
     let bytes = text.as_bytes();
     if bytes.is_empty() || !bytes.ends_with(b"\n") || text.starts_with('\u{feff}') {
@@ -345,13 +465,12 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
             let (line, next) = line_at(pos);
             line_no += 1;
             pos = next;
-            if line.starts_with("---") {
-                if line == "---" {
-                    break;
-                }
-                return None;
+            if line == "---" {
+                break;
             }
-            if line.starts_with("## ") || line.starts_with("```") {
+            // mem7 writes nothing else in a body. A hand-written or Go mem7 body (whose
+            // end and conflict rules differ) is left to the general scanner.
+            if !(line.is_empty() || line.starts_with('>')) {
                 return None;
             }
         }
@@ -707,6 +826,9 @@ fn has_conflict(text: &str) -> bool {
 
 /// Finds the entries and problems of a file; `read` turns each complete entry (heading,
 /// fence open, fence close, terminator lines, and its key) into a `T`.
+///
+/// Every line ends up in one of four places: an entry, a blank line, a torn entry, or a
+/// problem (a conflict marker, or a run of foreign text between two of the others).
 fn scan<T>(
     text: &str,
     mut read: impl FnMut(&Lines<'_>, [usize; 4], String) -> Result<T, String>,
@@ -724,10 +846,23 @@ fn scan<T>(
     };
     let mut last_end_line = 0usize; // index after the last complete entry
     let mut last_torn: Option<usize> = None; // byte offset of the last torn entry
+    // The first and last non-blank line of the run of foreign text being read.
+    let mut foreign: Option<(usize, usize)> = None;
+    let end_run = |out: &mut Scanned<T>, run: &mut Option<(usize, usize)>| {
+        if let Some((first, last)) = run.take() {
+            out.problems.push(foreign_run(&lines, first, last));
+        }
+    };
     let mut i = 0;
     while i < lines.len() {
         let line_no = (i + 1) as u32;
-        if conflicted && is_conflict_marker(lines.text(i)) {
+        let t = lines.text(i);
+        if is_blank(t) {
+            i += 1;
+            continue;
+        }
+        if conflicted && is_conflict_marker(t) {
+            end_run(&mut out, &mut foreign);
             out.problems.push(Problem {
                 line: line_no,
                 kind: ProblemKind::Conflict,
@@ -737,10 +872,23 @@ fn scan<T>(
             continue;
         }
         let Some(open) = entry_starts(&lines, i) else {
+            if let Some(message) = torn_heading(&lines, i) {
+                // The rest of the file is the beginning of an entry: a torn tail.
+                end_run(&mut out, &mut foreign);
+                out.problems.push(Problem {
+                    line: line_no,
+                    kind: ProblemKind::Torn,
+                    message,
+                });
+                last_torn = Some(lines.start(i));
+                break;
+            }
+            foreign = Some((foreign.map_or(i, |(first, _)| first), i));
             i += 1;
             continue;
         };
-        let key_text = lines.text(i)[3..].trim().to_string();
+        end_run(&mut out, &mut foreign);
+        let key_text = t[3..].trim().to_string();
         // The envelope runs to the closing fence.
         let mut close = open + 1;
         while close < lines.len()
@@ -763,15 +911,31 @@ fn scan<T>(
             continue;
         }
         // The body runs to the `---` line; a new entry or a conflict first means torn.
+        // A Go mem7 body is read as the Go mem7 read it: any line whose trimmed text is
+        // `---` ends it, and git conflict regions inside it are text when they are whole
+        // (see `whole_region`). Whether the entry is a Go one is asked only when a line
+        // makes the difference, which is rare.
+        let mut legacy: Option<bool> = None;
+        let mut is_legacy =
+            || *legacy.get_or_insert_with(|| envelope_is_legacy(&lines, open, close));
         let mut term = close + 1;
         let mut found = false;
         while term < lines.len() {
             let t = lines.text(term);
-            if is_terminator(t) {
+            if is_terminator(t) || (t.trim() == "---" && is_legacy()) {
                 found = true;
                 break;
             }
-            if (conflicted && is_conflict_marker(t)) || entry_starts(&lines, term).is_some() {
+            if conflicted && is_conflict_marker(t) {
+                match is_legacy().then(|| whole_region(&lines, term)).flatten() {
+                    Some(end) => {
+                        term = end + 1;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            if entry_starts(&lines, term).is_some() {
                 break;
             }
             term += 1;
@@ -799,6 +963,7 @@ fn scan<T>(
         last_end_line = term + 1;
         i = term + 1;
     }
+    end_run(&mut out, &mut foreign);
     let complete_end = last_end_line
         .checked_sub(1)
         .filter(|&l| l < lines.len())
@@ -834,13 +999,13 @@ fn read_entry(
     let keyed = fields.chain.as_deref() == Some("keyed");
     let computed = entry_hash(src, lines, at, prev, keyed, key);
 
-    let body = body_lines(lines, close, term);
     let op = fields.op.as_deref().unwrap_or("store");
     let value = if !has_value(op) {
         None
     } else if legacy {
-        Some(body.join("\n"))
+        Some(legacy_value(lines, close, term))
     } else {
+        let body = body_lines(lines, close, term);
         Some(
             decode_value(&body, fields.encoding.as_deref())
                 .map_err(|e| format!("entry `{key_text}`: {e}"))?,
@@ -875,6 +1040,21 @@ fn body_lines<'a>(lines: &Lines<'a>, close: usize, term: usize) -> Vec<&'a str> 
     match (first, last) {
         (Some(a), Some(b)) => (a..=b).map(|k| lines.text(k)).collect(),
         _ => Vec::new(),
+    }
+}
+
+/// A Go mem7 body as the Go mem7 read it: its lines joined with LF, with the empty
+/// lines at its start and end removed (lines of spaces are kept, as they were there).
+fn legacy_value(lines: &Lines<'_>, close: usize, term: usize) -> String {
+    let body = close + 1..term;
+    let first = body.clone().find(|&k| !lines.text(k).is_empty());
+    let last = body.clone().rev().find(|&k| !lines.text(k).is_empty());
+    match (first, last) {
+        (Some(a), Some(b)) => (a..=b)
+            .map(|k| lines.text(k))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 
@@ -1049,5 +1229,289 @@ mod tests {
                 .iter()
                 .any(|p| p.kind == ProblemKind::Conflict && p.line == 1)
         );
+    }
+
+    /// Two entries as mem7 writes them, linked, with the blank line mem7 puts after each.
+    fn two_entries() -> String {
+        let (a, h) = render_entry(&draft("one"), ChainHash::GENESIS, &ChainKey::Plain);
+        let (b, _) = render_entry(&draft("two"), h, &ChainKey::Plain);
+        format!("{a}\n{b}\n")
+    }
+
+    /// Both readers (and, when it takes the file, the fast path) give the same chain.
+    fn both(text: &str) -> (ParsedFile, ChainFile) {
+        let full = parse_file(text, &ChainKey::Plain);
+        let general = scan_chain(text, &ChainKey::Plain);
+        if let Some(fast) = canonical_chain(text, &ChainKey::Plain) {
+            assert_eq!(fast, general, "fast path and scanner differ on:\n{text}");
+        }
+        assert_eq!(parse_chain(text, &ChainKey::Plain), general);
+        assert_eq!(general.problems, full.problems, "{text}");
+        assert_eq!(general.torn_tail, full.torn_tail, "{text}");
+        assert_eq!(general.entries.len(), full.entries.len(), "{text}");
+        for (c, f) in general.entries.iter().zip(&full.entries) {
+            assert_eq!(
+                (c.link.line, c.link.computed),
+                (f.line, f.computed),
+                "{text}"
+            );
+        }
+        (full, general)
+    }
+
+    fn kinds(problems: &[Problem]) -> Vec<(u32, &'static str)> {
+        problems
+            .iter()
+            .map(|p| {
+                let kind = match p.kind {
+                    ProblemKind::Conflict => "conflict",
+                    ProblemKind::Torn => "torn",
+                    ProblemKind::Malformed => "malformed",
+                    ProblemKind::Foreign(_) => "foreign",
+                };
+                (p.line, kind)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn text_outside_entries_is_foreign_at_its_first_line() {
+        let file = two_entries();
+        let second = file[1..].find("## k").map(|i| i + 1).unwrap();
+        let line_of = |at: usize| file[..at].matches('\n').count() as u32 + 1;
+        // The fast path reads the file as written (so the comparisons below test it).
+        assert!(canonical_chain(&file, &ChainKey::Plain).is_some());
+        let (before, after) = file.split_at(second);
+        let end = line_of(file.len()); // the line after the last entry's blank line
+        for (name, text, want) in [
+            (
+                "prose between entries",
+                format!("{before}a note\nmore of it\n\n{after}"),
+                vec![(line_of(second), "foreign")],
+            ),
+            (
+                "a heading without an envelope",
+                format!("{before}## notes\n\nsome text\n\n{after}"),
+                vec![(line_of(second), "foreign")],
+            ),
+            (
+                "a lone heading before an entry",
+                format!("{before}## notes\n\n{after}"),
+                vec![(line_of(second), "foreign")],
+            ),
+            (
+                "an HTML comment",
+                format!("{before}<!-- reviewed -->\n\n{after}"),
+                vec![(line_of(second), "foreign")],
+            ),
+            (
+                "text before the first entry",
+                format!("# Memory\n\n{file}"),
+                vec![(1, "foreign")],
+            ),
+            (
+                "text after the last entry",
+                format!("{file}trailing words"),
+                vec![(end, "foreign")],
+            ),
+            (
+                "a heading and prose after the last entry",
+                format!("{file}## later\n\ntext\n"),
+                vec![(end, "foreign")],
+            ),
+            (
+                "a stray fence and rule",
+                format!("{file}```mem7\n---\n"),
+                vec![(end, "foreign")],
+            ),
+            (
+                "blank lines only",
+                format!("\n \n{before}\n\t\n\n{after}\n  \n"),
+                vec![],
+            ),
+        ] {
+            let (full, chain) = both(&text);
+            assert_eq!(kinds(&full.problems), want, "{name}:\n{text}");
+            assert_eq!(chain.entries.len(), 2, "{name}");
+            assert_eq!(full.torn_tail, None, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_run_of_foreign_text_is_known_by_its_bytes() {
+        let file = two_entries();
+        let digest = |note: &str| {
+            let (full, _) = both(&format!("{file}{note}"));
+            match full.problems[..] {
+                [
+                    Problem {
+                        kind: ProblemKind::Foreign(d),
+                        ..
+                    },
+                ] => d,
+                _ => panic!("{:?}", full.problems),
+            }
+        };
+        let note = "a note\n\nin two paragraphs\n";
+        // One run from its first to its last non-blank line, whatever surrounds it and
+        // whatever the line endings.
+        assert_eq!(digest(note), digest(&format!("\n\n{note}\n\n")));
+        assert_eq!(digest(note), digest("a note\r\n\r\nin two paragraphs"));
+        assert_eq!(
+            digest(note),
+            foreign_digest(["a note", "", "in two paragraphs"])
+        );
+        assert_ne!(digest(note), digest("a note\n\nin two paragraphs!\n"));
+        assert_ne!(digest(note), digest("a note\n\nin two paragraphs \n"));
+    }
+
+    #[test]
+    fn every_cut_of_an_entry_is_a_torn_tail_at_its_heading() {
+        let file = two_entries();
+        let (third, _) = render_entry(
+            &draft("three\nlines\n"),
+            ChainHash([1; 32]),
+            &ChainKey::Plain,
+        );
+        let heading_line = file.matches('\n').count() as u32 + 1;
+        // Everything short of the terminator's last byte: inside the heading, before the
+        // fence, inside it, inside the envelope, inside the value, inside `---`.
+        let complete = third.len() - "\n".len();
+        for cut in 1..complete {
+            let text = format!("{file}{}", &third[..cut]);
+            let (full, chain) = both(&text);
+            let at = &third[..cut].escape_debug().to_string();
+            assert_eq!(
+                kinds(&full.problems),
+                [(heading_line, "torn")],
+                "cut {cut}: {at}"
+            );
+            assert_eq!(full.torn_tail, Some(file.len()), "cut {cut}: {at}");
+            assert_eq!(chain.entries.len(), 2);
+            assert!(!full.clean_tail);
+        }
+        for cut in [complete, third.len()] {
+            let (full, _) = both(&format!("{file}{}", &third[..cut]));
+            assert!(
+                full.problems.is_empty() && full.torn_tail.is_none(),
+                "{cut}"
+            );
+            assert_eq!(full.entries.len(), 3);
+        }
+    }
+
+    #[test]
+    fn a_heading_fragment_is_torn_only_at_the_end_of_the_file() {
+        let file = two_entries();
+        let end = file.matches('\n').count() as u32 + 1;
+        for (fragment, torn) in [
+            ("#", true),
+            ("##", true),
+            ("## k", true),
+            ("## k\n", true),
+            ("## k\n\n", true),
+            ("## k\n \n\t", true),
+            ("## k\n\n`", true),
+            ("## k\n\n```me", true),
+            ("## k\r\n\r\n```me", true),
+            // Not what a cut write leaves: a complete line after the heading that is not
+            // the fence, or more than a heading.
+            ("## k\n\n```me\n", false),
+            ("## k\n\n```js", false),
+            ("## k\nprose", false),
+            ("#\n", false),
+            ("### k", false),
+            ("# k", false),
+        ] {
+            let (full, _) = both(&format!("{file}{fragment}"));
+            let want = if torn { "torn" } else { "foreign" };
+            assert_eq!(kinds(&full.problems), [(end, want)], "{fragment:?}");
+            assert_eq!(full.torn_tail.is_some(), torn, "{fragment:?}");
+        }
+        // A torn heading with foreign text before it: both, and only the heading is the tail.
+        let text = format!("{file}a note\n\n## k\n");
+        let (full, _) = both(&text);
+        assert_eq!(kinds(&full.problems), [(end, "foreign"), (end + 2, "torn")]);
+        assert_eq!(full.torn_tail, Some(file.len() + "a note\n\n".len()));
+    }
+
+    /// A Go mem7 entry with `body` (lines as they stand in the file).
+    fn go_entry(entity: &str, body: &str) -> String {
+        format!(
+            "## {entity}\n\n```mem7\nop: store\ncreated: 2025-01-10T09:00:00Z\nupdated: 2025-01-10T09:00:00Z\n```\n\n{body}\n\n---\n\n"
+        )
+    }
+
+    #[test]
+    fn go_bodies_are_read_by_the_go_rule() {
+        let quoted = "merge said:\n<<<<<<< HEAD\nport: 1\n||||||| base\nport: 0\n=======\nport: 2\n>>>>>>> other\nkept 2\n\\---\n## not a heading\n\\```mem7\n\\```";
+        let text = format!("{}{}", go_entry("a", quoted), go_entry("b", "plain"));
+        let (full, _) = both(&text);
+        assert_eq!(kinds(&full.problems), [], "{text}");
+        assert_eq!(full.entries.len(), 2);
+        assert!(full.entries[0].legacy);
+        assert_eq!(full.entries[0].value.as_deref(), Some(quoted));
+        assert_eq!(full.entries[1].value.as_deref(), Some("plain"));
+
+        // Only empty lines around a Go body go; a line of spaces stays, as it did there.
+        let (full, _) = both(&go_entry("a", "  \nvalue\n\t"));
+        assert_eq!(full.entries[0].value.as_deref(), Some("  \nvalue\n\t"));
+
+        // The Go mem7 ended a body at any line that is `---` once trimmed; what follows
+        // up to the next entry belongs to none.
+        let text = go_entry("a", "one\n  ---  \ntwo");
+        let (full, _) = both(&text);
+        assert_eq!(full.entries[0].value.as_deref(), Some("one"));
+        assert_eq!(kinds(&full.problems), [(11, "foreign")]);
+        // In a current-format entry such a line is value text, as before.
+        let text =
+            "## k\n\n```mem7\nrecorded: 2026-01-01T00:00:00Z\n```\n\none\n  ---\ntwo\n\n---\n";
+        let (full, _) = both(text);
+        assert_eq!(full.entries[0].value.as_deref(), Some("one\n  ---\ntwo"));
+    }
+
+    #[test]
+    fn a_real_conflict_is_still_a_conflict() {
+        let go = go_entry("a", "note");
+        let region = |inner: &str| format!("<<<<<<< HEAD\n{inner}=======\nx\n>>>>>>> other\n");
+        let current = "## k\n\n```mem7\nrecorded: 2026-01-01T00:00:00Z\n```\n\n";
+        for (name, text) in [
+            ("around entries", format!("{go}{}", region(&go))),
+            ("between entries", format!("{go}{}{go}", region("y\n"))),
+            ("around a heading", go_entry("a", &region("## b\n"))),
+            ("around a fence", go_entry("a", &region("```\n"))),
+            ("around a terminator", go_entry("a", &region("---\n"))),
+            (
+                "unclosed in a Go body",
+                go_entry("a", "<<<<<<< HEAD\nx\n=======\ny"),
+            ),
+            (
+                "without a separator",
+                go_entry("a", "<<<<<<< HEAD\nx\n>>>>>>> other"),
+            ),
+            ("nested", go_entry("a", &region(&region("")))),
+            (
+                "a lone marker in a Go body",
+                go_entry("a", &format!("{}\n=======", region("y\n"))),
+            ),
+            (
+                "in a current entry's body",
+                format!("{current}{}\n---\n", region("y\n")),
+            ),
+            (
+                "in a Go envelope",
+                format!(
+                    "## a\n\n```mem7\n{}```\n\nbody\n\n---\n",
+                    region("op: store\n")
+                ),
+            ),
+        ] {
+            let (full, _) = both(&text);
+            assert!(
+                kinds(&full.problems).iter().any(|(_, k)| *k == "conflict"),
+                "{name}: {:?}\n{text}",
+                full.problems
+            );
+        }
     }
 }

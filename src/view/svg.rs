@@ -58,7 +58,7 @@ impl Axis {
         match self.ticks.binary_search(&micros) {
             Ok(i) => i as i64 * self.step,
             // Between ticks (a line for valid_at/as_of): placed proportionally.
-            Err(i) if i == 0 => 0,
+            Err(0) => 0,
             // After the last tick but finite (now, a read's line): halfway to +∞.
             Err(i) if i >= self.ticks.len() => self.span() + OPEN / 2,
             Err(i) => {
@@ -113,11 +113,11 @@ pub fn render(p: &Picture<'_>) -> String {
     let py = |m: i64| TOP + if finite(m) { y.at(m) } else { y.end() };
 
     let mut s = String::with_capacity(2048 + p.versions.len() * 600);
-    let _ = write!(
+    let _ = writeln!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
          viewBox=\"0 0 {width} {height}\" font-family=\"ui-sans-serif, system-ui, sans-serif\" \
-         font-size=\"12\" role=\"img\" aria-labelledby=\"title\">\n"
+         font-size=\"12\" role=\"img\" aria-labelledby=\"title\">"
     );
     let _ = writeln!(
         s,
