@@ -6,6 +6,7 @@ mod args;
 mod demo;
 pub(crate) mod render;
 mod setup;
+mod sync;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -896,29 +897,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let root = env.workspace(cli.workspace.as_deref());
             store::Workspace::open(&root)?;
             let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
-            let driver = format!(
-                "'{}' merge-file %O %A %B --path %P",
-                exe.display().to_string().replace('\'', "'\\''")
-            );
-            for (name, value) in [
-                (
-                    "merge.union.name",
-                    "mem7: entry-wise merge of memory files (union for other files)",
-                ),
-                ("merge.union.driver", driver.as_str()),
-            ] {
-                let status = std::process::Command::new("git")
-                    .args(["config", name, value])
-                    .current_dir(&root)
-                    .status()
-                    .map_err(|e| Error::io("git", e))?;
-                if !status.success() {
-                    return Err(Error::input(
-                        format!("`git config {name}` failed in {}", root.display()),
-                        "run `mem7 setup-git` inside the git repository that holds the workspace (`git init` first)",
-                    ));
-                }
-            }
+            let driver = crate::sync::git::register_driver(&root, &exe)?;
             write_out(
                 out,
                 &format!(
@@ -928,6 +907,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             Ok(EXIT_OK)
         }
+        Command::Sync {
+            remote,
+            no_push,
+            json,
+        } => sync::run(cli, env, out, remote.as_deref(), *no_push, *json),
         Command::MergeFile {
             base,
             ours,
