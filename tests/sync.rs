@@ -4,8 +4,10 @@
 
 mod common;
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{Run, finish};
@@ -847,6 +849,134 @@ fn entries_recorded_ahead_of_the_clock_are_reported() {
     b.sync("2026-03-18T10:04:01Z");
     let r = a.sync("2026-03-18T10:00:00Z");
     assert_eq!(r["ahead"], serde_json::json!([]), "{r}");
+}
+
+/// Lines of a child's output, read on a thread.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Collects lines until one matches, within a bounded wait.
+fn wait_for_line(
+    lines: &mpsc::Receiver<String>,
+    log: &mut Vec<String>,
+    what: impl Fn(&str) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if log.iter().any(|l| what(l)) {
+            return;
+        }
+        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
+            log.push(l);
+        }
+    }
+    panic!("no such line in: {log:#?}");
+}
+
+#[test]
+fn watch_syncs_on_a_timer_and_picks_up_what_others_pushed() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    let mut watch = a
+        .command(&["watch", "--interval", "1", "--sync-every", "1s"], None)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(watch.stdout.take().unwrap());
+    let err = lines_of(watch.stderr.take().unwrap());
+    let mut log = Vec::new();
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("syncing through git every 1s")
+    });
+
+    b.store("b:pushed", "seen by a's watch", "2026-03-19T08:00:00Z");
+    b.sync("2026-03-19T08:00:01Z");
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("sync: received 1 entry") && l.contains("`b:pushed`")
+    });
+    let recall = a.ok(&["recall", "b:pushed"], Some("2026-12-31T00:00:00Z"));
+    assert!(
+        recall.stdout.contains("seen by a's watch"),
+        "{}",
+        recall.stdout
+    );
+
+    // What A writes while watching is sent on the next tick.
+    a.store("a:watched", "sent by the timer", "2026-03-19T09:00:00Z");
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("sync: sent 1 entry") && l.contains("`a:watched`")
+    });
+    b.sync("2026-03-19T09:00:01Z");
+    let got = b.ok(&["recall", "a:watched"], Some("2026-12-31T00:00:00Z"));
+    assert!(got.stdout.contains("sent by the timer"), "{}", got.stdout);
+
+    // A failing sync is logged, and watching goes on.
+    a.git(&["remote", "set-url", "origin", "/nonexistent/memory.git"]);
+    let mut errors = Vec::new();
+    wait_for_line(&err, &mut errors, |l| l.contains("mem7 watch: sync failed"));
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "watch stopped: {errors:#?}"
+    );
+    a.append_entry_by_hand("by:hand", "still watched");
+    wait_for_line(&out, &mut log, |l| l.contains("applied 1 new entry"));
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
+
+impl Clone {
+    /// Appends an unsealed entry by hand, recorded far ahead so that it sorts last.
+    fn append_entry_by_hand(&self, key: &str, value: &str) {
+        let file = self.memory_file("2026-03-01");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str(&format!(
+            "\n## {key}\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> {value}\n\n---\n"
+        ));
+        std::fs::write(&file, text).unwrap();
+    }
+}
+
+#[test]
+fn watch_takes_the_period_from_mem7_yaml_and_refuses_nonsense() {
+    let w = World::new();
+    let (a, _b) = w.pair("");
+    for bad in ["5x", "0s", "5", "soon"] {
+        let r = a.run(&["watch", "--sync-every", bad], None);
+        assert_eq!(r.code, 2, "{bad}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("--sync-every"), "{}", r.stderr);
+    }
+    let config = a.ws.join("mem7.yaml");
+    std::fs::write(&config, "sync:\n  every: whenever\n").unwrap();
+    let r = a.run(&["watch"], None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("mem7.yaml: sync.every"), "{}", r.stderr);
+
+    std::fs::write(&config, "sync:\n  every: 2s\n").unwrap();
+    let mut watch = a
+        .command(&["watch", "--interval", "1"], None)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = lines_of(watch.stdout.take().unwrap());
+    let mut log = Vec::new();
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("syncing through git every 2s")
+    });
+    // It syncs at once without being told to (nothing to do here).
+    wait_for_line(&out, &mut log, |l| l.contains(" sync: "));
+    let _ = watch.kill();
+    let _ = watch.wait();
 }
 
 mod mcp {

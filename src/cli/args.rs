@@ -150,6 +150,11 @@ pub enum Command {
         /// Seconds between reconciliations when no event arrives.
         #[arg(long, value_name = "SECONDS", default_value_t = 5)]
         interval: u64,
+        /// Also run `mem7 sync` at start and then every DURATION (30s, 5m, 1h, 1h30m),
+        /// logging what it sent and received; a failed sync is logged and retried at the
+        /// next period. Default: mem7.yaml's `sync: {every: …}`, else no syncing.
+        #[arg(long, value_name = "DURATION")]
+        sync_every: Option<String>,
     },
     /// Stop believing KEY from now on; reads as of earlier times still see it.
     Forget {

@@ -1,10 +1,12 @@
 //! `mem7 sync` on the command line: its options from the environment, its report as
-//! text or JSON, and refusals as findings and exit code 1.
+//! text or JSON, refusals as findings and exit code 1, and the timed sync of
+//! `mem7 watch --sync-every`.
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, write_out};
+use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, now_text, write_out};
 use crate::error::{Error, Result};
 use crate::sync::{self, Outcome, RefusedBy, Report, Side};
 use crate::verify::Finding;
@@ -69,6 +71,46 @@ pub(super) fn run(
             Ok(EXIT_CHECK_FAILED)
         }
     }
+}
+
+/// One timed sync of `mem7 watch`: its report as log lines on standard output, a
+/// failure or refusal on standard error. Never fails the watch (only a closed output does).
+pub(super) fn watch_sync(cli: &Cli, env: &Env, out: &mut dyn Write, every: Duration) -> Result<()> {
+    let next = format!("next try in {}", duration_text(every.as_secs() as i64));
+    match run_sync(cli, env, None, true) {
+        Ok(Outcome::Synced(report)) => {
+            for w in &report.warnings {
+                eprintln!("{} mem7 watch: warning: {w}", now_text());
+            }
+            let now = now_text();
+            let mut text = String::new();
+            for line in report_human(&report).lines() {
+                text.push_str(&format!("{now} sync: {line}\n"));
+            }
+            write_out(out, &text)?;
+        }
+        Ok(Outcome::Refused {
+            by,
+            remote,
+            remote_branch,
+            findings,
+        }) => {
+            let upstream = format!("{remote}/{remote_branch}");
+            eprint!(
+                "{} mem7 watch: sync failed ({next}): {}",
+                now_text(),
+                refusal_human(by, &upstream, &findings).trim_start_matches("mem7: error: ")
+            );
+        }
+        Err(e) => {
+            let hint = e
+                .hint()
+                .map(|h| format!(" (hint: {h})"))
+                .unwrap_or_default();
+            eprintln!("{} mem7 watch: sync failed ({next}): {e}{hint}", now_text());
+        }
+    }
+    Ok(())
 }
 
 fn refusal_human(by: RefusedBy, upstream: &str, findings: &[Finding]) -> String {

@@ -123,6 +123,48 @@ pub enum Outcome {
     },
 }
 
+/// Parses a sync period: one or more `<number><unit>` (units `s`, `m`, `h`, `d`), e.g.
+/// `30s`, `5m`, `1h30m`. At least one second.
+pub fn parse_every(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let bad = || {
+        format!(
+            "{text:?} is not a duration: write a number and a unit (s, m, h or d), like 30s, 5m or 1h30m"
+        )
+    };
+    if t.is_empty() {
+        return Err(bad());
+    }
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in t.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return Err(bad()),
+        };
+        let n: u64 = digits.parse().map_err(|_| bad())?;
+        digits.clear();
+        total = n
+            .checked_mul(unit)
+            .and_then(|s| total.checked_add(s))
+            .ok_or_else(bad)?;
+    }
+    if !digits.is_empty() {
+        return Err(bad());
+    }
+    if total == 0 {
+        return Err(format!("{text:?} is no time at all: give at least 1s"));
+    }
+    Ok(Duration::from_secs(total))
+}
+
 /// The repository around the workspace, and where sync reads and writes.
 struct Repo {
     git: Git,
@@ -999,6 +1041,27 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn periods_parse_and_nonsense_is_refused() {
+        assert_eq!(parse_every("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_every("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_every("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_every(" 2d "), Ok(Duration::from_secs(172_800)));
+        for bad in [
+            "",
+            "5",
+            "m",
+            "5x",
+            "-5m",
+            "1.5h",
+            "0s",
+            "5 m",
+            "99999999999999999999h",
+        ] {
+            assert!(parse_every(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn mem7_files_are_recognised() {
