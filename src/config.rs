@@ -15,6 +15,17 @@ pub struct Config {
     pub embeddings: crate::embed::EmbedSettings,
     /// Search settings (`search:`).
     pub search: SearchSettings,
+    /// Sharing through git (`sync:`).
+    pub sync: SyncSettings,
+}
+
+/// The `sync:` section of `mem7.yaml`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SyncSettings {
+    /// How often `mem7 watch` runs `mem7 sync` (`30s`, `5m`, `1h`; `--sync-every`
+    /// overrides it). Unset: watch does not sync.
+    pub every: Option<String>,
 }
 
 /// The RRF constant unless `search.rrf_k` says otherwise: the value of Cormack, Clarke

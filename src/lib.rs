@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod merge;
 pub mod request;
 pub mod store;
+pub mod sync;
 pub mod verify;
 pub mod view;
 pub mod watch;

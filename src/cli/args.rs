@@ -163,6 +163,11 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         /// Seconds between reconciliations when no event arrives.
         #[arg(long, value_name = "SECONDS", default_value_t = 5)]
         interval: u64,
+        /// Also run `mem7 sync` at start and then every DURATION (30s, 5m, 1h, 1h30m),
+        /// logging what it sent and received; a failed sync is logged and retried at the
+        /// next period. Default: mem7.yaml's `sync: {every: …}`, else no syncing.
+        #[arg(long, value_name = "DURATION")]
+        sync_every: Option<String>,
     },
     /// Stop believing KEY from now on; reads as of earlier times still see it.
     Forget {
@@ -212,6 +217,42 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         /// Who is sealing (default: $MEM7_AGENT, else $USER).
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
+    },
+    /// Share the workspace through its git repository: commit, fetch, merge, verify, push.
+    ///
+    /// What it does, in order:
+    ///   1. Commits the workspace's new entries: only memory/YYYY-MM-DD.md and memory/torn/
+    ///      (and, while untracked, the files `mem7 init` wrote). Your other staged, changed
+    ///      and untracked files are left exactly as they are.
+    ///   2. Fetches the remote branch and merges it entry by entry with mem7's merge
+    ///      driver (registered in this clone if missing, as `mem7 setup-git` does).
+    ///   3. Verifies the result, as `mem7 verify` would.
+    ///   4. Pushes it, setting the upstream on the first push. If someone pushed first,
+    ///      it fetches, merges and tries again (up to 5 times).
+    ///   5. Moves this clone's branch and files to the result; brings the index up to date.
+    ///
+    /// Then it prints what it sent and received, and the entries recorded more than 5
+    /// minutes ahead of this machine's clock (a writer whose clock runs fast).
+    ///
+    /// What it never does: rewrite a commit, force a push, push memory that does not
+    /// verify (exit 1, naming each problem), or commit a credential written into a memory
+    /// file by hand (exit 2). Outside git, without a remote, on a detached HEAD or with a
+    /// conflict it cannot merge, it exits 2 and leaves the clone as it was: until the push
+    /// succeeds, all its work is in git's object store, none in your files or index.
+    ///
+    /// The workspace may be the repository's top or a folder in it. See docs/sync.md.
+    #[command(verbatim_doc_comment)]
+    Sync {
+        /// The git remote to sync with (default: the branch's upstream, else the only
+        /// remote, else `origin`).
+        #[arg(long, value_name = "NAME")]
+        remote: Option<String>,
+        /// Commit, fetch, merge, verify and update this clone, but do not push.
+        #[arg(long)]
+        no_push: bool,
+        /// Print what was done as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Register mem7's merge driver in this git repository, so merges keep entries whole.
     ///

@@ -6,6 +6,7 @@ mod args;
 mod demo;
 pub(crate) mod render;
 mod setup;
+mod sync;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -759,8 +760,37 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             Ok(EXIT_OK)
         }
-        Command::Watch { interval } => {
+        Command::Watch {
+            interval,
+            sync_every,
+        } => {
+            let every_flag = sync_every
+                .as_deref()
+                .map(|t| {
+                    crate::sync::parse_every(t).map_err(|e| {
+                        Error::input(format!("--sync-every: {e}"), "e.g. --sync-every 5m")
+                    })
+                })
+                .transpose()?;
             let mut engine = open_engine(cli, env)?;
+            let sync_every = match every_flag {
+                Some(d) => Some(d),
+                None => engine
+                    .workspace()
+                    .config()
+                    .sync
+                    .every
+                    .as_deref()
+                    .map(|t| {
+                        crate::sync::parse_every(t).map_err(|e| {
+                            Error::input(
+                                format!("mem7.yaml: sync.every: {e}"),
+                                "fix it in mem7.yaml (e.g. `sync: {every: 5m}`), or remove it",
+                            )
+                        })
+                    })
+                    .transpose()?,
+            };
             let memory = engine.workspace().root().join(store::MEMORY_DIR);
             std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
             let watcher =
@@ -778,14 +808,37 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     engine.workspace().root().display()
                 ),
             )?;
+            if let Some(every) = sync_every {
+                write_out(
+                    out,
+                    &format!(
+                        "mem7 watch: syncing through git every {}\n",
+                        sync::duration_text(every.as_secs() as i64)
+                    ),
+                )?;
+            }
             out.flush().map_err(|e| Error::io("<stdout>", e))?;
             let interval = std::time::Duration::from_secs((*interval).max(1));
             // The files as they were when a catch-up last failed: reading them wakes the
             // watcher again, so a failure is retried only once they change.
             let mut failed_on: Option<Vec<store::FileStat>> = None;
+            // The first sync runs at once, then one every period.
+            let mut next_sync = sync_every.map(|_| std::time::Instant::now());
             loop {
-                if watcher.next(interval) == crate::watch::Wake::Closed {
+                let wait = next_sync.map_or(interval, |due| {
+                    interval.min(due.saturating_duration_since(std::time::Instant::now()))
+                });
+                if watcher.next(wait) == crate::watch::Wake::Closed {
                     break;
+                }
+                if let (Some(due), Some(every)) = (next_sync, sync_every)
+                    && std::time::Instant::now() >= due
+                {
+                    sync::watch_sync(cli, env, out, every)?;
+                    out.flush().map_err(|e| Error::io("<stdout>", e))?;
+                    next_sync = Some(std::time::Instant::now() + every);
+                    // What the sync brought in is caught up below, failed or not.
+                    failed_on = None;
                 }
                 if failed_on.is_some() && engine.workspace().scan().ok() == failed_on {
                     continue;
@@ -963,29 +1016,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let root = env.workspace(cli.workspace.as_deref());
             store::Workspace::open(&root)?;
             let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
-            let driver = format!(
-                "'{}' merge-file %O %A %B --path %P",
-                exe.display().to_string().replace('\'', "'\\''")
-            );
-            for (name, value) in [
-                (
-                    "merge.union.name",
-                    "mem7: entry-wise merge of memory files (union for other files)",
-                ),
-                ("merge.union.driver", driver.as_str()),
-            ] {
-                let status = std::process::Command::new("git")
-                    .args(["config", name, value])
-                    .current_dir(&root)
-                    .status()
-                    .map_err(|e| Error::io("git", e))?;
-                if !status.success() {
-                    return Err(Error::input(
-                        format!("`git config {name}` failed in {}", root.display()),
-                        "run `mem7 setup-git` inside the git repository that holds the workspace (`git init` first)",
-                    ));
-                }
-            }
+            let driver = crate::sync::git::register_driver(&root, &exe)?;
             write_out(
                 out,
                 &format!(
@@ -995,6 +1026,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             Ok(EXIT_OK)
         }
+        Command::Sync {
+            remote,
+            no_push,
+            json,
+        } => sync::run(cli, env, out, remote.as_deref(), *no_push, *json),
         Command::MergeFile {
             base,
             ours,

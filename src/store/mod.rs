@@ -44,6 +44,11 @@ const TEMPLATE: &[(&str, &str)] = &[
     ("memory/.gitkeep", ""),
 ];
 
+/// The files `mem7 init` writes: workspace-relative name and content.
+pub fn scaffold() -> impl Iterator<Item = (&'static str, &'static str)> {
+    TEMPLATE.iter().copied()
+}
+
 /// An opened workspace.
 #[derive(Clone, Debug)]
 pub struct Workspace {

@@ -1,0 +1,336 @@
+//! `mem7 sync` on the command line: its options from the environment, its report as
+//! text or JSON, refusals as findings and exit code 1, and the timed sync of
+//! `mem7 watch --sync-every`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, now_text, write_out};
+use crate::error::{Error, Result};
+use crate::sync::{self, Outcome, RefusedBy, Report, Side};
+use crate::verify::Finding;
+
+/// Keys listed by name in a text line; the rest are counted.
+const KEYS_SHOWN: usize = 8;
+
+fn run_sync(cli: &Cli, env: &Env, remote: Option<&str>, push: bool) -> Result<Outcome> {
+    let root = env.workspace(cli.workspace.as_deref());
+    let exe: PathBuf = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+    sync::run(&sync::Options {
+        root: &root,
+        remote,
+        push,
+        now: env.now()?,
+        key: env.chain_key()?,
+        exe: &exe,
+    })
+}
+
+/// `mem7 sync`.
+pub(super) fn run(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    remote: Option<&str>,
+    no_push: bool,
+    json: bool,
+) -> Result<u8> {
+    match run_sync(cli, env, remote, !no_push)? {
+        Outcome::Synced(report) => {
+            for w in &report.warnings {
+                eprintln!("mem7: warning: {w}");
+            }
+            let text = if json {
+                report_json(&report)
+            } else {
+                report_human(&report)
+            };
+            write_out(out, &text)?;
+            Ok(EXIT_OK)
+        }
+        Outcome::Refused {
+            by,
+            remote,
+            remote_branch,
+            findings,
+        } => {
+            let upstream = format!("{remote}/{remote_branch}");
+            eprint!("{}", refusal_human(by, &upstream, &findings));
+            if json {
+                let v = serde_json::json!({
+                    "refused": true,
+                    "by": match by { RefusedBy::Local => "local", RefusedBy::Merged => "merged" },
+                    "remote": remote,
+                    "remote_branch": remote_branch,
+                    "pushed": false,
+                    "findings": findings.iter().map(finding_json).collect::<Vec<_>>(),
+                });
+                write_out(out, &pretty(&v))?;
+            }
+            Ok(EXIT_CHECK_FAILED)
+        }
+    }
+}
+
+/// One timed sync of `mem7 watch`: its report as log lines on standard output, a
+/// failure or refusal on standard error. Never fails the watch (only a closed output does).
+pub(super) fn watch_sync(cli: &Cli, env: &Env, out: &mut dyn Write, every: Duration) -> Result<()> {
+    let next = format!("next try in {}", duration_text(every.as_secs() as i64));
+    match run_sync(cli, env, None, true) {
+        Ok(Outcome::Synced(report)) => {
+            for w in &report.warnings {
+                eprintln!("{} mem7 watch: warning: {w}", now_text());
+            }
+            let now = now_text();
+            let mut text = String::new();
+            for line in report_human(&report).lines() {
+                text.push_str(&format!("{now} sync: {line}\n"));
+            }
+            write_out(out, &text)?;
+        }
+        Ok(Outcome::Refused {
+            by,
+            remote,
+            remote_branch,
+            findings,
+        }) => {
+            let upstream = format!("{remote}/{remote_branch}");
+            eprint!(
+                "{} mem7 watch: sync failed ({next}): {}",
+                now_text(),
+                refusal_human(by, &upstream, &findings).trim_start_matches("mem7: error: ")
+            );
+        }
+        Err(e) => {
+            let hint = e
+                .hint()
+                .map(|h| format!(" (hint: {h})"))
+                .unwrap_or_default();
+            eprintln!("{} mem7 watch: sync failed ({next}): {e}{hint}", now_text());
+        }
+    }
+    Ok(())
+}
+
+fn refusal_human(by: RefusedBy, upstream: &str, findings: &[Finding]) -> String {
+    let (what, hint) = match by {
+        RefusedBy::Local => (
+            "this workspace's memory does not verify".to_string(),
+            "restore what was changed by mistake from git (`git checkout -- FILE`), or accept a deliberate edit with `mem7 seal`; then run `mem7 sync` again".to_string(),
+        ),
+        RefusedBy::Merged => (
+            format!("merged with {upstream}, the memory does not verify: someone pushed altered or hand-written entries"),
+            format!("see who changed the file and how (`git log -p {upstream} -- FILE`); the change must be undone there, or accepted with `mem7 seal` by whoever made it"),
+        ),
+    };
+    let mut s =
+        format!("mem7: error: refusing to sync: {what}; nothing was committed, merged or pushed\n");
+    for f in findings {
+        let key = if f.key.is_empty() {
+            String::new()
+        } else {
+            format!(" `{}`", f.key)
+        };
+        s.push_str(&format!(
+            "  {}:{}:{key} {}: {}\n",
+            f.file, f.line, f.kind, f.message
+        ));
+    }
+    s.push_str(&format!("  hint: {hint}\n"));
+    s
+}
+
+fn finding_json(f: &Finding) -> serde_json::Value {
+    serde_json::json!({
+        "file": f.file,
+        "line": f.line,
+        "key": f.key,
+        "kind": f.kind,
+        "message": f.message,
+    })
+}
+
+fn side_json(s: &Side) -> serde_json::Value {
+    serde_json::json!({ "commits": s.commits, "entries": s.entries, "keys": s.keys })
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default())
+}
+
+/// The `--json` object (see docs/cli.md).
+pub(super) fn report_json(r: &Report) -> String {
+    let ahead: Vec<serde_json::Value> = r
+        .ahead
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "file": a.file,
+                "line": a.line,
+                "key": a.key,
+                "recorded": a.recorded.to_rfc3339(),
+                "ahead_seconds": a.ahead_seconds,
+            })
+        })
+        .collect();
+    pretty(&serde_json::json!({
+        "remote": r.remote,
+        "branch": r.branch,
+        "remote_branch": r.remote_branch,
+        "head": r.head,
+        "committed": side_json(&r.committed),
+        "sent": side_json(&r.sent),
+        "received": side_json(&r.received),
+        "ahead": ahead,
+        "pushed": r.pushed,
+        "set_upstream": r.set_upstream,
+        "attempts": r.attempts,
+        "registered_driver": r.registered_driver,
+        "verify_warnings": r.verify_warnings,
+    }))
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn keys_text(keys: &[String]) -> String {
+    if keys.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = keys
+        .iter()
+        .take(KEYS_SHOWN)
+        .map(|k| format!("`{k}`"))
+        .collect();
+    let more = keys.len().saturating_sub(KEYS_SHOWN);
+    format!(
+        " ({}: {}{})",
+        if keys.len() == 1 { "key" } else { "keys" },
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn side_text(s: &Side) -> String {
+    format!(
+        "{} in {}{}",
+        count(s.entries, "entry", "entries"),
+        count(s.commits, "commit", "commits"),
+        keys_text(&s.keys)
+    )
+}
+
+/// `1h 5m`, `3m 20s`, `2d 4h`: the two largest units.
+pub(super) fn duration_text(secs: i64) -> String {
+    let units = [(86_400, "d"), (3600, "h"), (60, "m"), (1, "s")];
+    let mut parts = Vec::new();
+    let mut rest = secs.max(0);
+    for (size, name) in units {
+        if rest >= size || (parts.is_empty() && size == 1) {
+            parts.push(format!("{}{name}", rest / size));
+            rest %= size;
+        }
+        if parts.len() == 2 {
+            break;
+        }
+    }
+    parts.join(" ")
+}
+
+/// The text report: one line per thing done.
+pub(super) fn report_human(r: &Report) -> String {
+    let upstream = format!("{}/{}", r.remote, r.remote_branch);
+    let mut s = String::new();
+    if r.registered_driver {
+        s.push_str("registered mem7's merge driver in this clone (as `mem7 setup-git` does)\n");
+    }
+    let c = &r.committed;
+    if c.commits > 0 {
+        s.push_str(&format!(
+            "committed {}{}\n",
+            if c.entries == 0 {
+                "the workspace's files".to_string()
+            } else {
+                format!(
+                    "{} new {}",
+                    c.entries,
+                    if c.entries == 1 { "entry" } else { "entries" }
+                )
+            },
+            keys_text(&c.keys)
+        ));
+    }
+    if r.received.commits > 0 {
+        s.push_str(&format!(
+            "received {} from {upstream}\n",
+            side_text(&r.received)
+        ));
+    }
+    if r.pushed {
+        s.push_str(&format!("sent {} to {upstream}\n", side_text(&r.sent)));
+        if r.set_upstream {
+            s.push_str(&format!("`{}` now tracks {upstream}\n", r.branch));
+        }
+    } else if r.sent.commits > 0 {
+        s.push_str(&format!(
+            "not pushed (--no-push): {} to send to {upstream}\n",
+            side_text(&r.sent)
+        ));
+    }
+    if !r.ahead.is_empty() {
+        s.push_str(&format!(
+            "{} recorded ahead of this clock (a writer's clock runs fast; entries written here are recorded after {}):\n",
+            count(r.ahead.len(), "entry", "entries"),
+            if r.ahead.len() == 1 { "it" } else { "them" }
+        ));
+        for a in &r.ahead {
+            s.push_str(&format!(
+                "  {}:{} `{}` recorded {}, {} ahead\n",
+                a.file,
+                a.line,
+                a.key,
+                a.recorded,
+                duration_text(a.ahead_seconds)
+            ));
+        }
+    }
+    if c.commits == 0 && r.received.commits == 0 && r.sent.commits == 0 {
+        s.push_str(&format!(
+            "up to date with {upstream}: nothing to send or receive\n"
+        ));
+    }
+    if r.attempts > 1 {
+        s.push_str(&format!(
+            "took {} attempts: {upstream} moved while syncing (someone pushed first)\n",
+            r.attempts
+        ));
+    }
+    // Merge warnings stay until sealed: said when this sync merged, not every time.
+    if r.verify_warnings > 0 && r.received.commits > 0 {
+        s.push_str(&format!(
+            "verified, with {} (parallel appends merged; `mem7 verify` lists them, `mem7 seal` records them)\n",
+            count(r.verify_warnings, "warning", "warnings")
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(duration_text(0), "0s");
+        assert_eq!(duration_text(59), "59s");
+        assert_eq!(duration_text(3600), "1h");
+        assert_eq!(duration_text(3725), "1h 2m");
+        assert_eq!(duration_text(90_061), "1d 1h");
+    }
+}

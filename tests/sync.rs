@@ -1,0 +1,1033 @@
+//! `mem7 sync` through the real binary, with real git: a bare repository on local disk
+//! and clones of it, each a mem7 workspace. Git runs with a scratch HOME and without the
+//! system config, so the developer's settings do not leak in.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{Run, finish};
+
+/// A bare repository and the clones around it, in one scratch directory.
+struct World {
+    dir: tempfile::TempDir,
+    bare: PathBuf,
+}
+
+/// One clone: its repository and the workspace inside it (the top or a subfolder).
+struct Clone {
+    world_home: PathBuf,
+    name: String,
+    repo: PathBuf,
+    ws: PathBuf,
+}
+
+/// The variables every git and mem7 process gets (nothing else from the environment).
+fn pinned(cmd: &mut Command, home: &Path) {
+    cmd.env_clear()
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CEILING_DIRECTORIES", home.parent().unwrap())
+        .env("LC_ALL", "C")
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+}
+
+fn git_in(dir: &Path, home: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(dir);
+    pinned(&mut cmd, home);
+    finish(cmd.output().unwrap())
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        let bare = dir.path().join("memory.git");
+        let w = World { dir, bare };
+        w.git(
+            w.dir.path(),
+            &["init", "-q", "--bare", "-b", "main", "memory.git"],
+        );
+        w
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let r = git_in(dir, &self.home(), args);
+        assert_eq!(r.code, 0, "git {args:?} failed: {}{}", r.stdout, r.stderr);
+        r.stdout
+    }
+
+    fn identity(&self, repo: &Path, name: &str) {
+        self.git(repo, &["config", "user.name", name]);
+        self.git(
+            repo,
+            &["config", "user.email", &format!("{name}@example.com")],
+        );
+    }
+
+    /// A new repository (not yet pushed) whose remote is the bare one, with a workspace
+    /// at `sub` inside it (`""`: at the top).
+    fn first(&self, name: &str, sub: &str) -> Clone {
+        let repo = self.dir.path().join(name);
+        std::fs::create_dir_all(&repo).unwrap();
+        self.git(&repo, &["init", "-q", "-b", "main"]);
+        self.identity(&repo, name);
+        self.git(
+            &repo,
+            &["remote", "add", "origin", self.bare.to_str().unwrap()],
+        );
+        let c = self.clone_at(name, repo, sub);
+        c.ok(&["init", c.ws.to_str().unwrap()], None);
+        c
+    }
+
+    /// `git clone` of the bare repository.
+    fn clone(&self, name: &str, sub: &str) -> Clone {
+        self.git(
+            self.dir.path(),
+            &["clone", "-q", self.bare.to_str().unwrap(), name],
+        );
+        let repo = self.dir.path().join(name);
+        self.identity(&repo, name);
+        self.clone_at(name, repo, sub)
+    }
+
+    fn clone_at(&self, name: &str, repo: PathBuf, sub: &str) -> Clone {
+        let ws = if sub.is_empty() {
+            repo.clone()
+        } else {
+            repo.join(sub)
+        };
+        std::fs::create_dir_all(&ws).unwrap();
+        Clone {
+            world_home: self.home(),
+            name: name.to_string(),
+            repo,
+            ws,
+        }
+    }
+
+    /// The commit the bare repository's `main` is at (`None` before the first push).
+    fn remote_head(&self) -> Option<String> {
+        let r = git_in(
+            &self.bare,
+            &self.home(),
+            &["rev-parse", "-q", "--verify", "refs/heads/main"],
+        );
+        (r.code == 0).then(|| r.stdout.trim().to_string())
+    }
+
+    /// Two clones sharing a history: `a` made the workspace and pushed it, `b` cloned.
+    fn pair(&self, sub: &str) -> (Clone, Clone) {
+        let a = self.first("a", sub);
+        a.store("seed", "the first fact", "2026-03-01T08:00:00Z");
+        a.sync("2026-03-01T08:00:01Z");
+        let b = self.clone("b", sub);
+        (a, b)
+    }
+}
+
+impl Clone {
+    fn command(&self, args: &[&str], now: Option<&str>) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mem7"));
+        cmd.args(args).current_dir(&self.ws);
+        pinned(&mut cmd, &self.world_home);
+        cmd.env("MEM7_WORKSPACE", &self.ws)
+            .env("MEM7_AGENT", &self.name);
+        if let Some(now) = now {
+            cmd.env("MEM7_NOW", now);
+        }
+        cmd
+    }
+
+    fn run(&self, args: &[&str], now: Option<&str>) -> Run {
+        finish(self.command(args, now).output().unwrap())
+    }
+
+    fn ok(&self, args: &[&str], now: Option<&str>) -> Run {
+        let r = self.run(args, now);
+        assert_eq!(
+            r.code, 0,
+            "{}: mem7 {args:?} failed: {}{}",
+            self.name, r.stdout, r.stderr
+        );
+        r
+    }
+
+    fn store(&self, key: &str, value: &str, now: &str) {
+        self.ok(&["store", key, value], Some(now));
+    }
+
+    /// `mem7 sync --json`, which must succeed; returns the report.
+    fn sync(&self, now: &str) -> serde_json::Value {
+        self.ok(&["sync", "--json"], Some(now)).json()
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let r = self.git_run(args);
+        assert_eq!(r.code, 0, "git {args:?} failed: {}{}", r.stdout, r.stderr);
+        r.stdout
+    }
+
+    fn git_run(&self, args: &[&str]) -> Run {
+        git_in(&self.repo, &self.world_home, args)
+    }
+
+    fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    fn status(&self) -> String {
+        self.git(&["status", "--porcelain", "--untracked-files=all"])
+    }
+
+    /// Answers that must agree across clones (read at one fixed instant).
+    fn answers(&self, keys: &[&str]) -> Vec<String> {
+        let at = Some("2026-12-31T00:00:00Z");
+        let mut out = vec![self.ok(&["list", "--json"], at).stdout];
+        for k in keys {
+            out.push(self.ok(&["history", k, "--json"], at).stdout);
+            out.push(self.ok(&["recall", k], at).stdout);
+        }
+        out
+    }
+
+    /// Whether the clone is settled: verify passes and git lists no memory file.
+    fn assert_settled(&self) {
+        let v = self.run(&["verify"], None);
+        assert_eq!(v.code, 0, "{}: verify: {}{}", self.name, v.stdout, v.stderr);
+        let status = self.status();
+        assert!(
+            !status.lines().any(|l| l.contains("memory/")),
+            "{}: memory files not committed:\n{status}",
+            self.name
+        );
+    }
+
+    fn memory_file(&self, day: &str) -> PathBuf {
+        self.ws.join("memory").join(format!("{day}.md"))
+    }
+}
+
+/// The work tree's files (without `.git` and the index), for "nothing changed" checks.
+fn work_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    common::snapshot(dir)
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with(".git/"))
+        .collect()
+}
+
+fn assert_same_files(before: &[(String, Vec<u8>)], after: &[(String, Vec<u8>)]) {
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(before), names(after), "files added or removed");
+    for ((name, a), (_, b)) in before.iter().zip(after) {
+        assert!(a == b, "{name} changed");
+    }
+}
+
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    v["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn first_sync_pushes_to_an_empty_remote_and_sets_the_upstream() {
+    let w = World::new();
+    let a = w.first("a", "");
+    a.store("project:db", "postgres 16", "2026-03-01T08:00:00Z");
+    assert_eq!(w.remote_head(), None);
+
+    let r = a.sync("2026-03-01T08:00:01Z");
+    assert_eq!(r["pushed"], true);
+    assert_eq!(r["set_upstream"], true);
+    assert_eq!(r["registered_driver"], true);
+    assert_eq!(r["committed"]["entries"], 1);
+    assert_eq!(r["sent"]["entries"], 1);
+    assert_eq!(keys(&r["sent"]), ["project:db"]);
+    assert_eq!(r["received"]["entries"], 0);
+    assert_eq!(w.remote_head().as_deref(), Some(a.head().as_str()));
+    assert_eq!(a.git(&["config", "branch.main.remote"]).trim(), "origin");
+    assert_eq!(
+        a.git(&["config", "branch.main.merge"]).trim(),
+        "refs/heads/main"
+    );
+    assert!(
+        a.git(&["config", "merge.union.driver"])
+            .contains("merge-file")
+    );
+    // The workspace's own files went with the entries; the index did not.
+    let files = a.git(&["ls-files"]);
+    for f in [
+        "mem7.yaml",
+        ".gitattributes",
+        ".gitignore",
+        "memory/2026-03-01.md",
+    ] {
+        assert!(files.lines().any(|l| l == f), "{f} not committed:\n{files}");
+    }
+    assert!(!files.contains(".mem7/"), "{files}");
+    assert_eq!(a.status(), "");
+    a.assert_settled();
+
+    // Nothing new: nothing sent, nothing received, no commit.
+    let head = a.head();
+    let again = a.ok(&["sync"], Some("2026-03-01T08:00:02Z"));
+    assert!(
+        again.stdout.contains("up to date with origin/main"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(a.head(), head);
+
+    // A fresh clone answers alike.
+    let fresh = w.clone("fresh", "");
+    assert_eq!(fresh.answers(&["project:db"]), a.answers(&["project:db"]));
+}
+
+#[test]
+fn the_json_report_has_its_documented_shape() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    b.store("b:note", "from b", "2026-03-02T09:00:00Z");
+    b.sync("2026-03-02T09:00:01Z");
+    a.store("a:note", "from a", "2026-03-02T10:00:00Z");
+    let r = a.sync("2026-03-02T10:00:01Z");
+    let obj = r.as_object().unwrap();
+    let mut fields: Vec<&str> = obj.keys().map(String::as_str).collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "ahead",
+            "attempts",
+            "branch",
+            "committed",
+            "head",
+            "pushed",
+            "received",
+            "registered_driver",
+            "remote",
+            "remote_branch",
+            "sent",
+            "set_upstream",
+            "verify_warnings"
+        ]
+    );
+    assert_eq!(r["remote"], "origin");
+    assert_eq!(r["branch"], "main");
+    assert_eq!(r["remote_branch"], "main");
+    assert_eq!(r["head"], a.head());
+    assert_eq!(r["attempts"], 1);
+    assert_eq!(r["pushed"], true);
+    for side in ["committed", "sent", "received"] {
+        let s = r[side].as_object().unwrap();
+        assert!(s["commits"].is_u64() && s["entries"].is_u64() && s["keys"].is_array());
+    }
+    assert_eq!(keys(&r["committed"]), ["a:note"]);
+    assert_eq!(keys(&r["received"]), ["b:note"]);
+    assert_eq!(r["received"]["commits"], 1);
+    assert_eq!(keys(&r["sent"]), ["a:note"]);
+    // A's commit and the merge commit.
+    assert_eq!(r["sent"]["commits"], 2);
+    assert_eq!(r["ahead"], serde_json::json!([]));
+    // The parallel appends are a `merge` warning, which does not stop a sync.
+    assert_eq!(r["verify_warnings"], 1);
+}
+
+/// Two clones write (the same key too, at different times) and sync in one order or
+/// the other: after two rounds they, and a fresh clone, answer alike.
+fn two_clones_converge(a_first: bool) {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    a.store("shared:host", "railway", "2026-03-05T09:00:00Z");
+    b.store("shared:host", "cloudflare", "2026-03-05T10:00:00Z");
+    a.store("a:only", "written on a", "2026-03-05T11:00:00Z");
+    b.store("b:only", "written on b", "2026-03-05T12:00:00Z");
+    b.store("shared:host", "fly.io", "2026-03-06T08:00:00Z");
+    let (x, y) = if a_first { (&a, &b) } else { (&b, &a) };
+    for round in 0..2 {
+        let now = format!("2026-03-07T0{round}:00:00Z");
+        x.sync(&now);
+        y.sync(&now);
+    }
+    let keys = ["shared:host", "a:only", "b:only", "seed"];
+    assert_eq!(a.answers(&keys), b.answers(&keys));
+    let history = a.ok(&["history", "shared:host", "--json"], None).json();
+    let values: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap())
+        .collect();
+    for v in ["railway", "cloudflare", "fly.io"] {
+        assert!(values.contains(&v), "{values:?}");
+    }
+    let now = a.ok(&["recall", "shared:host"], Some("2026-12-31T00:00:00Z"));
+    assert!(now.stdout.contains("fly.io"), "{}", now.stdout);
+    a.assert_settled();
+    b.assert_settled();
+    assert_eq!(a.head(), b.head());
+    let fresh = w.clone("fresh", "");
+    assert_eq!(fresh.answers(&keys), a.answers(&keys));
+    fresh.assert_settled();
+}
+
+#[test]
+fn two_clones_converge_when_a_syncs_first() {
+    two_clones_converge(true);
+}
+
+#[test]
+fn two_clones_converge_when_b_syncs_first() {
+    two_clones_converge(false);
+}
+
+#[test]
+fn three_clones_converge() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    let c = w.clone("c", "");
+    a.store("team:lead", "ana", "2026-03-10T09:00:00Z");
+    b.store("team:lead", "bo", "2026-03-10T09:30:00Z");
+    c.store("team:lead", "cy", "2026-03-10T10:00:00Z");
+    c.store("c:fact", "from c", "2026-03-10T10:05:00Z");
+    b.store("b:fact", "from b", "2026-03-10T10:10:00Z");
+    a.store("a:fact", "from a", "2026-03-10T10:15:00Z");
+    for round in 0..2 {
+        for (i, x) in [&c, &a, &b].iter().enumerate() {
+            x.sync(&format!("2026-03-11T0{round}:0{i}:00Z"));
+        }
+    }
+    let keys = ["team:lead", "a:fact", "b:fact", "c:fact"];
+    let expected = a.answers(&keys);
+    assert_eq!(b.answers(&keys), expected);
+    assert_eq!(c.answers(&keys), expected);
+    let fresh = w.clone("fresh", "");
+    assert_eq!(fresh.answers(&keys), expected);
+    for x in [&a, &b, &c, &fresh] {
+        x.assert_settled();
+    }
+    let lead = a.ok(&["recall", "team:lead"], Some("2026-12-31T00:00:00Z"));
+    assert!(lead.stdout.contains("cy"), "{}", lead.stdout);
+}
+
+#[test]
+fn a_push_race_is_resolved_by_merging_again() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+
+    // The simple form: A merges without pushing, B pushes meanwhile, A syncs again.
+    a.store("a:first", "one", "2026-03-12T09:00:00Z");
+    let held = a.ok(
+        &["sync", "--no-push", "--json"],
+        Some("2026-03-12T09:00:01Z"),
+    );
+    let held = held.json();
+    assert_eq!(held["pushed"], false);
+    assert_eq!(held["sent"]["entries"], 1, "still to send: {held}");
+    let remote_before = w.remote_head();
+    assert_ne!(remote_before.as_deref(), Some(a.head().as_str()));
+    b.store("b:first", "two", "2026-03-12T09:30:00Z");
+    b.sync("2026-03-12T09:30:01Z");
+    let r = a.sync("2026-03-12T10:00:00Z");
+    assert_eq!(r["pushed"], true);
+    assert_eq!(keys(&r["received"]), ["b:first"]);
+    assert_eq!(w.remote_head().as_deref(), Some(a.head().as_str()));
+
+    // The real race: B pushes after A fetched, while A's push is under way (A's
+    // pre-push hook runs B's sync once). A's push is refused; A fetches, merges again
+    // and pushes.
+    b.sync("2026-03-12T10:00:01Z");
+    b.store("b:racer", "pushed first", "2026-03-12T11:00:00Z");
+    let hooks = w.dir.path().join("a-hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let marker = w.dir.path().join("raced");
+    let hook = hooks.join("pre-push");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\n\
+             if [ ! -e '{marker}' ]; then\n\
+               touch '{marker}'\n\
+               unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX\n\
+               cd '{b}' && MEM7_WORKSPACE='{b}' MEM7_NOW=2026-03-12T11:00:01Z '{mem7}' sync >&2 || exit 1\n\
+             fi\n\
+             exit 0\n",
+            marker = marker.display(),
+            b = b.ws.display(),
+            mem7 = env!("CARGO_BIN_EXE_mem7"),
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    a.git(&["config", "core.hooksPath", hooks.to_str().unwrap()]);
+    a.store("a:racer", "pushed second", "2026-03-12T11:30:00Z");
+    let r = a.sync("2026-03-12T11:30:01Z");
+    assert!(marker.exists(), "the hook did not run");
+    assert_eq!(r["attempts"], 2, "{r}");
+    assert_eq!(r["pushed"], true);
+    assert!(keys(&r["received"]).contains(&"b:racer".to_string()), "{r}");
+    assert_eq!(w.remote_head().as_deref(), Some(a.head().as_str()));
+    a.git(&["config", "--unset", "core.hooksPath"]);
+    b.sync("2026-03-12T12:00:00Z");
+    let keys = ["a:racer", "b:racer", "a:first", "b:first"];
+    assert_eq!(a.answers(&keys), b.answers(&keys));
+    a.assert_settled();
+    b.assert_settled();
+}
+
+#[test]
+fn other_files_of_the_repository_are_left_as_they_were() {
+    let w = World::new();
+    // The workspace is a subfolder of a project repository.
+    let a = w.first("a", "mem");
+    std::fs::write(a.repo.join("README.md"), "# project\n").unwrap();
+    std::fs::write(a.repo.join("tracked.txt"), "v1\n").unwrap();
+    a.git(&["add", "README.md", "tracked.txt"]);
+    a.git(&["commit", "-q", "-m", "project"]);
+    a.store("seed", "first", "2026-03-13T08:00:00Z");
+    a.sync("2026-03-13T08:00:01Z");
+    let b = w.clone("b", "mem");
+    b.store("b:note", "from b", "2026-03-13T09:00:00Z");
+    b.sync("2026-03-13T09:00:01Z");
+
+    // A person's work in progress in A: a staged new file, a staged change, an
+    // unstaged change, an untracked file, and a note in memory/ that is not mem7's.
+    std::fs::write(a.repo.join("staged.txt"), "staged\n").unwrap();
+    a.git(&["add", "staged.txt"]);
+    std::fs::write(a.repo.join("README.md"), "# project\n\nstaged edit\n").unwrap();
+    a.git(&["add", "README.md"]);
+    std::fs::write(a.repo.join("tracked.txt"), "v2, not staged\n").unwrap();
+    std::fs::write(a.repo.join("scratch.txt"), "untracked\n").unwrap();
+    std::fs::write(a.ws.join("memory/notes.md"), "my notes\n").unwrap();
+    a.store("a:note", "from a", "2026-03-13T10:00:00Z");
+    let start = a.head();
+    let staged = a.git(&["diff", "--cached"]);
+    let unstaged_other = a.git(&["diff", "--", "tracked.txt"]);
+    let status_other: Vec<String> = a
+        .status()
+        .lines()
+        .filter(|l| !l.contains("mem/memory/2026"))
+        .map(str::to_string)
+        .collect();
+
+    let r = a.sync("2026-03-13T10:00:01Z");
+    assert_eq!(keys(&r["received"]), ["b:note"]);
+    assert_eq!(keys(&r["committed"]), ["a:note"]);
+    assert_eq!(a.git(&["diff", "--cached"]), staged);
+    assert_eq!(a.git(&["diff", "--", "tracked.txt"]), unstaged_other);
+    let status_after: Vec<String> = a.status().lines().map(str::to_string).collect();
+    assert_eq!(status_after, status_other);
+    assert_eq!(
+        std::fs::read_to_string(a.repo.join("scratch.txt")).unwrap(),
+        "untracked\n"
+    );
+    // What sync committed is memory, and only memory.
+    let changed = a.git(&["diff", "--name-only", &start, "HEAD"]);
+    assert_eq!(changed.trim(), "mem/memory/2026-03-13.md", "{changed}");
+    // B got A's entry and none of A's other files.
+    b.sync("2026-03-13T10:30:00Z");
+    assert!(!b.repo.join("staged.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(b.repo.join("README.md")).unwrap(),
+        "# project\n"
+    );
+    let keys = ["a:note", "b:note", "seed"];
+    assert_eq!(a.answers(&keys), b.answers(&keys));
+}
+
+#[test]
+fn outside_git_it_exits_2_and_names_the_fix() {
+    let w = World::new();
+    let ws = w.dir.path().join("plain");
+    let c = w.clone_at("plain", ws.clone(), "");
+    c.ok(&["init", ws.to_str().unwrap()], None);
+    c.store("k", "v", "2026-03-14T08:00:00Z");
+    let before = work_tree(&ws);
+    let r = c.run(&["sync"], None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("not inside a git repository"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("git init"), "{}", r.stderr);
+    assert_same_files(&before, &work_tree(&ws));
+    assert!(!ws.join(".git").exists());
+}
+
+#[test]
+fn without_a_remote_or_a_branch_it_exits_2_and_changes_nothing() {
+    let w = World::new();
+    let repo = w.dir.path().join("solo");
+    std::fs::create_dir_all(&repo).unwrap();
+    w.git(&repo, &["init", "-q", "-b", "main"]);
+    w.identity(&repo, "solo");
+    let c = w.clone_at("solo", repo.clone(), "");
+    c.ok(&["init", repo.to_str().unwrap()], None);
+    c.git(&["add", "-A"]);
+    c.git(&["commit", "-q", "-m", "workspace"]);
+    c.store("k", "v", "2026-03-14T08:00:00Z");
+    let (head, status) = (c.head(), c.status());
+    let r = c.run(&["sync"], None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("no git remote"), "{}", r.stderr);
+    assert!(r.stderr.contains("git remote add origin"), "{}", r.stderr);
+    assert_eq!((c.head(), c.status()), (head.clone(), status.clone()));
+
+    // A named remote that does not exist.
+    let (a, _b) = w.pair("");
+    a.store("k", "v", "2026-03-14T09:00:00Z");
+    let (head, status, remote) = (a.head(), a.status(), w.remote_head());
+    let r = a.run(&["sync", "--remote", "upstream"], None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("no git remote named `upstream`"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+
+    // A detached HEAD.
+    a.git(&["checkout", "-q", "--detach"]);
+    let (head, status, remote) = (a.head(), a.status(), w.remote_head());
+    let r = a.run(&["sync"], None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("detached"), "{}", r.stderr);
+    assert!(r.stderr.contains("git switch"), "{}", r.stderr);
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+}
+
+#[test]
+fn conflicts_it_cannot_merge_leave_the_clone_as_it_was() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    // A file outside memory changed on both sides.
+    std::fs::write(b.repo.join("notes.txt"), "from b\n").unwrap();
+    b.git(&["add", "notes.txt"]);
+    b.git(&["commit", "-q", "-m", "b's notes"]);
+    b.git(&["push", "-q"]);
+    std::fs::write(a.repo.join("notes.txt"), "from a\n").unwrap();
+    a.git(&["add", "notes.txt"]);
+    a.git(&["commit", "-q", "-m", "a's notes"]);
+    a.store("a:new", "an entry to commit", "2026-03-15T08:00:00Z");
+    let (head, status, remote) = (a.head(), a.status(), w.remote_head());
+    let r = a.run(&["sync"], Some("2026-03-15T08:00:01Z"));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("cannot merge origin/main"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("notes.txt"), "{}", r.stderr);
+    assert!(r.stderr.contains("git merge origin/main"), "{}", r.stderr);
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+    assert!(!a.repo.join(".git/MERGE_HEAD").exists());
+
+    // The remote changes a file this clone has uncommitted edits to: refused before
+    // anything is pushed.
+    let w = World::new();
+    let (a, b) = w.pair("");
+    std::fs::write(a.repo.join("notes.txt"), "v1\n").unwrap();
+    a.git(&["add", "notes.txt"]);
+    a.git(&["commit", "-q", "-m", "notes"]);
+    a.sync("2026-03-15T09:00:00Z");
+    b.sync("2026-03-15T09:00:01Z");
+    std::fs::write(b.repo.join("notes.txt"), "v2 from b\n").unwrap();
+    b.git(&["commit", "-q", "-am", "b's notes"]);
+    b.git(&["push", "-q"]);
+    std::fs::write(a.repo.join("notes.txt"), "work in progress\n").unwrap();
+    a.store("a:new", "to send", "2026-03-15T10:00:00Z");
+    let (head, status, remote) = (a.head(), a.status(), w.remote_head());
+    let r = a.run(&["sync"], Some("2026-03-15T10:00:01Z"));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("notes.txt"), "{}", r.stderr);
+    assert!(r.stderr.contains("git stash"), "{}", r.stderr);
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+
+    // Both sides edited the same old entry (committed with plain git): mem7's driver
+    // cannot choose.
+    let w = World::new();
+    let (a, b) = w.pair("");
+    let file = a.memory_file("2026-03-01");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        b.memory_file("2026-03-01"),
+        text.replace("> the first fact", "> b's fix"),
+    )
+    .unwrap();
+    b.git(&["commit", "-q", "-am", "b edits"]);
+    b.git(&["push", "-q"]);
+    std::fs::write(&file, text.replace("> the first fact", "> a's fix")).unwrap();
+    a.git(&["commit", "-q", "-am", "a edits"]);
+    let (head, status, remote) = (a.head(), a.status(), w.remote_head());
+    let r = a.run(&["sync"], None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("both sides edited the same old entry"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("memory/2026-03-01.md"), "{}", r.stderr);
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+}
+
+#[test]
+fn a_tampered_entry_is_never_pushed() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    // A hand edit of a committed entry, not yet committed.
+    let file = a.memory_file("2026-03-01");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("> the first fact", "> a forged fact")).unwrap();
+    a.store("a:new", "honest", "2026-03-16T08:00:00Z");
+    let (head, status, remote) = (a.head(), a.status(), w.remote_head());
+    let r = a.run(&["sync"], Some("2026-03-16T08:00:01Z"));
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("memory/2026-03-01.md:1: `seed` changed"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("mem7 seal"), "{}", r.stderr);
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+    let json = a.run(&["sync", "--json"], Some("2026-03-16T08:00:02Z"));
+    assert_eq!(json.code, 1);
+    let v = json.json();
+    assert_eq!(v["refused"], true);
+    assert_eq!(v["by"], "local");
+    assert_eq!(v["findings"][0]["kind"], "changed");
+    assert_eq!(v["findings"][0]["line"], 1);
+
+    // An entry removed from the end of a file leaves a valid, shorter chain: sync
+    // still refuses to commit the removal.
+    std::fs::write(&file, &text).unwrap();
+    let day = a.memory_file("2026-03-16");
+    std::fs::remove_file(&day).unwrap();
+    b.store("b:new", "x", "2026-03-16T09:00:00Z");
+    let r = b.sync("2026-03-16T09:00:01Z");
+    assert_eq!(r["pushed"], true);
+    let b_text = std::fs::read_to_string(b.memory_file("2026-03-16")).unwrap();
+    let cut = b_text.trim_end().rfind("\n## ").map_or(0, |i| i + 1);
+    std::fs::write(b.memory_file("2026-03-16"), &b_text[..cut]).unwrap();
+    let (head, remote) = (b.head(), w.remote_head());
+    let r = b.run(&["sync"], Some("2026-03-16T09:00:02Z"));
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("removed"), "{}", r.stderr);
+    assert_eq!((b.head(), w.remote_head()), (head, remote.clone()));
+    std::fs::write(b.memory_file("2026-03-16"), &b_text).unwrap();
+
+    // Tampering that arrives from the remote (pushed with plain git) is not merged,
+    // and not pushed on.
+    let b_file = b.memory_file("2026-03-01");
+    let b_text = std::fs::read_to_string(&b_file).unwrap();
+    std::fs::write(&b_file, b_text.replace("> the first fact", "> rewritten")).unwrap();
+    b.git(&["commit", "-q", "-am", "rewrite history"]);
+    b.git(&["push", "-q"]);
+    let remote = w.remote_head();
+    let (head, status) = (a.head(), a.status());
+    let before = work_tree(&a.ws);
+    let r = a.run(&["sync"], Some("2026-03-16T10:00:00Z"));
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("merged with origin/main"), "{}", r.stderr);
+    assert!(r.stderr.contains("`seed` changed"), "{}", r.stderr);
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+    assert_same_files(&before, &work_tree(&a.ws));
+}
+
+#[test]
+fn a_credential_written_by_hand_is_refused_before_it_is_committed() {
+    let w = World::new();
+    let (a, _b) = w.pair("");
+    let file = a.memory_file("2026-03-01");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    let lines = text.lines().count();
+    text.push_str(
+        "\n## deploy:token\n\n```mem7\nop: store\nrecorded: 2026-03-01T09:00:00Z\nagent: a person\n```\n\n> ghp_abcdefghijklmnopqrstuvwxyz0123456789\n\n---\n",
+    );
+    std::fs::write(&file, &text).unwrap();
+    let (head, status, remote) = (a.head(), a.status(), w.remote_head());
+    let r = a.run(&["sync"], Some("2026-03-17T08:00:00Z"));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let at = format!("memory/2026-03-01.md:{}:", lines + 2);
+    assert!(r.stderr.contains(&at), "{at} in {}", r.stderr);
+    assert!(r.stderr.contains("looks like a credential"), "{}", r.stderr);
+    assert!(r.stderr.contains("GitHub token"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("abcdefghijklmnop"),
+        "the secret itself is never shown"
+    );
+    assert!(r.stderr.contains("Delete that text"), "{}", r.stderr);
+    assert_eq!(
+        (a.head(), a.status(), w.remote_head()),
+        (head, status, remote)
+    );
+    let log = a.git(&["log", "--all", "-p"]);
+    assert!(!log.contains("ghp_abc"), "the credential reached git");
+
+    // One stored on purpose (`--allow-secret`, recorded in its envelope) goes through.
+    let text = text.replace(
+        "\n## deploy:token\n\n```mem7\nop: store\nrecorded: 2026-03-01T09:00:00Z\nagent: a person\n```\n\n> ghp_abcdefghijklmnopqrstuvwxyz0123456789\n\n---\n",
+        "",
+    );
+    std::fs::write(&file, text).unwrap();
+    a.ok(
+        &[
+            "store",
+            "ci:example_token",
+            "ghp_EXAMPLEexampleEXAMPLEexample0123456",
+            "--allow-secret",
+        ],
+        Some("2026-03-17T09:00:00Z"),
+    );
+    let r = a.sync("2026-03-17T09:00:01Z");
+    assert_eq!(keys(&r["sent"]), ["ci:example_token"]);
+}
+
+#[test]
+fn entries_recorded_ahead_of_the_clock_are_reported() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    // B's clock runs an hour fast.
+    b.store("fast:clock", "from the future", "2026-03-18T10:00:00Z");
+    b.sync("2026-03-18T10:00:01Z");
+    let r = a.sync("2026-03-18T09:00:00Z");
+    let ahead = r["ahead"].as_array().unwrap();
+    assert_eq!(ahead.len(), 1, "{r}");
+    assert_eq!(ahead[0]["key"], "fast:clock");
+    assert_eq!(ahead[0]["file"], "memory/2026-03-18.md");
+    assert_eq!(ahead[0]["recorded"], "2026-03-18T10:00:00Z");
+    assert_eq!(ahead[0]["ahead_seconds"], 3600);
+    let line = ahead[0]["line"].as_u64().unwrap();
+    let text = std::fs::read_to_string(a.memory_file("2026-03-18")).unwrap();
+    assert_eq!(
+        text.lines().nth(line as usize - 1),
+        Some("## fast:clock"),
+        "line {line}"
+    );
+    // Less than five minutes ahead is not reported.
+    b.sync("2026-03-18T10:00:02Z");
+    b.store("near", "close enough", "2026-03-18T10:04:00Z");
+    b.sync("2026-03-18T10:04:01Z");
+    let r = a.sync("2026-03-18T10:00:00Z");
+    assert_eq!(r["ahead"], serde_json::json!([]), "{r}");
+}
+
+/// Lines of a child's output, read on a thread.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Collects lines until one matches, within a bounded wait.
+fn wait_for_line(
+    lines: &mpsc::Receiver<String>,
+    log: &mut Vec<String>,
+    what: impl Fn(&str) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if log.iter().any(|l| what(l)) {
+            return;
+        }
+        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
+            log.push(l);
+        }
+    }
+    panic!("no such line in: {log:#?}");
+}
+
+#[test]
+fn watch_syncs_on_a_timer_and_picks_up_what_others_pushed() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    let mut watch = a
+        .command(&["watch", "--interval", "1", "--sync-every", "1s"], None)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(watch.stdout.take().unwrap());
+    let err = lines_of(watch.stderr.take().unwrap());
+    let mut log = Vec::new();
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("syncing through git every 1s")
+    });
+
+    b.store("b:pushed", "seen by a's watch", "2026-03-19T08:00:00Z");
+    b.sync("2026-03-19T08:00:01Z");
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("sync: received 1 entry") && l.contains("`b:pushed`")
+    });
+    let recall = a.ok(&["recall", "b:pushed"], Some("2026-12-31T00:00:00Z"));
+    assert!(
+        recall.stdout.contains("seen by a's watch"),
+        "{}",
+        recall.stdout
+    );
+
+    // What A writes while watching is sent on the next tick.
+    a.store("a:watched", "sent by the timer", "2026-03-19T09:00:00Z");
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("sync: sent 1 entry") && l.contains("`a:watched`")
+    });
+    b.sync("2026-03-19T09:00:01Z");
+    let got = b.ok(&["recall", "a:watched"], Some("2026-12-31T00:00:00Z"));
+    assert!(got.stdout.contains("sent by the timer"), "{}", got.stdout);
+
+    // A failing sync is logged, and watching goes on.
+    a.git(&["remote", "set-url", "origin", "/nonexistent/memory.git"]);
+    let mut errors = Vec::new();
+    wait_for_line(&err, &mut errors, |l| l.contains("mem7 watch: sync failed"));
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "watch stopped: {errors:#?}"
+    );
+    a.append_entry_by_hand("by:hand", "still watched");
+    wait_for_line(&out, &mut log, |l| l.contains("applied 1 new entry"));
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
+
+impl Clone {
+    /// Appends an unsealed entry by hand, recorded far ahead so that it sorts last.
+    fn append_entry_by_hand(&self, key: &str, value: &str) {
+        let file = self.memory_file("2026-03-01");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str(&format!(
+            "\n## {key}\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> {value}\n\n---\n"
+        ));
+        std::fs::write(&file, text).unwrap();
+    }
+}
+
+#[test]
+fn watch_takes_the_period_from_mem7_yaml_and_refuses_nonsense() {
+    let w = World::new();
+    let (a, _b) = w.pair("");
+    for bad in ["5x", "0s", "5", "soon"] {
+        let r = a.run(&["watch", "--sync-every", bad], None);
+        assert_eq!(r.code, 2, "{bad}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("--sync-every"), "{}", r.stderr);
+    }
+    let config = a.ws.join("mem7.yaml");
+    std::fs::write(&config, "sync:\n  every: whenever\n").unwrap();
+    let r = a.run(&["watch"], None);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("mem7.yaml: sync.every"), "{}", r.stderr);
+
+    std::fs::write(&config, "sync:\n  every: 2s\n").unwrap();
+    let mut watch = a
+        .command(&["watch", "--interval", "1"], None)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = lines_of(watch.stdout.take().unwrap());
+    let mut log = Vec::new();
+    wait_for_line(&out, &mut log, |l| {
+        l.contains("syncing through git every 2s")
+    });
+    // It syncs at once without being told to (nothing to do here).
+    wait_for_line(&out, &mut log, |l| l.contains(" sync: "));
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
+
+mod mcp {
+    use super::*;
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ClientConfig};
+    use serde_json::json;
+
+    async fn call(
+        client: &rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> String {
+        let result = client
+            .call_tool(
+                CallToolRequestParams::new(tool.to_string())
+                    .with_arguments(args.as_object().cloned().unwrap_or_default()),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_mcp_server_sees_what_a_sync_brought_in() {
+        let w = World::new();
+        let (a, b) = w.pair("");
+        let cmd = tokio::process::Command::from(a.command(&["mcp"], None));
+        let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+        let client = ClientConfig::default().serve(transport).await.unwrap();
+        let before = call(&client, "memory_recall", json!({"key": "b:remote"})).await;
+        assert!(!before.contains("over the wire"), "{before}");
+
+        b.store("b:remote", "over the wire", "2026-03-20T08:00:00Z");
+        b.sync("2026-03-20T08:00:01Z");
+        a.sync("2026-03-20T08:00:02Z");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let got = call(&client, "memory_recall", json!({"key": "b:remote"})).await;
+            if got.contains("over the wire") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the server never saw it: {got}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let hits = call(&client, "memory_search", json!({"query": "wire"})).await;
+        assert!(hits.contains("b:remote"), "{hits}");
+        client.cancel().await.unwrap();
+    }
+}
