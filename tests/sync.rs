@@ -1031,3 +1031,100 @@ mod mcp {
         client.cancel().await.unwrap();
     }
 }
+
+/// Two clones store the same key at the same instant; clone A merges B and clone B
+/// merges A with plain git (the files come out in opposite orders), and then, through
+/// sync, they converge: every one of those answers is the same, decided by the entries'
+/// content and not by their place in the files.
+#[test]
+fn equal_instants_merged_either_way_answer_alike() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    // On the day of the seed entry, so both sides change one existing file.
+    let t = "2026-03-01T09:00:00Z";
+    a.store("k", "from-a", t);
+    b.store("k", "from-b", t);
+    for c in [&a, &b] {
+        c.ok(&["setup-git"], None);
+        c.git(&["add", "-A", "."]);
+        c.git(&["commit", "-q", "-m", "a write"]);
+    }
+    let branch = a
+        .git(&["rev-parse", "--abbrev-ref", "HEAD"])
+        .trim()
+        .to_string();
+    let a_repo = a.repo.display().to_string();
+    let b_repo = b.repo.display().to_string();
+    // Each fetches the other's write before either merges: two independent merges.
+    a.git(&["fetch", "-q", &b_repo, &branch]);
+    b.git(&["fetch", "-q", &a_repo, &branch]);
+    a.git(&["merge", "-q", "--no-edit", "FETCH_HEAD"]);
+    b.git(&["merge", "-q", "--no-edit", "FETCH_HEAD"]);
+    let file_a = std::fs::read_to_string(a.memory_file("2026-03-01")).unwrap();
+    let file_b = std::fs::read_to_string(b.memory_file("2026-03-01")).unwrap();
+    assert_ne!(
+        file_a, file_b,
+        "the merges put the entries in opposite orders"
+    );
+    let at = Some("2026-03-01T09:00:00Z");
+    let value = |c: &Clone| c.ok(&["recall", "k", "--json"], at).strings("value");
+    assert_eq!(value(&a), value(&b));
+    let semantic = |c: &Clone| -> Vec<String> {
+        c.ok(&["history", "k", "--json"], at)
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} {} {} {} {} {}",
+                    v["value"], v["valid_from"], v["valid_to"], v["tx_from"], v["tx_to"], v["hash"]
+                )
+            })
+            .collect()
+    };
+    assert_eq!(semantic(&a), semantic(&b));
+    // Sync settles the two merges into one history, with the same answer.
+    for round in 0..2 {
+        let now = format!("2026-03-07T0{round}:00:00Z");
+        a.sync(&now);
+        b.sync(&now);
+    }
+    assert_eq!(value(&a), value(&b));
+    assert_eq!(a.answers(&["k"]), b.answers(&["k"]));
+    a.assert_settled();
+    b.assert_settled();
+}
+
+/// A clone whose clock runs ahead pushes an entry; the other pulls it and writes on its
+/// own clock: the write is what its next default read answers, on both clones, and the
+/// pulled entry keeps its period.
+#[test]
+fn a_write_after_a_pulled_entry_recorded_ahead_is_seen_everywhere() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    a.store("k", "future", "2026-12-05T00:00:00Z");
+    a.sync("2026-12-05T00:00:01Z");
+    b.sync("2026-12-01T09:00:00Z");
+    b.store("k", "now-value", "2026-12-01T09:00:00Z");
+    let now = Some("2026-12-01T09:00:00Z");
+    assert_eq!(
+        b.ok(&["recall", "k", "--json"], now).strings("value"),
+        ["now-value"]
+    );
+    b.sync("2026-12-01T09:00:01Z");
+    a.sync("2026-12-05T00:00:02Z");
+    assert_eq!(
+        a.ok(&["recall", "k", "--json"], now).strings("value"),
+        ["now-value"]
+    );
+    let later = Some("2026-12-06T00:00:00Z");
+    assert_eq!(
+        a.ok(&["recall", "k", "--json"], later).strings("value"),
+        ["future"]
+    );
+    assert_eq!(
+        b.ok(&["recall", "k", "--json"], later).strings("value"),
+        ["future"]
+    );
+}
