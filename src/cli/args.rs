@@ -272,9 +272,15 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         #[arg(long)]
         path: Option<String>,
     },
-    /// Rebuild the index from the markdown files (cached vectors are kept; only texts new
-    /// to the cache are embedded).
-    Reindex,
+    /// Rebuild the index from the markdown files. Cached vectors are kept; texts new to
+    /// the cache wait for `mem7 embed` (or `mem7 watch` and the MCP server, which fill
+    /// them in the background) unless --embed is given.
+    Reindex {
+        /// Also compute the missing vectors now, with the configured provider (slow for
+        /// many texts: the local model embeds a few dozen a second).
+        #[arg(long)]
+        embed: bool,
+    },
     /// Compute the missing vectors for meaning search, with the configured provider.
     ///
     /// Each (text, model) is embedded once and cached in `.mem7/embeddings.sqlite`, which

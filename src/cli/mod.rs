@@ -1068,7 +1068,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             Ok(EXIT_OK)
         }
-        Command::Reindex => {
+        Command::Reindex { embed } => {
             let root = env.workspace(cli.workspace.as_deref());
             let started = std::time::Instant::now();
             let bar = progress_bar();
@@ -1106,9 +1106,25 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     started.elapsed()
                 ),
             )?;
-            // The rebuild kept every cached vector; only texts new to the cache are sent.
+            // The rebuild kept every cached vector. A rebuild does not embed unless
+            // asked: it says how many texts wait and how to fill them.
             try_enable_embeddings(&mut engine, env, "mem7");
-            if engine.embedding_model().is_some() {
+            if engine.embedding_model().is_some() && !*embed {
+                let waiting = engine.fill_embeddings(Some(0), &mut |_, _| {})?;
+                if waiting.missing > 0 {
+                    write_out(
+                        out,
+                        &format!(
+                            "{} text{} wait for vectors of {}: run `mem7 embed` (or `mem7 reindex --embed`), \
+                             or leave `mem7 watch` or the MCP server running, which fill them in the background\n",
+                            waiting.missing,
+                            if waiting.missing == 1 { "" } else { "s" },
+                            waiting.model
+                        ),
+                    )?;
+                }
+            }
+            if engine.embedding_model().is_some() && *embed {
                 match fill_embeddings(&mut engine) {
                     Ok(f) if f.computed > 0 => write_out(
                         out,

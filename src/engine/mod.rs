@@ -103,6 +103,10 @@ pub struct Engine {
 /// (5 minutes: more than clocks kept by NTP drift, less than a wrong time zone).
 pub const AHEAD_TOLERANCE_MICROS: i64 = 5 * 60 * 1_000_000;
 
+/// A catch-up of at least this many entries checkpoints the index's write-ahead log
+/// (see [`Index::checkpoint`]); a few appended entries leave it to SQLite.
+const LARGE_CATCH_UP: usize = 1000;
+
 /// The instant after which an entry counts as recorded ahead of `now`.
 pub fn ahead_threshold(now: TxTime) -> TxTime {
     TxTime::from_micros(now.micros().saturating_add(AHEAD_TOLERANCE_MICROS))
@@ -391,6 +395,7 @@ impl Engine {
         }
         // One catch-up reads what was appended and applies it in one transaction.
         self.refresh()?;
+        self.index.checkpoint()?;
         Ok(outcome)
     }
 
@@ -586,6 +591,9 @@ impl Engine {
         }
         let (index, sync) = refresh_locked(&self.ws, self.clock.map(ahead_threshold))?;
         self.index = index;
+        if sync.applied >= LARGE_CATCH_UP && sync.rebuilt.is_none() {
+            self.index.checkpoint()?;
+        }
         self.sync.warnings.extend(sync.warnings);
         self.sync.ahead.extend(sync.ahead);
         self.sync.applied += sync.applied;
