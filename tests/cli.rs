@@ -1714,3 +1714,64 @@ fn two_go_facts_that_map_to_one_key_are_named_with_both_sources() {
         r.stderr
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Names that don't drift.
+
+#[test]
+fn a_miss_names_the_near_keys_and_a_new_look_alike_slot_is_reported() {
+    let s = Sandbox::new();
+    s.ok(&["store", "team:CDN", "Fastly"], Some(T1));
+    s.ok(
+        &["store", "team:ci_provider", "CI runs on CircleCI"],
+        Some(T1),
+    );
+    s.ok(&["store", "team:lead", "Ada"], Some(T1));
+    let r = s.ok(&["recall", "team:cdn"], Some(NOW));
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("near keys: team:CDN (the same key ignoring case and separators)"),
+        "{}",
+        r.stderr
+    );
+    // With --json standard output stays the array; the hint goes to standard error.
+    let r = s.ok(&["recall", "team-ci-provider", "--json"], Some(NOW));
+    assert_eq!(r.stdout.trim(), "[]");
+    assert!(r.stderr.contains("team:ci_provider"), "{}", r.stderr);
+    let r = s.ok(&["history", "team:leed", "--json"], Some(NOW));
+    assert_eq!(r.stdout.trim(), "[]");
+    assert!(
+        r.stderr.contains("team:lead (one character away)"),
+        "{}",
+        r.stderr
+    );
+    let r = s.ok(&["recall", "weather:today"], Some(NOW));
+    assert!(!r.stderr.contains("near keys"), "{}", r.stderr);
+
+    // A store of a new key beside a look-alike slot succeeds and says so.
+    let r = s.ok(&["store", "team:cdn", "Cloudflare", "--json"], Some(T2));
+    let j = r.json();
+    assert_eq!(j["status"], "stored");
+    assert_eq!(j["similar"][0]["key"], "team:CDN");
+    assert!(
+        j["hint"]
+            .as_str()
+            .unwrap()
+            .contains("If this is the same fact as `team:CDN`, store it there"),
+        "{}",
+        r.stdout
+    );
+    let r = s.ok(&["store", "team.ci.provider", "Buildkite"], Some(T2));
+    assert!(
+        r.stdout.contains("note: `team.ci.provider` is a new key"),
+        "{}",
+        r.stdout
+    );
+    // A known key, and an unrelated new key, report nothing.
+    let r = s.ok(&["store", "team:cdn", "Akamai", "--json"], Some(T3));
+    assert_eq!(r.json()["similar"], serde_json::json!([]));
+    assert!(r.json().get("hint").is_none());
+    let r = s.ok(&["store", "office:wifi", "guest", "--json"], Some(T3));
+    assert_eq!(r.json()["similar"], serde_json::json!([]));
+}

@@ -725,3 +725,36 @@ async fn tools_see_their_own_writes_whatever_the_clocks_say() {
     assert_eq!(sb.snapshot(), before);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_store_names_a_look_alike_slot_in_words_a_model_acts_on() {
+    let sb = Sandbox::new();
+    sb.ok(
+        &["store", "team:CDN", "Fastly"],
+        Some("2026-02-01T00:00:00Z"),
+    );
+    let client = connect(&sb).await;
+    let r = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "team:cdn", "value": "Cloudflare"}),
+    )
+    .await;
+    assert_eq!(r["status"], "stored");
+    assert_eq!(r["similar"][0]["key"], "team:CDN");
+    assert!(
+        r["hint"]
+            .as_str()
+            .unwrap()
+            .contains("If this is the same fact as `team:CDN`, store it there"),
+        "{r}"
+    );
+    let r = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "office:wifi", "value": "guest"}),
+    )
+    .await;
+    assert_eq!(r["similar"], json!([]));
+    client.cancel().await.unwrap();
+}

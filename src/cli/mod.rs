@@ -482,6 +482,15 @@ fn print_versions(
     }
 }
 
+/// After a read that found nothing: the existing keys near the one asked for, on
+/// standard error (standard output stays the result, `[]` with `--json`).
+fn print_near_keys(engine: &Engine, key: &str) -> Result<()> {
+    if let Some(hint) = render::near_keys_hint(&engine.near_keys(key)?) {
+        eprintln!("mem7: {hint}");
+    }
+    Ok(())
+}
+
 /// Says which entries the last catch-up met that were recorded ahead of this machine's
 /// clock (once each: the next process does not meet them again).
 fn print_ahead(engine: &mut Engine, now: TxTime) {
@@ -578,13 +587,14 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 ("--valid-from", "--valid-to"),
             )?;
             let mut engine = open_engine(cli, env)?;
+            let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store(&req, now)?;
             print_ahead(&mut engine, now);
             print_set_aside(&engine);
             let text = if a.json {
-                render::store_json(&outcome)
+                render::store_json(&outcome, &similar)
             } else {
-                render::store_human(&outcome)
+                render::store_human(&outcome, &similar)
             };
             write_out(out, &text)?;
             Ok(EXIT_OK)
@@ -603,6 +613,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 || format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}"),
                 render::versions_human,
             )?;
+            if versions.is_empty() {
+                print_near_keys(&engine, key)?;
+            }
             Ok(EXIT_OK)
         }
         Command::History {
@@ -645,6 +658,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 || format!("mem7: no history for {key}"),
                 render::versions_human,
             )?;
+            if versions.is_empty() {
+                print_near_keys(&engine, key)?;
+            }
             Ok(EXIT_OK)
         }
         Command::List {

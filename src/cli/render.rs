@@ -101,10 +101,50 @@ struct StoreJson<'a> {
     status: &'static str,
     closed: usize,
     version: VersionJson<'a>,
+    /// Existing keys that look like the same slot as a new key.
+    similar: Vec<SimilarJson<'a>>,
+    /// What to do about them, in words a model acts on (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
 }
 
-/// The outcome of `store --json`.
-pub fn store_json(outcome: &StoreOutcome) -> String {
+#[derive(Serialize)]
+struct SimilarJson<'a> {
+    key: &'a str,
+    why: &'static str,
+}
+
+/// The advice for a new key beside look-alike slots.
+pub fn look_alike_hint(key: &str, similar: &[String]) -> Option<String> {
+    let first = similar.first()?;
+    let list = similar
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "`{key}` is a new key, and {list} look{} like the same slot (the same key ignoring case and separators). \
+         If this is the same fact as `{first}`, store it there instead, and forget `{key}`.",
+        if similar.len() == 1 { "s" } else { "" }
+    ))
+}
+
+/// The line a read that found nothing adds when keys near the one asked for exist.
+pub fn near_keys_hint(near: &[crate::core::names::NearKey]) -> Option<String> {
+    if near.is_empty() {
+        return None;
+    }
+    let list = near
+        .iter()
+        .map(|n| format!("{} ({})", n.key, n.nearness.describe()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!("near keys: {list}"))
+}
+
+/// The outcome of `store --json` (and of `memory_store`); `similar` are the look-alike
+/// slots of a new key.
+pub fn store_json(outcome: &StoreOutcome, similar: &[String]) -> String {
     let (status, closed, v) = match outcome {
         StoreOutcome::Stored { version, closed } => ("stored", *closed, version),
         StoreOutcome::Unchanged { version } => ("unchanged", 0, version),
@@ -113,6 +153,14 @@ pub fn store_json(outcome: &StoreOutcome) -> String {
         status,
         closed,
         version: version_json(v),
+        similar: similar
+            .iter()
+            .map(|k| SimilarJson {
+                key: k,
+                why: "same key ignoring case and separators",
+            })
+            .collect(),
+        hint: look_alike_hint(&v.key, similar),
     })
     .unwrap_or_default();
     s.push('\n');
@@ -120,8 +168,8 @@ pub fn store_json(outcome: &StoreOutcome) -> String {
 }
 
 /// The outcome of `store` for people.
-pub fn store_human(outcome: &StoreOutcome) -> String {
-    match outcome {
+pub fn store_human(outcome: &StoreOutcome, similar: &[String]) -> String {
+    let text = match outcome {
         StoreOutcome::Stored { version: v, .. } => format!(
             "stored {} ({}:{})\n  Valid: {} → {}\n",
             v.key, v.source.file, v.source.line, v.valid_from, v.valid_to
@@ -130,6 +178,13 @@ pub fn store_human(outcome: &StoreOutcome) -> String {
             "unchanged: {} holds since {} (nothing written)\n  Valid: {} → {}\n",
             v.key, v.valid_from, v.valid_from, v.valid_to
         ),
+    };
+    let key = match outcome {
+        StoreOutcome::Stored { version, .. } | StoreOutcome::Unchanged { version } => &version.key,
+    };
+    match look_alike_hint(key, similar) {
+        Some(hint) => format!("{text}  note: {hint}\n"),
+        None => text,
     }
 }
 

@@ -620,6 +620,29 @@ impl Engine {
         })
     }
 
+    /// Existing keys near `key`, for a read that found nothing (docs/agents.md
+    /// "Names that don't drift").
+    pub fn near_keys(&self, key: &str) -> Result<Vec<crate::core::names::NearKey>> {
+        let keys = self.index.all_keys()?;
+        Ok(crate::core::names::near_keys(
+            key,
+            keys.iter().map(String::as_str),
+        ))
+    }
+
+    /// For a store of `key`: when the key is new to the workspace, the existing keys
+    /// that are the same slot ignoring case and separators (empty for a known key).
+    pub fn look_alikes(&self, key: &str) -> Result<Vec<String>> {
+        if !self.index.history(key, None)?.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = self.index.all_keys()?;
+        Ok(crate::core::names::same_slot(
+            key,
+            keys.iter().map(String::as_str),
+        ))
+    }
+
     /// The `as_of` of a read: the one given, else [`Engine::believed_now`].
     pub fn as_of(&self, given: Option<TxTime>, now: TxTime) -> Result<TxTime> {
         match given {

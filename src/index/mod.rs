@@ -1023,6 +1023,15 @@ impl Index {
         Ok(check)
     }
 
+    /// Every key that has a version, believed or not (sorted).
+    pub fn all_keys(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT key FROM versions ORDER BY key")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Versions of `key` believed now (transaction time still open).
     pub fn believed(&self, key: &str) -> Result<Vec<Version>> {
         self.query(

@@ -227,7 +227,11 @@ impl MemoryServer {
     /// from now; a past valid_from records a fact that was already true (a later known
     /// change is not overwritten). Storing the value that already holds writes nothing
     /// ("unchanged"). Returns the new version with its clocks and the entry (file:line)
-    /// that records it. Values that look like credentials are refused.
+    /// that records it. Values that look like credentials are refused. Reuse the key a
+    /// fact already has: look keys up first (memory_list with a prefix, or
+    /// memory_search), and store a change under the same key so it closes the old value.
+    /// A new key that looks like an existing one (the same ignoring case and separators)
+    /// is reported in `similar`, with a `hint` saying what to do.
     #[tool(annotations(title = "Store a fact", destructive_hint = false))]
     async fn memory_store(
         &self,
@@ -260,8 +264,9 @@ impl MemoryServer {
                 now,
                 ("valid_from", "valid_to"),
             )?;
+            let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store(&req, now)?;
-            Ok(crate::cli::render::store_json(&outcome))
+            Ok(crate::cli::render::store_json(&outcome, &similar))
         })
         .await
     }
