@@ -94,6 +94,7 @@ async fn tool_list_matches_the_snapshot() {
             "memory_history",
             "memory_list",
             "memory_recall",
+            "memory_rekey",
             "memory_search",
             "memory_store"
         ]
@@ -391,7 +392,7 @@ async fn http_mode_requires_the_bearer_token() {
     );
     let client = ClientConfig::default().serve(transport).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 9);
     let stored = call_json(
         &client,
         "memory_store",
@@ -756,5 +757,63 @@ async fn memory_store_names_a_look_alike_slot_in_words_a_model_acts_on() {
     )
     .await;
     assert_eq!(r["similar"], json!([]));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_rekey_moves_a_drifted_fact_and_keeps_both_histories() {
+    let sb = Sandbox::new();
+    sb.ok(
+        &["store", "team:CDN", "Fastly", "--valid-from", "2026-01-01"],
+        Some("2026-01-01T00:00:00Z"),
+    );
+    sb.ok(
+        &[
+            "store",
+            "team:cdn",
+            "Cloudflare",
+            "--valid-from",
+            "2026-03-01",
+        ],
+        Some("2026-03-01T00:00:00Z"),
+    );
+    let client = connect_at(&sb, "2026-04-01T00:00:00Z").await;
+    let plan = call_json(
+        &client,
+        "memory_rekey",
+        json!({"from": "team:cdn", "to": "team:CDN", "dry_run": true}),
+    )
+    .await;
+    assert_eq!(plan["written"], false);
+    assert_eq!(values(&plan["moved"]), ["Cloudflare"]);
+    assert_eq!(values(&plan["superseded"]), ["Fastly"]);
+    let done = call_json(
+        &client,
+        "memory_rekey",
+        json!({"from": "team:cdn", "to": "team:CDN"}),
+    )
+    .await;
+    assert_eq!(done["written"], true);
+    let now = call_json(&client, "memory_recall", json!({"key": "team:CDN"})).await;
+    assert_eq!(values(&now), ["Cloudflare"]);
+    let before = call_json(
+        &client,
+        "memory_recall",
+        json!({"key": "team:CDN", "valid_at": "2026-02-01"}),
+    )
+    .await;
+    assert_eq!(values(&before), ["Fastly"]);
+    let gone = call_json(&client, "memory_recall", json!({"key": "team:cdn"})).await;
+    assert!(values(&gone).is_empty());
+    let (is_error, text) = call(
+        &client,
+        "memory_rekey",
+        json!({"from": "team:cdn", "to": "team:CDN"}),
+    )
+    .await;
+    assert!(
+        is_error && text.contains("nothing is believed about `team:cdn`"),
+        "{text}"
+    );
     client.cancel().await.unwrap();
 }

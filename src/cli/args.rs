@@ -169,6 +169,29 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         #[arg(long, value_name = "DURATION")]
         sync_every: Option<String>,
     },
+    /// Move a fact stored under the wrong key: every believed version of FROM is stored
+    /// under TO with its own valid period, then FROM is forgotten.
+    #[command(
+        after_help = "Use it when one fact drifted over two keys (team:CDN and team:cdn, \
+ci_provider and ci_platform). The move is made of ordinary appended entries: TO's versions over \
+FROM's periods are superseded (and printed), TO keeps its values outside them, FROM holds nothing \
+afterwards, and both keys stay readable with --as-of before the move."
+    )]
+    Rekey {
+        /// The key the fact is under now.
+        from: String,
+        /// The key it belongs under.
+        to: String,
+        /// Print what would move and what it would supersede; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Who is moving it (default: $MEM7_AGENT, else $USER).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Print the plan as a JSON object {moved, superseded, written}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop believing KEY from now on; reads as of earlier times still see it.
     Forget {
         key: String,

@@ -877,6 +877,32 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             Ok(EXIT_OK)
         }
+        Command::Rekey {
+            from,
+            to,
+            dry_run,
+            agent,
+            json,
+        } => {
+            let now = env.now()?;
+            let agent = env.agent(agent.as_deref());
+            crate::core::validate::agent(&agent)?;
+            crate::core::validate::lookup_key(from)?;
+            crate::core::validate::key(to)?;
+            let mut engine = open_engine(cli, env)?;
+            let plan = if *dry_run {
+                engine.plan_rekey(from, to)?
+            } else {
+                engine.rekey(from, to, &agent, now)?
+            };
+            let text = if *json {
+                render::rekey_json(&plan, !*dry_run)
+            } else {
+                render::rekey_human(from, to, &plan, !*dry_run)
+            };
+            write_out(out, &text)?;
+            Ok(EXIT_OK)
+        }
         Command::Forget { key, agent } => {
             let now = env.now()?;
             crate::core::validate::lookup_key(key)?;

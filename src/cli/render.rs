@@ -370,3 +370,72 @@ pub fn timeline_human(versions: &[Version], by_tx: bool) -> String {
     }
     s
 }
+
+/// `rekey --json` (and `memory_rekey`): what moved (or would), what it superseded.
+pub fn rekey_json(plan: &crate::engine::RekeyPlan, written: bool) -> String {
+    let moved: Vec<_> = plan.moved.iter().map(version_json).collect();
+    let superseded: Vec<_> = plan.displaced.iter().map(version_json).collect();
+    let mut s = serde_json::to_string_pretty(&serde_json::json!({
+        "written": written,
+        "moved": moved,
+        "superseded": superseded,
+    }))
+    .unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// `rekey` for people: one line per moved and superseded version.
+pub fn rekey_human(from: &str, to: &str, plan: &crate::engine::RekeyPlan, written: bool) -> String {
+    let mut s = format!(
+        "{} {} version{} of {from} to {to}{}\n",
+        if written { "moved" } else { "would move" },
+        plan.moved.len(),
+        if plan.moved.len() == 1 { "" } else { "s" },
+        if written {
+            ", then forgot "
+        } else {
+            ", then forget "
+        }
+        .to_string()
+            + from
+    );
+    for v in &plan.moved {
+        s.push_str(&format!(
+            "  {} = {}  valid {} → {}\n",
+            to,
+            one_line(&v.value),
+            v.valid_from,
+            v.valid_to
+        ));
+    }
+    if plan.displaced.is_empty() {
+        s.push_str(&format!("{to} held nothing over those periods\n"));
+    } else {
+        s.push_str(&format!(
+            "{to} held, and {} over those periods:\n",
+            if written {
+                "no longer holds"
+            } else {
+                "would no longer hold"
+            }
+        ));
+        for v in &plan.displaced {
+            s.push_str(&format!(
+                "  {} = {}  valid {} → {}\n",
+                to,
+                one_line(&v.value),
+                v.valid_from,
+                v.valid_to
+            ));
+        }
+    }
+    if !written {
+        s.push_str("nothing written (--dry-run)\n");
+    }
+    s
+}
+
+fn one_line(value: &str) -> String {
+    crate::view::svg::shorten(value, 80)
+}

@@ -78,6 +78,15 @@ pub enum SealOutcome {
     NothingToSeal { entries: usize },
 }
 
+/// What `rekey` moves (or would move).
+#[derive(Clone, Debug)]
+pub struct RekeyPlan {
+    /// The versions of FROM believed now, each moved to TO with its valid period.
+    pub moved: Vec<Version>,
+    /// What TO believes now over those periods: the move supersedes it there.
+    pub displaced: Vec<Version>,
+}
+
 /// What a forget did.
 #[derive(Clone, Debug)]
 pub enum ForgetOutcome {
@@ -434,6 +443,69 @@ impl Engine {
             closed: believed.len(),
             source,
         })
+    }
+
+    /// Plans moving every believed version of `from` to `to` (`mem7 rekey`): the
+    /// versions that move, and what `to` believes now over their valid periods (which
+    /// the move supersedes). Writes nothing.
+    pub fn plan_rekey(&self, from: &str, to: &str) -> Result<RekeyPlan> {
+        validate::lookup_key(from)?;
+        validate::key(to)?;
+        if from == to {
+            return Err(Error::input(
+                format!("`{from}` is both the key to move and the key to move it to"),
+                "give two different keys: mem7 rekey FROM TO",
+            ));
+        }
+        let moved = self.index.believed(from)?;
+        if moved.is_empty() {
+            let near = self.near_keys(from)?;
+            return Err(Error::input(
+                format!("nothing is believed about `{from}`, so there is nothing to move"),
+                match near.first() {
+                    Some(n) => format!(
+                        "did you mean `{}`? (`mem7 list --prefix` shows keys)",
+                        n.key
+                    ),
+                    None => "`mem7 list --prefix` shows the keys there are".to_string(),
+                },
+            ));
+        }
+        let displaced = self
+            .index
+            .believed(to)?
+            .into_iter()
+            .filter(|t| moved.iter().any(|m| m.period().overlaps(t.period())))
+            .collect();
+        Ok(RekeyPlan { moved, displaced })
+    }
+
+    /// Moves every believed version of `from` to `to` by the ordinary write rules: each
+    /// is stored under `to` with its own valid period (superseding what `to` held over
+    /// it; `to` keeps its values outside), then `from` is forgotten. All appended
+    /// entries: both keys stay readable `as_of` before.
+    pub fn rekey(&mut self, from: &str, to: &str, agent: &str, now: TxTime) -> Result<RekeyPlan> {
+        validate::agent(agent)?;
+        let plan = self.plan_rekey(from, to)?;
+        for v in &plan.moved {
+            let req = StoreRequest {
+                key: to.to_string(),
+                value: v.value.clone(),
+                valid_from: Some(v.valid_from),
+                valid_to: Some(if v.valid_to.is_infinite() {
+                    ValidEnd::Infinity
+                } else {
+                    ValidEnd::At(v.valid_to)
+                }),
+                tags: v.tags.clone(),
+                agent: agent.to_string(),
+                // The value is already in the memory files; moving it adds no secret.
+                allow_secret: secret::find(&v.value).is_some(),
+            };
+            self.store(&req, now)?;
+        }
+        self.forget(from, agent, now)?;
+        Ok(plan)
     }
 
     /// Accepts, under the writer's name, every entry `verify` reports as changed,

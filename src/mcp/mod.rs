@@ -190,6 +190,20 @@ pub struct ForgetParams {
     pub agent: Option<String>,
 }
 
+/// `memory_rekey` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RekeyParams {
+    /// The key the fact is stored under now (the drifted one).
+    pub from: String,
+    /// The key it belongs under.
+    pub to: String,
+    /// Only say what would move and what it would supersede; write nothing.
+    pub dry_run: Option<bool>,
+    /// Who is moving it. Default: as for memory_store.
+    pub agent: Option<String>,
+}
+
 /// `memory_get` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -397,6 +411,32 @@ impl MemoryServer {
             crate::core::validate::lookup_key(&p.key)?;
             let versions = engine.index().history(&p.key, as_of)?;
             Ok(crate::cli::render::versions_json(&versions))
+        })
+        .await
+    }
+
+    /// Repair a fact stored under two keys (`team:CDN` and `team:cdn`): every version of
+    /// `from` believed now is stored under `to` with its own valid period (superseding
+    /// what `to` held over it; `to` keeps its values outside), then `from` is forgotten.
+    /// Both keys stay readable with an earlier `as_of`. Returns {written, moved,
+    /// superseded}; with dry_run, the plan only.
+    #[tool(annotations(title = "Move a fact to another key", destructive_hint = false))]
+    async fn memory_rekey(
+        &self,
+        Parameters(p): Parameters<RekeyParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let client = client_name(&ctx);
+        self.run(move |engine, env| {
+            let now = env.now()?;
+            let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
+            let dry_run = p.dry_run.unwrap_or(false);
+            let plan = if dry_run {
+                engine.plan_rekey(&p.from, &p.to)?
+            } else {
+                engine.rekey(&p.from, &p.to, &agent, now)?
+            };
+            Ok(crate::cli::render::rekey_json(&plan, !dry_run))
         })
         .await
     }
