@@ -36,17 +36,19 @@ table.rows{border-collapse:collapse;width:100%;background:#fff;border:1px solid 
 table.rows th{text-align:left;font-weight:600;color:#334155;background:#f1f5f9;border-bottom:1px solid var(--line);padding:6px 10px;white-space:nowrap}
 table.rows td{border-top:1px solid var(--line);padding:6px 10px;vertical-align:top}
 table.rows td.when{white-space:nowrap}
+table.rows td.time{min-width:7.5em}
+.scroll{overflow-x:auto}
 table.rows td.key{overflow-wrap:anywhere;min-width:10em}
 tr:target{background:#fef9c3}
-tr.match td:first-child{box-shadow:inset 3px 0 0 #7c3aed}
+tr.match{background:#f5f3ff}tr.match td:first-child{box-shadow:inset 3px 0 0 #7c3aed}
 tr.past{color:var(--muted)}
-.value{max-width:60em;overflow-wrap:anywhere;word-break:break-word}
+.value{min-width:8em;max-width:60em;overflow-wrap:anywhere}
 .value>:first-child{margin-top:0}.value>:last-child{margin-bottom:0}
 .value pre{white-space:pre-wrap;background:#f1f5f9;padding:6px 8px;border-radius:4px}
 .value blockquote{margin:0;padding-left:10px;border-left:3px solid var(--line)}
 .tag{display:inline-block;background:#e0e7ff;color:#3730a3;border-radius:9px;padding:0 7px;margin:1px 2px 1px 0;font-size:12px}
 .state{font-size:12px;border-radius:9px;padding:0 7px;white-space:nowrap}
-.state.now{background:#dbeafe;color:#1e3a8a}.state.past{background:#f1f5f9;color:#475569}
+.state.now{background:#dbeafe;color:#1e3a8a}.state.past{background:#f1f5f9;color:#475569}.state.read{background:#ede9fe;color:#5b21b6}
 form.read{display:flex;flex-wrap:wrap;gap:10px 14px;align-items:end;background:#fff;border:1px solid var(--line);padding:12px;margin:0 0 16px;border-radius:6px}
 form.read label{display:flex;flex-direction:column;font-size:12px;color:#334155;gap:2px}
 form.read input,form.read select{font:inherit;padding:4px 6px;border:1px solid #cbd5e1;border-radius:4px}
@@ -245,13 +247,17 @@ fn tags_html(tags: &[String]) -> String {
         .collect()
 }
 
+/// An instant in a cell; it may break after the date.
 fn when(t: String) -> String {
-    format!("<td class=\"when mono\">{}</td>", escape(&t))
+    format!(
+        "<td class=\"time mono\">{}</td>",
+        escape(&t).replacen('T', "T<wbr>", 1)
+    )
 }
 
 fn source_html(v: &Version) -> String {
     format!(
-        "<td class=\"mono\">{}:{}</td>",
+        "<td class=\"when mono\">{}:{}</td>",
         escape(&v.source.file),
         v.source.line
     )
@@ -351,7 +357,7 @@ pub fn list_page(p: &ListPage<'_>) -> String {
         .filter_map(|n| q.get(n).map(|v| (n, v)))
         .collect();
     s.push_str(
-        "<table class=\"rows\"><thead><tr><th>key</th><th>value</th><th>valid from</th>\
+        "<div class=\"scroll\"><table class=\"rows\"><thead><tr><th>key</th><th>value</th><th>valid from</th>\
          <th>valid to</th><th>tags</th></tr></thead><tbody>\n",
     );
     for v in p.rows {
@@ -366,7 +372,7 @@ pub fn list_page(p: &ListPage<'_>) -> String {
             tags_html(&v.tags),
         );
     }
-    s.push_str("</tbody></table>\n");
+    s.push_str("</tbody></table></div>\n");
     s.push_str(&pager(q, "/", p.page, p.has_next, p.rows.len()));
     layout(p.search.unwrap_or("Keys"), Nav::Keys, &s)
 }
@@ -397,8 +403,8 @@ pub fn key_page(p: &KeyPage<'_>) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "<h1 class=\"mono\">{}</h1>\n<p class=\"sub\">{} version{}, {} believed now · \
-         valid time runs left to right, transaction time top to bottom; a rectangle links to its row</p>",
+        "<h1 class=\"mono\">{}</h1>\n<p class=\"sub\">{} version{}, {} believed now. \
+         Valid time runs left to right, transaction time top to bottom; a rectangle links to its row.</p>",
         escape(p.key),
         p.versions.len(),
         if p.versions.len() == 1 { "" } else { "s" },
@@ -407,7 +413,7 @@ pub fn key_page(p: &KeyPage<'_>) -> String {
     if p.valid_at.is_some() || p.as_of.is_some() {
         let _ = writeln!(
             s,
-            "<p class=\"sub\">dashed violet lines: the read at valid_at {} as of {}; the row marked violet is what it answers</p>",
+            "<p class=\"sub\">The dashed violet lines are a read at valid_at {} as of {}: it answers the rectangle where they cross (the violet row).</p>",
             p.valid_at.unwrap_or(p.now.0),
             p.as_of.unwrap_or(p.now.1)
         );
@@ -418,7 +424,7 @@ pub fn key_page(p: &KeyPage<'_>) -> String {
         p.as_of.unwrap_or(p.now.1).micros(),
     );
     s.push_str(
-        "<h2>Versions</h2>\n<table class=\"rows\"><thead><tr><th>#</th><th>value</th>\
+        "<h2>Versions</h2>\n<div class=\"scroll\"><table class=\"rows\"><thead><tr><th>#</th><th>value</th>\
          <th>valid from</th><th>valid to</th><th>believed from</th><th>believed to</th>\
          <th>agent</th><th>tags</th><th>entry</th></tr></thead><tbody>\n",
     );
@@ -432,11 +438,15 @@ pub fn key_page(p: &KeyPage<'_>) -> String {
             (false, false) => " class=\"past\"",
             (true, false) => "",
         };
-        let state = if v.tx_to.is_infinite() {
+        let mut state = if v.tx_to.is_infinite() {
             "<span class=\"state now\">believed</span>"
         } else {
-            "<span class=\"state past\">retracted</span>"
-        };
+            "<span class=\"state past\">no longer believed</span>"
+        }
+        .to_string();
+        if matches {
+            state.push_str("<br><span class=\"state read\">the read's answer</span>");
+        }
         let _ = writeln!(
             s,
             "<tr id=\"row-{n}\"{class}><td><a href=\"#row-{n}\">{n}</a><br>{state}</td><td><div class=\"value\">{}</div></td>{}{}{}{}<td>{}</td><td>{}</td>{}</tr>",
@@ -451,7 +461,7 @@ pub fn key_page(p: &KeyPage<'_>) -> String {
             n = i + 1,
         );
     }
-    s.push_str("</tbody></table>\n");
+    s.push_str("</tbody></table></div>\n");
     layout(p.key, Nav::None, &s)
 }
 
@@ -498,7 +508,7 @@ pub fn timeline_page(p: &TimelinePage<'_>) -> String {
         return layout("Timeline", Nav::Timeline, &s);
     }
     s.push_str(
-        "<table class=\"rows\"><thead><tr><th>when</th><th>key</th><th>value</th>\
+        "<div class=\"scroll\"><table class=\"rows\"><thead><tr><th>when</th><th>key</th><th>value</th>\
          <th>valid from</th><th>valid to</th><th>believed to</th><th>agent</th><th>entry</th></tr></thead><tbody>\n",
     );
     for v in p.rows {
@@ -526,7 +536,7 @@ pub fn timeline_page(p: &TimelinePage<'_>) -> String {
             source_html(v),
         );
     }
-    s.push_str("</tbody></table>\n");
+    s.push_str("</tbody></table></div>\n");
     s.push_str(&pager(q, "/timeline", p.page, p.has_next, p.rows.len()));
     layout("Timeline", Nav::Timeline, &s)
 }
@@ -562,7 +572,7 @@ pub fn verify_page(report: &Report) -> String {
         s.push_str("<p class=\"empty\">Every entry verifies.</p>\n");
     } else {
         s.push_str(
-            "<table class=\"rows\"><thead><tr><th>where</th><th>kind</th><th>key</th>\
+            "<div class=\"scroll\"><table class=\"rows\"><thead><tr><th>where</th><th>kind</th><th>key</th>\
              <th>what</th></tr></thead><tbody>\n",
         );
         for f in &report.findings {
@@ -578,7 +588,7 @@ pub fn verify_page(report: &Report) -> String {
                 escape(&f.message),
             );
         }
-        s.push_str("</tbody></table>\n");
+        s.push_str("</tbody></table></div>\n");
     }
     layout("Verify", Nav::Verify, &s)
 }
