@@ -215,6 +215,10 @@ fn every_route_answers_with_its_type_and_the_policy() {
         assert!(r.body.contains(&format!("<tr id=\"row-{n}\"")), "{n}");
     }
     assert!(
+        !r.body.contains("class=\"match\""),
+        "no read given, none marked"
+    );
+    assert!(
         !r.body.contains("<style>"),
         "the picture's style is in the stylesheet"
     );

@@ -43,6 +43,7 @@ tr:target{background:#fef9c3}
 tr.match{background:#f5f3ff}tr.match td:first-child{box-shadow:inset 3px 0 0 #7c3aed}
 tr.past{color:var(--muted)}
 .value{min-width:8em;max-width:60em;overflow-wrap:anywhere}
+.value h1,.value h2,.value h3,.value h4,.value h5,.value h6{font-size:15px;margin:.3em 0}
 .value>:first-child{margin-top:0}.value>:last-child{margin-bottom:0}
 .value pre{white-space:pre-wrap;background:#f1f5f9;padding:6px 8px;border-radius:4px}
 .value blockquote{margin:0;padding-left:10px;border-left:3px solid var(--line)}
@@ -429,7 +430,8 @@ pub fn key_page(p: &KeyPage<'_>) -> String {
          <th>agent</th><th>tags</th><th>entry</th></tr></thead><tbody>\n",
     );
     for (i, v) in p.versions.iter().enumerate() {
-        let matches = v.valid_from.micros() <= at_valid
+        let matches = (p.valid_at.is_some() || p.as_of.is_some())
+            && v.valid_from.micros() <= at_valid
             && at_valid < v.valid_to.micros()
             && v.tx_from.micros() <= at_tx
             && at_tx < v.tx_to.micros();
