@@ -314,6 +314,11 @@ fn every_route_answers_with_its_type_and_the_policy() {
         );
     }
 
+    // Meaning search without an embedding provider says so (and what to do).
+    let r = ui.get("/?q=host&mode=meaning");
+    r.expect(400, HTML);
+    assert!(r.body.contains("meaning search"), "{}", r.body);
+
     // No write endpoint: every other method is refused on every route.
     for path in [
         "/",
