@@ -572,6 +572,12 @@ fn with_a_token_requests_carry_it_or_its_cookie() {
     assert_eq!(r.status, 303, "{r:?}");
     r.secure();
     assert_eq!(r.header("location"), Some("/?valid_at=2030-01-01"));
+    let r2 = ui.get(&format!("//evil.example/?token={TOKEN}"));
+    assert_eq!(
+        r2.header("location"),
+        Some("/"),
+        "no redirect to another site"
+    );
     let cookie = r.header("set-cookie").unwrap().to_string();
     assert!(
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),

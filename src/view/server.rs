@@ -197,7 +197,14 @@ async fn check(guard: &Guard, req: Request, next: Next) -> Response {
         && token.matches(given)
     {
         // Set the cookie and show the same page without the token in its address.
-        let location = query.link_with(req.uri().path(), "token", None);
+        // Never `//host…` (or `/\host…`), which a browser would take for another site.
+        let path = req.uri().path();
+        let path = if path.starts_with("//") || path.starts_with("/\\") {
+            "/"
+        } else {
+            path
+        };
+        let location = query.link_with(path, "token", None);
         let mut resp = (StatusCode::SEE_OTHER, "").into_response();
         let h = resp.headers_mut();
         if let Ok(v) = HeaderValue::from_str(&location) {
