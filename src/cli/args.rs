@@ -24,7 +24,7 @@ const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T
         MEM7_AGENT      default agent name for writes (else $USER)\n  \
         MEM7_DIR        Go mem7 data directory; its workspace/ is used when nothing else is found\n  \
         MEM7_CHAIN_KEY  secret that switches the hash chain to keyed mode (see docs/integrity.md)\n  \
-        MEM7_TOKEN      bearer token of `mem7 serve`\n  \
+        MEM7_TOKEN      bearer token of `mem7 serve` and `mem7 ui`\n  \
         CODEX_HOME      Codex's configuration directory, for `mem7 setup codex --scope user`\n\n\
         Exit codes: 0 success, 1 a check failed, 2 usage or input error.\n\n\
         Try `mem7 demo` for a two-minute tour."
@@ -355,6 +355,22 @@ afterwards, and both keys stay readable with --as-of before the move."
         /// MEM7_TOKEN variable, which other users cannot see in the process list.
         #[arg(long, env = "MEM7_TOKEN", hide_env_values = true, value_name = "TOKEN")]
         token: String,
+    },
+    /// Serve a read-only web page of the memory: the keys at any time, each key's
+    /// bitemporal picture and history, the timeline and verify (see docs/ui.md).
+    ///
+    /// The page is served by this binary (no JavaScript, nothing loaded from elsewhere)
+    /// and answers GET only. On a loopback address it needs no token; any other address
+    /// requires one: requests then carry `Authorization: Bearer TOKEN`, or a browser opens
+    /// /?token=TOKEN once, which sets an HttpOnly cookie.
+    Ui {
+        /// Address and port to listen on (port 0 picks a free one).
+        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7078")]
+        listen: std::net::SocketAddr,
+        /// A token requests must carry (at least 16 characters; required off loopback);
+        /// prefer the MEM7_TOKEN variable, which other users cannot see in the process list.
+        #[arg(long, env = "MEM7_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+        token: Option<String>,
     },
     /// Register mem7 with an agent: its MCP server and a session-start hook that gives
     /// the agent the context block.

@@ -1280,21 +1280,13 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Command::Serve { listen, token } => {
-            crate::mcp::http::check_token(token)?;
+            crate::auth::check_token(token)?;
             let mut engine = open_engine(cli, env)?;
             try_enable_embeddings(&mut engine, env, "mem7");
             let server = crate::mcp::MemoryServer::new(engine, env.clone());
             server.spawn_watcher()?;
             runtime()?.block_on(async {
-                let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
-                    Error::input(
-                        format!("cannot listen on {listen}: {e}"),
-                        "pick another port with --listen 127.0.0.1:PORT (0 picks a free one)",
-                    )
-                })?;
-                let addr = listener
-                    .local_addr()
-                    .map_err(|e| Error::io("<listener>", e))?;
+                let (listener, addr) = bind(*listen).await?;
                 eprintln!(
                     "mem7 serve: MCP on http://{addr}{} for {} (Ctrl-C to stop)",
                     crate::mcp::http::MCP_PATH,
@@ -1306,6 +1298,32 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     );
                 }
                 crate::mcp::http::serve(server, listener, token).await
+            })?;
+            Ok(EXIT_OK)
+        }
+        Command::Ui { listen, token } => {
+            let token = crate::auth::token_for("mem7 ui", *listen, token.as_deref())?;
+            let chain_key = env.chain_key()?;
+            let mut engine = open_engine(cli, env)?;
+            try_enable_embeddings(&mut engine, env, "mem7 ui");
+            runtime()?.block_on(async {
+                let (listener, addr) = bind(*listen).await?;
+                write_out(
+                    out,
+                    &format!("mem7 ui: serving http://{addr}/ (Ctrl-C stops)\n"),
+                )?;
+                out.flush().map_err(|e| Error::io("<stdout>", e))?;
+                if token.is_some() {
+                    eprintln!(
+                        "mem7 ui: requests need the token: `Authorization: Bearer <token>`, or open http://{addr}/?token=<token> once in a browser"
+                    );
+                }
+                if !addr.ip().is_loopback() {
+                    eprintln!(
+                        "mem7 ui: warning: {addr} is reachable from other machines; the token is all that guards it, and HTTP is not encrypted"
+                    );
+                }
+                crate::view::server::serve(engine, env.clone(), chain_key, listener, token).await
             })?;
             Ok(EXIT_OK)
         }
@@ -1322,6 +1340,22 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             *write,
         ),
     }
+}
+
+/// Binds a server's listener; a busy or foreign address is an input error (exit 2).
+async fn bind(
+    listen: std::net::SocketAddr,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr)> {
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        Error::input(
+            format!("cannot listen on {listen}: {e}"),
+            "pick another port with --listen 127.0.0.1:PORT (0 picks a free one)",
+        )
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("<listener>", e))?;
+    Ok((listener, addr))
 }
 
 /// The async runtime of the servers: two workers (tool calls run on blocking threads).
