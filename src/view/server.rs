@@ -40,6 +40,9 @@ struct Ui {
     engine: Mutex<Engine>,
     env: Env,
     chain_key: ChainKey,
+    /// The last verify report and the files it read (names, sizes, modification
+    /// times): `/verify` hashes every byte only when a file changed.
+    verified: Mutex<Option<(Vec<crate::store::FileStat>, crate::verify::Report)>>,
 }
 
 impl Ui {
@@ -82,6 +85,7 @@ pub async fn serve(
         engine: Mutex::new(engine),
         env,
         chain_key,
+        verified: Mutex::new(None),
     });
     let cookie_value = token.as_deref().map(cookie_value).unwrap_or_default();
     let guard = Arc::new(Guard {
@@ -322,6 +326,18 @@ fn page_number(q: &Query) -> Result<usize> {
     }
 }
 
+/// The rows a page asks the index for: its own, and one more.
+fn page_window(page: usize) -> (usize, usize) {
+    ((page - 1).saturating_mul(PER_PAGE), PER_PAGE + 1)
+}
+
+/// A page's rows from [`page_window`]'s answer, and whether there are more.
+fn window<T>(mut rows: Vec<T>) -> (Vec<T>, bool) {
+    let more = rows.len() > PER_PAGE;
+    rows.truncate(PER_PAGE);
+    (rows, more)
+}
+
 /// This page's rows of `all`, and whether there are more.
 fn slice<T: Clone>(all: &[T], page: usize) -> (Vec<T>, bool) {
     let start = (page - 1).saturating_mul(PER_PAGE).min(all.len());
@@ -359,7 +375,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
         let tags = q.all("tag");
         let prefix = q.get("prefix").map(str::to_string);
         let search = q.get("q").map(str::to_string);
-        let all = match &search {
+        let (rows, has_next) = match &search {
             Some(text) => {
                 let req = SearchRequest {
                     text: text.clone(),
@@ -371,17 +387,22 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                     limit: page.saturating_mul(PER_PAGE).saturating_add(1),
                     mode,
                 };
-                engine
+                let hits: Vec<_> = engine
                     .search(&req)?
                     .into_iter()
                     .map(|h| h.version)
-                    .collect()
+                    .collect();
+                slice(&hits, page)
             }
-            None => engine
-                .index()
-                .list(prefix.as_deref(), &tags, valid_at, as_of)?,
+            // One page and one row more (to know whether there is a next page).
+            None => window(engine.index().list_window(
+                prefix.as_deref(),
+                &tags,
+                valid_at,
+                as_of,
+                Some(page_window(page)),
+            )?),
         };
-        let (rows, has_next) = slice(&all, page);
         Ok((
             StatusCode::OK,
             page::list_page(&page::ListPage {
@@ -461,13 +482,13 @@ async fn timeline(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Respons
             .map(|t| request::valid_time("until", t))
             .transpose()?;
         let page = page_number(&q)?;
-        let all = engine.index().timeline(
+        let (rows, has_next) = window(engine.index().timeline_window(
             by_tx,
             since.map(|t| t.micros()),
             until.map(|t| t.micros()),
             q.get("prefix"),
-        )?;
-        let (rows, has_next) = slice(&all, page);
+            Some(page_window(page)),
+        )?);
         Ok((
             StatusCode::OK,
             page::timeline_page(&page::TimelinePage {
@@ -485,7 +506,17 @@ async fn timeline(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Respons
 async fn verify(State(ui): State<Arc<Ui>>) -> Response {
     view(ui, move |engine, now, ui| {
         let ws = engine.workspace();
-        let mut report = crate::verify::verify(ws, &ui.chain_key, None)?;
+        let files = ws.scan()?;
+        let mut cached = ui.verified.lock().unwrap_or_else(|p| p.into_inner());
+        let mut report = match cached.as_ref() {
+            Some((seen, report)) if *seen == files => report.clone(),
+            _ => {
+                let report = crate::verify::verify(ws, &ui.chain_key, None)?;
+                *cached = Some((files, report.clone()));
+                report
+            }
+        };
+        drop(cached);
         report
             .findings
             .extend(crate::verify::recorded_ahead(ws, now)?);
