@@ -159,10 +159,10 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
     );
     if ctx.facts.is_empty() && ctx.history.is_empty() {
         match req.query.as_deref().map(str::trim) {
-            Some(q) if !q.is_empty() => {
-                out.push_str(&format!("No memories match \"{q}\" at this time.\n"))
-            }
-            _ => out.push_str("No memories: mem7 holds no facts for this time.\n"),
+            Some(q) if !q.is_empty() => out.push_str(&format!(
+                "No memories match \"{q}\" at this time: no record, by words or by meaning.\n"
+            )),
+            _ => out.push_str("No memories: mem7 holds no facts for this time (no record).\n"),
         }
         return out;
     }

@@ -487,7 +487,10 @@ fn context_block_lists_facts_history_and_rules() {
     let none = sb
         .ok(&["context", "kubernetes"], Some("2026-04-12T09:00:00Z"))
         .stdout;
-    assert!(none.contains("No memories match"), "{none}");
+    assert!(
+        none.contains("No memories match") && none.contains("no record"),
+        "{none}"
+    );
 
     // Claude Code's SessionStart hook shape.
     let hook = sb
