@@ -92,7 +92,7 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
 }
 
 /// An instant for people: the date alone at midnight UTC, else to the second.
-fn when(micros: i64) -> String {
+pub(crate) fn when(micros: i64) -> String {
     if micros == i64::MAX {
         return "∞".to_string();
     }
@@ -114,7 +114,8 @@ fn value_text(value: &str) -> String {
     text.replace('\n', "\n  ")
 }
 
-fn fact_line(v: &Version) -> String {
+/// One fact on one line, as the block and the MCP tools' compact text show it.
+pub(crate) fn fact_line(v: &Version) -> String {
     let mut line = format!(
         "- `{}` = {} · valid {} → {}",
         v.key,
