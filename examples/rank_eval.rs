@@ -275,6 +275,89 @@ const UNRELATED: &[&str] = &[
     "translate good morning into Italian",
 ];
 
+/// New facts stored under a new key, and the existing key they belong under (None: a
+/// genuinely new fact): for the threshold at which a store names a look-alike slot.
+const NEW_SLOTS: &[(&str, &str, Option<&str>)] = &[
+    (
+        "ci.platform",
+        "Our continuous integration now runs on Buildkite",
+        Some("ci.provider"),
+    ),
+    (
+        "deploy.host",
+        "Production now deploys to Render instead",
+        Some("deploy.target"),
+    ),
+    (
+        "db.main",
+        "The main database moved to Postgres 17",
+        Some("db.primary"),
+    ),
+    (
+        "team.manager",
+        "Ada Lovelace manages the storage team",
+        Some("team.lead"),
+    ),
+    (
+        "mail.service",
+        "We send transactional email with SendGrid now",
+        Some("email.provider"),
+    ),
+    (
+        "jobs.queue",
+        "Background jobs moved to a Redis queue",
+        Some("queue.system"),
+    ),
+    (
+        "cloud.region",
+        "Servers now run in eu-west-1",
+        Some("infra.region"),
+    ),
+    (
+        "errors.tracking",
+        "Error reports go to Rollbar from now on",
+        Some("monitoring.errors"),
+    ),
+    (
+        "user.ide",
+        "The user switched to VS Code",
+        Some("user.editor"),
+    ),
+    (
+        "db.backups",
+        "Backups now run every six hours",
+        Some("backup.schedule"),
+    ),
+    (
+        "office.plants",
+        "The ficus by the window needs water on Mondays",
+        None,
+    ),
+    (
+        "conference.talk",
+        "Our talk at RustConf is on the second day",
+        None,
+    ),
+    (
+        "hiring.plan",
+        "We are hiring two backend engineers this quarter",
+        None,
+    ),
+    (
+        "travel.policy",
+        "Book trains instead of flights for trips under four hours",
+        None,
+    ),
+    ("snack.budget", "The snack budget is 50 euros a week", None),
+    (
+        "vendor.laptops",
+        "New laptops are ordered from Framework",
+        None,
+    ),
+    ("release.name", "The next release is code-named Heron", None),
+    ("parking.spots", "Visitors park in spots 12 to 15", None),
+];
+
 const POOL: usize = 30;
 const LIMIT: usize = 10;
 
@@ -439,4 +522,48 @@ fn main() {
     let mut rel = relevant.clone();
     rel.sort_by(f32::total_cmp);
     println!("similarity of each labelled fact: {rel:.3?}");
+
+    // The threshold for a new slot: how near a new key and value, embedded together as
+    // meaning search embeds versions, are to the slot they belong in, and to the
+    // nearest existing fact when they belong nowhere.
+    let (mut same, mut other) = (Vec::new(), Vec::new());
+    for (key, value, belongs) in NEW_SLOTS {
+        let hits = engine
+            .search(&SearchRequest {
+                text: mem7::embed::version_text(key, value),
+                raw: false,
+                valid_at,
+                as_of,
+                tags: Vec::new(),
+                key_prefix: None,
+                limit: POOL,
+                mode: SearchMode::Semantic,
+            })
+            .expect("semantic");
+        match belongs {
+            Some(slot) => same.push((
+                *key,
+                hits.iter()
+                    .find(|h| h.version.key == *slot)
+                    .and_then(|h| h.similarity)
+                    .unwrap_or(0.0),
+            )),
+            None => other.push((*key, hits.first().and_then(|h| h.similarity).unwrap_or(0.0))),
+        }
+    }
+    println!();
+    println!(
+        "New slots: similarity of a new key and value to the slot it belongs in, and of a new fact to its nearest existing one"
+    );
+    println!("belongs in a slot: {same:.3?}");
+    println!("belongs nowhere:   {other:.3?}");
+    for t in [0.35f32, 0.40, 0.45, 0.50, 0.55] {
+        let found = same.iter().filter(|(_, s)| *s >= t).count();
+        let quiet = other.iter().filter(|(_, s)| *s < t).count();
+        println!(
+            "| {t:.2} | {found}/{} look-alikes named | {quiet}/{} new facts left alone |",
+            same.len(),
+            other.len()
+        );
+    }
 }

@@ -205,3 +205,69 @@ fn an_unrelated_query_finds_nothing_and_a_related_question_is_still_found() {
     let r = run(&["search", "Hetzner", "--mode", "semantic", "--json"]);
     assert!(!r.json().as_array().unwrap().is_empty(), "{}", r.stdout);
 }
+
+/// With the local model: a new key whose key and value mean what an existing slot holds
+/// is named as a look-alike (and an unrelated new key is not); a miss names the keys
+/// whose value is near the missing key's words.
+#[test]
+fn look_alike_slots_and_near_keys_by_meaning() {
+    let s = Sandbox::new();
+    let dir = model_dir().to_str().unwrap().to_string();
+    let run = |args: &[&str]| {
+        let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
+        cmd.env("MEM7_MODEL_DIR", &dir);
+        let r = finish(cmd.output().unwrap());
+        assert_eq!(r.code, 0, "mem7 {args:?}: {}", r.stderr);
+        r
+    };
+    run(&["store", "team:ci_provider", "CI runs on CircleCI"]);
+    run(&[
+        "store",
+        "team:oncall",
+        "Ada Lovelace is the on-call engineer this week",
+    ]);
+    run(&[
+        "store",
+        "event:host",
+        "The offsite is hosted at the Grand Hotel in Porto",
+    ]);
+    // A store compares with the vectors already cached (watch and the MCP server fill
+    // them in the background); it never waits for a fill.
+    run(&["embed"]);
+    let r = run(&[
+        "store",
+        "team:ci_platform",
+        "Our continuous integration now runs on Buildkite",
+        "--json",
+    ]);
+    let j = r.json();
+    assert_eq!(j["status"], "stored");
+    assert_eq!(j["similar"][0]["key"], "team:ci_provider", "{}", r.stdout);
+    assert!(
+        j["similar"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("near in meaning"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        j["hint"].as_str().unwrap().contains("store it there"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&[
+        "store",
+        "office:plants",
+        "The ficus by the window needs water on Mondays",
+        "--json",
+    ]);
+    assert_eq!(r.json()["similar"], serde_json::json!([]), "{}", r.stdout);
+    let r = run(&["recall", "team:continuous_integration", "--json"]);
+    assert_eq!(r.stdout.trim(), "[]");
+    assert!(
+        r.stderr.contains("near keys:") && r.stderr.contains("near in meaning"),
+        "{}",
+        r.stderr
+    );
+}

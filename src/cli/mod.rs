@@ -484,8 +484,15 @@ fn print_versions(
 
 /// After a read that found nothing: the existing keys near the one asked for, on
 /// standard error (standard output stays the result, `[]` with `--json`).
-fn print_near_keys(engine: &Engine, key: &str) -> Result<()> {
-    if let Some(hint) = render::near_keys_hint(&engine.near_keys(key)?) {
+fn print_near_keys(engine: &mut Engine, env: &Env, key: &str, now: TxTime) -> Result<()> {
+    // Meaning search adds keys whose value is near the key's words, when it is on; a
+    // bad embedding setting only leaves the suggestions by name.
+    if enable_embeddings(engine, env).is_err() {
+        engine.set_embeddings(crate::embed::Resolved::Off { explained: None });
+    }
+    let near = engine.near_keys(key, now)?;
+    engine.take_notes();
+    if let Some(hint) = render::near_keys_hint(&near) {
         eprintln!("mem7: {hint}");
     }
     Ok(())
@@ -587,7 +594,12 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 ("--valid-from", "--valid-to"),
             )?;
             let mut engine = open_engine(cli, env)?;
-            let similar = engine.look_alikes(&req.key)?;
+            // Look-alike slots of a new key, by name and (meaning search on) by meaning.
+            if enable_embeddings(&mut engine, env).is_err() {
+                engine.set_embeddings(crate::embed::Resolved::Off { explained: None });
+            }
+            let similar = engine.look_alikes(&req.key, &req.value, now)?;
+            engine.take_notes();
             let outcome = engine.store(&req, now)?;
             print_ahead(&mut engine, now);
             print_set_aside(&engine);
@@ -603,7 +615,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let now = env.now()?;
             let (valid_at, as_of) = read_times(at, now)?;
             crate::core::validate::lookup_key(key)?;
-            let engine = open_engine(cli, env)?;
+            let mut engine = open_engine(cli, env)?;
             let as_of = engine.as_of(as_of, now)?;
             let versions = engine.index().recall(key, valid_at, as_of)?;
             print_versions(
@@ -614,7 +626,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 render::versions_human,
             )?;
             if versions.is_empty() {
-                print_near_keys(&engine, key)?;
+                print_near_keys(&mut engine, env, key, now)?;
             }
             Ok(EXIT_OK)
         }
@@ -632,7 +644,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 .transpose()?;
             let now = env.now()?;
             crate::core::validate::lookup_key(key)?;
-            let engine = open_engine(cli, env)?;
+            let mut engine = open_engine(cli, env)?;
             if *svg {
                 // The picture shows every version; the read's clocks are drawn as lines.
                 let versions = engine.index().history(key, None)?;
@@ -659,7 +671,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 render::versions_human,
             )?;
             if versions.is_empty() {
-                print_near_keys(&engine, key)?;
+                print_near_keys(&mut engine, env, key, now)?;
             }
             Ok(EXIT_OK)
         }

@@ -111,21 +111,22 @@ struct StoreJson<'a> {
 #[derive(Serialize)]
 struct SimilarJson<'a> {
     key: &'a str,
-    why: &'static str,
+    why: &'a str,
 }
 
 /// The advice for a new key beside look-alike slots.
-pub fn look_alike_hint(key: &str, similar: &[String]) -> Option<String> {
+pub fn look_alike_hint(key: &str, similar: &[crate::engine::LookAlike]) -> Option<String> {
     let first = similar.first()?;
     let list = similar
         .iter()
-        .map(|k| format!("`{k}`"))
+        .map(|l| format!("`{}` ({})", l.key, l.why))
         .collect::<Vec<_>>()
         .join(", ");
     Some(format!(
-        "`{key}` is a new key, and {list} look{} like the same slot (the same key ignoring case and separators). \
-         If this is the same fact as `{first}`, store it there instead, and forget `{key}`.",
-        if similar.len() == 1 { "s" } else { "" }
+        "`{key}` is a new key, and {list} look{} like the same slot. \
+         If this is the same fact as `{}`, store it there instead, and forget `{key}`.",
+        if similar.len() == 1 { "s" } else { "" },
+        first.key
     ))
 }
 
@@ -144,7 +145,7 @@ pub fn near_keys_hint(near: &[crate::core::names::NearKey]) -> Option<String> {
 
 /// The outcome of `store --json` (and of `memory_store`); `similar` are the look-alike
 /// slots of a new key.
-pub fn store_json(outcome: &StoreOutcome, similar: &[String]) -> String {
+pub fn store_json(outcome: &StoreOutcome, similar: &[crate::engine::LookAlike]) -> String {
     let (status, closed, v) = match outcome {
         StoreOutcome::Stored { version, closed } => ("stored", *closed, version),
         StoreOutcome::Unchanged { version } => ("unchanged", 0, version),
@@ -155,9 +156,9 @@ pub fn store_json(outcome: &StoreOutcome, similar: &[String]) -> String {
         version: version_json(v),
         similar: similar
             .iter()
-            .map(|k| SimilarJson {
-                key: k,
-                why: "same key ignoring case and separators",
+            .map(|l| SimilarJson {
+                key: &l.key,
+                why: &l.why,
             })
             .collect(),
         hint: look_alike_hint(&v.key, similar),
@@ -168,7 +169,7 @@ pub fn store_json(outcome: &StoreOutcome, similar: &[String]) -> String {
 }
 
 /// The outcome of `store` for people.
-pub fn store_human(outcome: &StoreOutcome, similar: &[String]) -> String {
+pub fn store_human(outcome: &StoreOutcome, similar: &[crate::engine::LookAlike]) -> String {
     let text = match outcome {
         StoreOutcome::Stored { version: v, .. } => format!(
             "stored {} ({}:{})\n  Valid: {} → {}\n",

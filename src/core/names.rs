@@ -11,6 +11,9 @@ pub enum Nearness {
     /// A small edit away (this many characters inserted, removed or changed, ignoring
     /// case).
     Edit(usize),
+    /// Its current value is near in meaning (cosine similarity in thousandths, so that
+    /// the order is total: nearer first).
+    Meaning(std::cmp::Reverse<u16>),
 }
 
 impl Nearness {
@@ -20,6 +23,9 @@ impl Nearness {
             Nearness::SameIgnoringCase => "the same key ignoring case and separators".into(),
             Nearness::Edit(1) => "one character away".into(),
             Nearness::Edit(n) => format!("{n} characters away"),
+            Nearness::Meaning(std::cmp::Reverse(m)) => {
+                format!("near in meaning, {:.2}", f32::from(m) / 1000.0)
+            }
         }
     }
 }
@@ -29,6 +35,27 @@ impl Nearness {
 pub struct NearKey {
     pub key: String,
     pub nearness: Nearness,
+}
+
+impl Nearness {
+    /// Nearness in meaning at cosine similarity `s`.
+    pub fn meaning(s: f32) -> Nearness {
+        Nearness::Meaning(std::cmp::Reverse(
+            (s.clamp(0.0, 1.0) * 1000.0).round() as u16
+        ))
+    }
+}
+
+/// Adds `more` to `near`, keeping the first reason given for a key, nearest first, at
+/// most [`MAX_NEAR`].
+pub fn merge(near: &mut Vec<NearKey>, more: impl IntoIterator<Item = NearKey>) {
+    for n in more {
+        if !near.iter().any(|k| k.key == n.key) {
+            near.push(n);
+        }
+    }
+    near.sort_by(|a, b| (a.nearness, &a.key).cmp(&(b.nearness, &b.key)));
+    near.truncate(MAX_NEAR);
 }
 
 /// At most this many suggestions.

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Engine;
+use crate::core::time::TxTime;
 use crate::embed::{Embedder, Resolved};
 use crate::error::{Error, Result};
 use crate::index::SearchHit;
@@ -27,6 +28,9 @@ pub(super) struct EmbedState {
     vectors: Option<Arc<Vectors>>,
     /// What the front end should tell a person (once each).
     notes: Vec<String>,
+    /// Whether a search may embed a few missing vectors on the spot (off while a store
+    /// looks for look-alike slots: a write never waits for a fill).
+    no_inline_fill: bool,
 }
 
 impl Default for EmbedState {
@@ -37,6 +41,7 @@ impl Default for EmbedState {
             cache: None,
             vectors: None,
             notes: Vec::new(),
+            no_inline_fill: false,
         }
     }
 }
@@ -306,11 +311,96 @@ impl Engine {
         }
     }
 
+    /// The keys whose version valid and believed now is nearest in meaning to `text`,
+    /// with their similarity, nearest first: at least `floor` (else the search floor),
+    /// distinct keys, at most five. Empty when meaning search is off or has no vectors;
+    /// a failure of the provider is a note, never an error (this only adds hints).
+    pub(crate) fn near_in_meaning(
+        &mut self,
+        text: &str,
+        now: TxTime,
+        floor: Option<f32>,
+    ) -> Result<Vec<(String, f32)>> {
+        if self.embedding_model().is_none() || text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let as_of = self.believed_now(now)?;
+        let hits = self.near_in_meaning_hits(text, now, as_of);
+        let hits = match hits {
+            Ok(hits) => hits,
+            Err(e) => {
+                self.note(format!("{e}; no suggestions by meaning"));
+                return Ok(Vec::new());
+            }
+        };
+        Ok(nearest_keys(hits, floor.unwrap_or(0.0)))
+    }
+
+    /// [`Engine::near_in_meaning`] for a store: only with the in-process local model
+    /// (a store never calls a remote provider) and only against the vectors already
+    /// cached (it never waits for a fill).
+    pub(crate) fn near_in_meaning_for_store(
+        &mut self,
+        text: &str,
+        now: TxTime,
+        floor: f32,
+    ) -> Result<Vec<(String, f32)>> {
+        let local = matches!(&self.embed.resolved, Resolved::On(spec) if spec.kind == crate::embed::ProviderKind::Local);
+        // Nothing cached to compare with: no reason to load the model.
+        if !local || self.cached_vectors()? == 0 {
+            return Ok(Vec::new());
+        }
+        self.embed.no_inline_fill = true;
+        let found = self.near_in_meaning(text, now, Some(floor));
+        self.embed.no_inline_fill = false;
+        found
+    }
+
+    fn near_in_meaning_hits(
+        &mut self,
+        text: &str,
+        now: TxTime,
+        as_of: TxTime,
+    ) -> Result<Vec<SearchHit>> {
+        self.search(&SearchRequest {
+            text: text.to_string(),
+            raw: false,
+            valid_at: now.as_valid(),
+            as_of,
+            tags: Vec::new(),
+            key_prefix: None,
+            limit: 20,
+            mode: SearchMode::Auto,
+        })
+    }
+}
+
+/// Distinct keys of the hits the meaning side found at `floor` or nearer, nearest
+/// first, at most five.
+fn nearest_keys(hits: Vec<SearchHit>, floor: f32) -> Vec<(String, f32)> {
+    let mut out: Vec<(String, f32)> = Vec::new();
+    for h in hits {
+        // Only what the meaning side found counts (a word hit has no similarity).
+        let Some(s) = h.similarity.filter(|&s| s >= floor) else {
+            continue;
+        };
+        if !out.iter().any(|(k, _)| *k == h.version.key) {
+            out.push((h.version.key, s));
+        }
+    }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.truncate(crate::core::names::MAX_NEAR);
+    out
+}
+
+impl Engine {
     /// The vectors a meaning search compares with, topped up (a few missing ones are
     /// embedded on the spot); None (Auto only) when there are none.
     fn meaning_vectors(&mut self, model: &str, explicit: bool) -> Result<Option<Arc<Vectors>>> {
         let mut vectors = self.vectors(model)?;
-        if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
+        if self.embed.no_inline_fill {
+            // Compare with what is there; the fill is for later.
+        } else if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
             match self.fill_embeddings(None, &mut |_, _| {}) {
                 Ok(_) => {
                     // Let go of this handle first, so that the set is topped up in

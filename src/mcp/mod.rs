@@ -279,7 +279,7 @@ impl MemoryServer {
                 now,
                 ("valid_from", "valid_to"),
             )?;
-            let similar = engine.look_alikes(&req.key)?;
+            let similar = engine.look_alikes(&req.key, &req.value, now)?;
             let outcome = engine.store(&req, now)?;
             Ok(output::store(&crate::cli::render::store_json(
                 &outcome, &similar,
@@ -318,10 +318,11 @@ impl MemoryServer {
                 None => engine.index().list(None, &tags, valid_at, as_of)?,
             };
             let versions = limit_versions(versions, p.limit, 50);
+            let now = env.now()?;
             let miss = || match &key {
                 Some(k) => (
                     format!("no version of {k} is valid at {valid_at} as of {as_of}"),
-                    engine.near_keys(k).unwrap_or_default(),
+                    engine.near_keys(k, now).unwrap_or_default(),
                 ),
                 None => (
                     format!("no key carries those tags at {valid_at} as of {as_of}"),
@@ -426,7 +427,7 @@ impl MemoryServer {
         &self,
         Parameters(p): Parameters<HistoryParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        self.run(move |engine, _env| {
+        self.run(move |engine, env| {
             let as_of = p
                 .as_of
                 .as_deref()
@@ -434,10 +435,11 @@ impl MemoryServer {
                 .transpose()?;
             crate::core::validate::lookup_key(&p.key)?;
             let versions = engine.index().history(&p.key, as_of)?;
+            let now = env.now()?;
             let miss = || {
                 (
                     format!("no history for {}", p.key),
-                    engine.near_keys(&p.key).unwrap_or_default(),
+                    engine.near_keys(&p.key, now).unwrap_or_default(),
                 )
             };
             Ok(output::history(&versions, miss))
