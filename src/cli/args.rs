@@ -190,6 +190,33 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         #[arg(long)]
         allow_secret: bool,
     },
+    /// Write memory out: the snapshot `list` answers (one JSON object per line), or with
+    /// --history every entry in recorded order, which `mem7 import` reads back.
+    Export {
+        /// Every entry (store, forget, …) in the fold's order instead of the snapshot.
+        #[arg(long, conflicts_with_all = ["valid_at", "as_of"])]
+        history: bool,
+        #[command(flatten)]
+        at: TimeArgs,
+        /// `json` (JSON Lines, the default) or `csv` (RFC 4180, with a header).
+        #[arg(long, value_enum, default_value = "json")]
+        format: ExportFormatArg,
+        /// Write to FILE (atomically: a temporary file, then a rename) instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Bring in Claude Code's auto memory (MEMORY.md and topic files) or a folder of
+    /// markdown notes with YAML frontmatter. A dry run unless --write.
+    ImportNotes {
+        /// A file or a directory (walked recursively).
+        path: PathBuf,
+        /// Store the facts (one batch); without it, only print what would be stored.
+        #[arg(long)]
+        write: bool,
+        /// Leave out bad notes (listed) instead of refusing the whole batch.
+        #[arg(long)]
+        skip_bad: bool,
+    },
     /// Check the hash chain of every memory file; report each problem at file:line.
     ///
     /// Distinguishes entries changed after sealing, removed entries (and removed
@@ -407,6 +434,15 @@ pub struct TimeArgs {
     pub valid_at: Option<String>,
     #[arg(long, value_name = "T", help = format!("Answer as mem7 believed at T (default: now): {TIME_HELP}"))]
     pub as_of: Option<String>,
+}
+
+/// `export --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    /// JSON Lines.
+    Json,
+    /// CSV with a header.
+    Csv,
 }
 
 /// `search --mode`.
