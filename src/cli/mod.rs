@@ -997,6 +997,17 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let started = std::time::Instant::now();
             let outcome = engine.import(&records, now)?;
             print_set_aside(&engine);
+            if let Some(first) = outcome.raised_ties.first() {
+                eprintln!(
+                    "mem7: note: {} record{} (first: line {first}) recorded at the same instant as an entry it does not commute with could not keep that order at one instant: recorded 1µs later (docs/cli.md, mem7 export)",
+                    outcome.raised_ties.len(),
+                    if outcome.raised_ties.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    },
+                );
+            }
             write_out(
                 out,
                 &format!(

@@ -79,6 +79,9 @@ pub struct ImportOutcome {
     pub forgot: usize,
     pub unchanged: usize,
     pub files: usize,
+    /// Lines of `keep_ties` records that tied with an entry they do not commute with in
+    /// an order the fold would not keep, and so were recorded 1µs later.
+    pub raised_ties: Vec<usize>,
 }
 
 /// What a catch-up did.
@@ -438,6 +441,9 @@ impl Engine {
                 let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
                 let (tx, text, hash, content) =
                     place(&tie, r, wanted, tx, scope, draft, prev, &self.key);
+                if r.keep_ties && tx != wanted && last == Some(wanted) {
+                    outcome.raised_ties.push(r.line);
+                }
                 tie.note(tx, scope, content);
                 last = Some(tx);
                 prev = hash;
@@ -498,6 +504,9 @@ impl Engine {
                 prev,
                 &self.key,
             );
+            if r.keep_ties && tx != wanted && last == Some(wanted) {
+                outcome.raised_ties.push(r.line);
+            }
             tie.note(tx, scope, content);
             last = Some(tx);
             prev = hash;
