@@ -65,6 +65,10 @@ enum Rec {
     Forget {
         key: usize,
     },
+    /// `forget_entity` of `ent` (the key `ent:k3`).
+    ForgetEntity,
+    /// `forget_tagged` of `t1`.
+    ForgetTagged,
 }
 
 const KEYS: [&str; 3] = ["k1", "k2", "ent:k3"];
@@ -85,7 +89,12 @@ fn rec() -> impl Strategy<Value = (Rec, i64)> {
             tagged,
         });
     (
-        prop_oneof![6 => store, 1 => (0..KEYS.len()).prop_map(|key| Rec::Forget { key })],
+        prop_oneof![
+            12 => store,
+            2 => (0..KEYS.len()).prop_map(|key| Rec::Forget { key }),
+            1 => Just(Rec::ForgetEntity),
+            1 => Just(Rec::ForgetTagged),
+        ],
         // Days after the previous record; 0 records at the same instant.
         prop_oneof![1 => Just(0i64), 4 => 1i64..4],
     )
@@ -100,11 +109,14 @@ fn jsonl(recs: &[(Rec, i64)]) -> String {
     // not keep its order on import (see docs/cli.md), so it moves to the next day.
     let mut touched: Vec<usize> = Vec::new();
     for (r, step) in recs {
+        // (A forget of an entity or of tags commutes with nothing.)
         let mut step = *step;
-        if let Rec::Forget { key } = r
-            && step == 0
-            && touched.contains(key)
-        {
+        let conflicts = match r {
+            Rec::Store { .. } => false,
+            Rec::Forget { key } => touched.contains(key) || touched.contains(&usize::MAX),
+            Rec::ForgetEntity | Rec::ForgetTagged => !touched.is_empty(),
+        };
+        if step == 0 && conflicts {
             step = 1;
         }
         if step > 0 {
@@ -112,6 +124,7 @@ fn jsonl(recs: &[(Rec, i64)]) -> String {
         }
         touched.push(match r {
             Rec::Store { key, .. } | Rec::Forget { key } => *key,
+            Rec::ForgetEntity | Rec::ForgetTagged => usize::MAX,
         });
         t += step;
         let line = match r {
@@ -139,6 +152,10 @@ fn jsonl(recs: &[(Rec, i64)]) -> String {
                 o
             }
             Rec::Forget { key } => json!({"op": "forget", "key": KEYS[*key], "recorded": day(t)}),
+            Rec::ForgetEntity => {
+                json!({"op": "forget_entity", "entity": "ent", "recorded": day(t)})
+            }
+            Rec::ForgetTagged => json!({"op": "forget_tagged", "tags": ["t1"], "recorded": day(t)}),
         };
         out.push_str(&line.to_string());
         out.push('\n');

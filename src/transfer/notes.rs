@@ -525,3 +525,71 @@ pub fn shorten(value: &str, max: usize) -> String {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_stable_key_parts() {
+        for (text, want) in [
+            ("Deploy runbook", "deploy-runbook"),
+            ("  Where it runs?! ", "where-it-runs"),
+            ("user_role", "user_role"),
+            ("-home-me-src-shop", "home-me-src-shop"),
+            ("Ünïcode Straße", "ünïcode-straße"),
+            ("v1.2 notes", "v1.2-notes"),
+            ("!!!", "untitled"),
+        ] {
+            assert_eq!(slug(text), want, "{text}");
+            crate::core::validate::key(&format!("notes:{}", slug(text))).unwrap();
+        }
+        assert!(slug(&"word ".repeat(40)).len() <= SLUG_MAX);
+    }
+
+    #[test]
+    fn agents_name_the_file_in_the_agent_alphabet() {
+        assert_eq!(agent_for("MEMORY.md"), "import-notes/MEMORY.md");
+        assert_eq!(agent_for("a dir/b:c.md"), "import-notes/a dir/b_c.md");
+        crate::core::validate::agent(&agent_for(&"x".repeat(300))).unwrap();
+    }
+
+    #[test]
+    fn list_markers_are_stripped() {
+        assert_eq!(strip_marker("- a"), "a");
+        assert_eq!(strip_marker("* a"), "a");
+        assert_eq!(strip_marker("12. a"), "a");
+        assert_eq!(strip_marker("3) a"), "a");
+    }
+
+    #[test]
+    fn sections_start_at_their_first_line() {
+        let text = "---\ntitle: T\ndate: 2026-03-01\n---\n\nintro\n\n## One\n\nfirst\n\n### deeper\n\nmore\n\n## Two\n\n\nsecond\n";
+        let facts = note_file("t.md", Path::new("t.md"), text).unwrap();
+        let got: Vec<(&str, &str, usize)> = facts
+            .iter()
+            .map(|f| (f.key.as_str(), f.value.as_str(), f.line))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("notes:t", "intro", 6),
+                ("notes:t:one", "first\n\n### deeper\n\nmore", 10),
+                ("notes:t:two", "second", 19),
+            ]
+        );
+        assert_eq!(
+            facts[0].valid_from,
+            Some(ValidTime::parse("2026-03-01").unwrap())
+        );
+    }
+
+    #[test]
+    fn an_unclosed_frontmatter_is_bad() {
+        let bad = note_file("t.md", Path::new("t.md"), "---\ntitle: T\n\nbody\n").unwrap_err();
+        assert_eq!(
+            (bad.line, bad.problem.as_str()),
+            (1, "the frontmatter has no closing `---` line")
+        );
+    }
+}
