@@ -182,7 +182,9 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
     /// "recorded"?}. Records apply as successive stores with the same rules as `store`,
     /// under one lock, with one append per file and one index update. `recorded` (in time
     /// order, not before the workspace's last transaction) migrates history from another
-    /// store. A bad line stops the import before anything is written and names the line.
+    /// store. Lines with "op" (store, forget, forget_entity, forget_tagged) are what
+    /// `mem7 export --history` writes. A bad line stops the import before anything is
+    /// written and names the line.
     Import {
         /// The JSON Lines file, or `-` for standard input.
         file: PathBuf,

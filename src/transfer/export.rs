@@ -197,27 +197,34 @@ fn agent_of(entry: &ParsedEntry, event: &Event) -> String {
     }
 }
 
+/// Where an entry falls in the fold's order: (`recorded`, content hash).
+type Place = (TxTime, [u8; 32]);
+
 /// Every entry in the fold's order (`recorded`, then the entry's own hash): day files
 /// are read one at a time, and only when an entry sits in a file that would put it out
 /// of order is the whole history sorted in memory instead (as a rebuild does).
 pub fn history(ws: &Workspace, format: Format, out: &mut dyn Write) -> Result<HistoryStats> {
+    use rayon::prelude::*;
     let scan = ws.scan()?;
-    // First pass: are the files in order? (Each file's entries are sorted on their own.)
+    // First pass, over the files in parallel: are they in order? (Each file's entries
+    // are sorted on their own; only the first and last of each are kept.)
+    let bounds: Vec<Option<(Place, Place)>> = scan
+        .par_iter()
+        .map(|file| {
+            let items = items(ws, &file.name, &mut HistoryStats::default())?;
+            let at = |i: &Item| (i.event.tx, i.event.content.0);
+            Ok(items.first().map(at).zip(items.last().map(at)))
+        })
+        .collect::<Result<_>>()?;
     let mut stats = HistoryStats::default();
-    let mut last: Option<Event> = None;
+    let mut last = None;
     let mut in_order = true;
-    for file in &scan {
-        let mut scratch = HistoryStats::default();
-        let items = items(ws, &file.name, &mut scratch)?;
-        if let (Some(first), Some(prev)) = (items.first(), &last)
-            && !event_order(prev, &first.event).is_lt()
-        {
+    for (first, end) in bounds.into_iter().flatten() {
+        if last.is_some_and(|l| l >= first) {
             in_order = false;
             break;
         }
-        if let Some(l) = items.into_iter().last() {
-            last = Some(l.event);
-        }
+        last = Some(end);
     }
     if format == Format::Csv {
         csv_row(out, &HISTORY_COLUMNS).map_err(out_err)?;
