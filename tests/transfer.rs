@@ -627,3 +627,99 @@ fn bad_notes_are_named_and_stop_the_batch_unless_skipped() {
         .collect();
     assert!(!text.contains("ghp_"));
 }
+
+// ---------------------------------------------------------------------------------------
+// Histories mem7 did not write itself
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+fn same_answers(a: &Sandbox, b: &Sandbox, keys: &[String], now: Option<&str>) {
+    for k in keys {
+        assert_eq!(
+            answers(a.ok(&["history", k, "--json"], now).json()),
+            answers(b.ok(&["history", k, "--json"], now).json()),
+            "history of {k}"
+        );
+    }
+    for (valid_at, as_of) in [
+        ("2025-01-10T09:30:00Z", "2025-01-10T09:30:00Z"),
+        ("2025-01-10T12:00:00Z", "2025-01-11T00:00:00Z"),
+        ("2025-01-11T12:00:00Z", "2025-01-12T00:00:00Z"),
+        ("2025-01-10T12:00:00Z", "2026-01-01T00:00:00Z"),
+    ] {
+        let args = ["list", "--json", "--valid-at", valid_at, "--as-of", as_of];
+        assert_eq!(
+            answers(a.ok(&args, now).json()),
+            answers(b.ok(&args, now).json()),
+            "list at {valid_at} as of {as_of}"
+        );
+    }
+}
+
+#[test]
+fn a_go_mem7_history_with_entity_and_tag_deletes_round_trips() {
+    let now = Some("2026-01-01T00:00:00Z");
+    let a = Sandbox::bare();
+    copy_dir(&fixture("legacy-go/workspace"), &a.ws);
+    let exported = a.ok(&["export", "--history"], now).stdout;
+    let ops: Vec<Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for op in ["store", "forget", "forget_entity", "forget_tagged"] {
+        assert!(
+            ops.iter().any(|o| o["op"] == op),
+            "{op} in the export:\n{exported}"
+        );
+    }
+    let mut keys: Vec<String> = ops
+        .iter()
+        .filter_map(|o| o["key"].as_str().map(str::to_string))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let b = Sandbox::new();
+    let r = b.run_stdin(&["import", "-"], now, &exported);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    same_answers(&a, &b, &keys, now);
+    let v = b.run(&["verify"], now);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(v.stdout.contains("0 warnings"), "{}", v.stdout);
+}
+
+#[test]
+fn an_entry_in_another_days_file_is_exported_in_the_folds_order() {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "1"], Some("2026-01-01T00:00:00Z"));
+    s.ok(&["store", "b", "2"], Some("2026-01-02T00:00:00Z"));
+    // Recorded before everything else but written into the last day's file by hand.
+    let later = s.memory_dir().join("2026-01-02.md");
+    let mut text = std::fs::read_to_string(&later).unwrap();
+    text.push_str(
+        "\n## c\n\n```mem7\nrecorded: 2025-12-31T12:00:00Z\nagent: a person\n```\n\n> 3\n\n---\n",
+    );
+    std::fs::write(&later, text).unwrap();
+    let r = s.ok(&["export", "--history"], Some("2026-01-03T00:00:00Z"));
+    let keys: Vec<String> = r
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["key"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(keys, ["c", "a", "b"]);
+    assert!(r.stderr.contains("sorted in memory"), "{}", r.stderr);
+}
