@@ -63,7 +63,7 @@ pub struct ImportRecord {
     pub req: StoreRequest,
     /// A `recorded` equal to the previous record's is kept (not raised by 1µs) when the
     /// fold's order is certain to keep the records' order (`mem7 export --history`
-    /// records; see [`place`]).
+    /// records; see `place`).
     pub keep_ties: bool,
     /// The transaction time to record (migrating history); else "now".
     pub recorded: Option<TxTime>,

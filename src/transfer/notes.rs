@@ -1,8 +1,8 @@
 //! `mem7 import-notes`: facts from Claude Code's auto memory (`MEMORY.md` and its topic
 //! files) and from folders of markdown notes with YAML frontmatter.
 //!
-//! Reading is pure over the files found: [`collect`] walks a path and returns the facts
-//! and the bad notes, each with its file and line; the CLI decides what to print and the
+//! Reading is apart from writing: [`collect`] walks a path and returns the facts and the
+//! bad notes, each with its file and line; the CLI decides what to print and the
 //! engine's import path writes. Keys are derived from names that do not change when a
 //! note's text does (file names, titles, headings), so importing the same files again is
 //! a confirmation that writes nothing. See docs/import.md.
@@ -49,7 +49,7 @@ pub struct Batch {
 }
 
 /// A key part: lower case, letters and digits kept, `_` and `.` kept, every other run of
-/// characters one `-`, no `-` at either end, at most [`SLUG_MAX`] bytes; `untitled` when
+/// characters one `-`, no `-` at either end, at most `SLUG_MAX` (60) bytes; `untitled` when
 /// nothing is left.
 pub fn slug(text: &str) -> String {
     let mut out = String::new();
