@@ -258,6 +258,23 @@ const QUERIES: &[(&str, &str)] = &[
     ("Stripe webhooks", "billing.provider"),
 ];
 
+/// Questions about things none of the facts mention, for the floor under meaning-only
+/// hits: meaning search always has nearest neighbours, and for these they are noise.
+const UNRELATED: &[&str] = &[
+    "Hetzner",
+    "what is the weather in Lisbon tomorrow",
+    "who won the football match last night",
+    "recipe for sourdough bread",
+    "how tall is Mount Kilimanjaro",
+    "best hiking boots for winter",
+    "exchange rate of yen to euro",
+    "which planets have rings",
+    "guitar chords for a blues song",
+    "when does the museum open on Sunday",
+    "symptoms of a cold",
+    "translate good morning into Italian",
+];
+
 const POOL: usize = 30;
 const LIMIT: usize = 10;
 
@@ -297,6 +314,8 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root: &Path = &dir.path().join("ws");
     mem7::store::init(root).expect("init");
+    // Every meaning hit, however far: the floor is what this measures.
+    std::fs::write(root.join("mem7.yaml"), "search:\n  min_similarity: 0\n").expect("mem7.yaml");
     let mut engine = Engine::open(root, mem7::core::chain::ChainKey::Plain).expect("open");
     let now = TxTime::parse("2026-01-01T00:00:00Z").unwrap();
     for (i, (key, value)) in FACTS.iter().enumerate() {
@@ -337,6 +356,7 @@ fn main() {
     let mut hybrid: Vec<Score> = ks.iter().map(|_| Score::default()).collect();
     let valid_at = ValidTime::parse("2026-06-01").unwrap();
     let as_of = TxTime::parse("2026-06-01T00:00:00Z").unwrap();
+    let mut relevant: Vec<f32> = Vec::new();
     for (query, key) in QUERIES {
         let req = |mode| SearchRequest {
             text: query.to_string(),
@@ -350,6 +370,9 @@ fn main() {
         };
         let words = engine.search(&req(SearchMode::Lexical)).expect("lexical");
         let meaning = engine.search(&req(SearchMode::Semantic)).expect("semantic");
+        if let Some(hit) = meaning.iter().find(|h| h.version.key == *key) {
+            relevant.push(hit.similarity.unwrap_or(0.0));
+        }
         lexical.add(rank_of(&words, key));
         semantic.add(rank_of(&meaning, key));
         for (k, score) in ks.iter().zip(hybrid.iter_mut()) {
@@ -369,4 +392,51 @@ fn main() {
     for (k, score) in ks.iter().zip(&hybrid) {
         score.row(&format!("hybrid, rrf_k = {k}"));
     }
+
+    // The floor: for each candidate, the share of labelled queries whose fact stays a
+    // meaning hit, and the share of unrelated questions that get no meaning hit at all.
+    let mut noise: Vec<f32> = Vec::new();
+    for query in UNRELATED {
+        let hits = engine
+            .search(&SearchRequest {
+                text: query.to_string(),
+                raw: false,
+                valid_at,
+                as_of,
+                tags: Vec::new(),
+                key_prefix: None,
+                limit: POOL,
+                mode: SearchMode::Semantic,
+            })
+            .expect("semantic");
+        noise.push(hits.first().and_then(|h| h.similarity).unwrap_or(0.0));
+    }
+    println!();
+    println!(
+        "The floor under meaning-only hits ({} labelled queries, {} unrelated questions; \
+         cosine similarity of the labelled fact, and of the nearest fact to an unrelated question)",
+        relevant.len(),
+        noise.len()
+    );
+    println!("| floor | labelled facts kept | unrelated questions answered with nothing |");
+    println!("|---|---|---|");
+    for floor in [
+        0.10f32, 0.15, 0.20, 0.25, 0.28, 0.29, 0.30, 0.35, 0.40, 0.45, 0.50,
+    ] {
+        let kept = relevant.iter().filter(|&&s| s >= floor).count();
+        let silent = noise.iter().filter(|&&s| s < floor).count();
+        println!(
+            "| {floor:.2} | {kept}/{} ({:.0}%) | {silent}/{} ({:.0}%) |",
+            relevant.len(),
+            100.0 * kept as f64 / relevant.len().max(1) as f64,
+            noise.len(),
+            100.0 * silent as f64 / noise.len().max(1) as f64
+        );
+    }
+    let mut sorted = noise.clone();
+    sorted.sort_by(f32::total_cmp);
+    println!("nearest similarity of each unrelated question: {sorted:.3?}");
+    let mut rel = relevant.clone();
+    rel.sort_by(f32::total_cmp);
+    println!("similarity of each labelled fact: {rel:.3?}");
 }

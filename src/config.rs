@@ -39,7 +39,15 @@ pub struct SearchSettings {
     /// Hybrid ranking scores a version `1/(rrf_k + rank)` per side it appears on (ranks
     /// from 1). Larger values flatten the difference between top and lower ranks.
     pub rrf_k: Option<f64>,
+    /// A version found only by meaning is a hit only when its cosine similarity to the
+    /// query reaches this (word hits are never dropped). Default
+    /// [`DEFAULT_MIN_SIMILARITY`]; 0 keeps every nearest neighbour.
+    pub min_similarity: Option<f32>,
 }
+
+/// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set
+/// with all-MiniLM-L6-v2 (the curve is in docs/search.md).
+pub const DEFAULT_MIN_SIMILARITY: f32 = 0.29;
 
 impl Config {
     /// Parses `mem7.yaml`'s text.
@@ -54,6 +62,13 @@ impl Config {
 }
 
 impl SearchSettings {
+    /// The effective floor under meaning-only hits.
+    pub fn min_similarity(&self) -> f32 {
+        self.min_similarity
+            .filter(|s| s.is_finite())
+            .unwrap_or(DEFAULT_MIN_SIMILARITY)
+    }
+
     /// The effective RRF constant.
     pub fn rrf_k(&self) -> f64 {
         self.rrf_k

@@ -92,7 +92,7 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
 }
 
 /// An instant for people: the date alone at midnight UTC, else to the second.
-fn when(micros: i64) -> String {
+pub(crate) fn when(micros: i64) -> String {
     if micros == i64::MAX {
         return "∞".to_string();
     }
@@ -114,7 +114,8 @@ fn value_text(value: &str) -> String {
     text.replace('\n', "\n  ")
 }
 
-fn fact_line(v: &Version) -> String {
+/// One fact on one line, as the block and the MCP tools' compact text show it.
+pub(crate) fn fact_line(v: &Version) -> String {
     let mut line = format!(
         "- `{}` = {} · valid {} → {}",
         v.key,
@@ -159,10 +160,10 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
     );
     if ctx.facts.is_empty() && ctx.history.is_empty() {
         match req.query.as_deref().map(str::trim) {
-            Some(q) if !q.is_empty() => {
-                out.push_str(&format!("No memories match \"{q}\" at this time.\n"))
-            }
-            _ => out.push_str("No memories: mem7 holds no facts for this time.\n"),
+            Some(q) if !q.is_empty() => out.push_str(&format!(
+                "No memories match \"{q}\" at this time: no record, by words or by meaning.\n"
+            )),
+            _ => out.push_str("No memories: mem7 holds no facts for this time (no record).\n"),
         }
         return out;
     }

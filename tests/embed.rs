@@ -746,3 +746,51 @@ fn context_with_a_query_finds_facts_by_meaning() {
     // The unrelated fact (no shared meaning at all: cosine 0) is left out.
     assert!(!r.stdout.contains("debian"), "{}", r.stdout);
 }
+
+#[test]
+fn reindex_rebuilds_without_embedding_unless_asked() {
+    let s = Sandbox::new();
+    let p = Provider::start();
+    let url = p.url();
+    let vars = [
+        ("MEM7_EMBED_PROVIDER", "ollama"),
+        ("MEM7_EMBED_URL", url.as_str()),
+        ("MEM7_EMBED_MODEL", "bow-1"),
+    ];
+    ok(
+        &s,
+        &vars,
+        &["store", "db.engine", "postgres holds the orders"],
+        T1,
+    );
+    ok(&s, &vars, &["embed"], T1);
+    let sent = p.seen().len();
+    ok(
+        &s,
+        &vars,
+        &["store", "deploy.day", "friday deploys are frozen"],
+        T1,
+    );
+    ok(&s, &vars, &["store", "team.lead", "ada leads the team"], T1);
+    let cache = s.ws.join(".mem7/embeddings.sqlite");
+    let digest = || blake3::hash(&std::fs::read(&cache).unwrap());
+    let before = digest();
+    let r = ok(&s, &vars, &["reindex"], T2);
+    assert_eq!(p.seen().len(), sent, "reindex called the provider");
+    assert!(
+        r.stdout
+            .contains("2 texts wait for vectors of ollama/bow-1: run `mem7 embed`"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        digest(),
+        before,
+        "reindex without --embed changed the cache"
+    );
+    let r = ok(&s, &vars, &["reindex", "--embed"], T2);
+    assert!(r.stdout.contains("embedded 2 new texts"), "{}", r.stdout);
+    assert_eq!(p.seen().len(), sent + 1, "one batch");
+    let r = ok(&s, &vars, &["reindex"], T2);
+    assert!(!r.stdout.contains("wait for vectors"), "{}", r.stdout);
+}

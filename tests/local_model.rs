@@ -153,3 +153,55 @@ fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
     assert_eq!(r.json()["model"], "local/all-MiniLM-L6-v2");
     assert_eq!(r.json()["computed"], 0, "search filled them in already");
 }
+
+/// A word no fact contains or means finds nothing, by words or by meaning: meaning
+/// search's nearest neighbours below the floor are not hits. A related question is
+/// still found, and `search.min_similarity: 0` brings the neighbours back.
+#[test]
+fn an_unrelated_query_finds_nothing_and_a_related_question_is_still_found() {
+    let s = Sandbox::new();
+    let dir = model_dir().to_str().unwrap().to_string();
+    let run = |args: &[&str]| {
+        let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
+        cmd.env("MEM7_MODEL_DIR", &dir);
+        let r = finish(cmd.output().unwrap());
+        assert_eq!(r.code, 0, "mem7 {args:?}: {}", r.stderr);
+        r
+    };
+    run(&[
+        "store",
+        "team:oncall",
+        "Ada Lovelace is the on-call engineer this week",
+    ]);
+    run(&[
+        "store",
+        "event:host",
+        "The offsite is hosted at the Grand Hotel in Porto",
+    ]);
+    run(&["store", "ci:provider", "CI runs on CircleCI"]);
+    for mode in ["hybrid", "semantic"] {
+        let r = run(&["search", "Hetzner", "--mode", mode, "--json"]);
+        assert_eq!(r.json(), serde_json::json!([]), "{mode}: {}", r.stdout);
+    }
+    let r = run(&["search", "Hetzner"]);
+    assert!(
+        r.stdout.is_empty() && r.stderr.contains("nothing matches"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let r = run(&[
+        "search",
+        "who is on call this week",
+        "--mode",
+        "semantic",
+        "--json",
+    ]);
+    assert_eq!(r.strings("key")[0], "team:oncall", "{}", r.stdout);
+    // Word hits are never dropped by the floor.
+    let r = run(&["search", "CircleCI", "--json"]);
+    assert_eq!(r.strings("key")[0], "ci:provider", "{}", r.stdout);
+    std::fs::write(s.ws.join("mem7.yaml"), "search:\n  min_similarity: 0\n").unwrap();
+    let r = run(&["search", "Hetzner", "--mode", "semantic", "--json"]);
+    assert!(!r.json().as_array().unwrap().is_empty(), "{}", r.stdout);
+}

@@ -42,15 +42,100 @@ async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
     (result.is_error == Some(true), text)
 }
 
-/// Calls a tool that must succeed and answer JSON.
-async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
-    let (is_error, text) = call(client, tool, args.clone()).await;
-    assert!(!is_error, "{tool} {args} failed: {text}");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{tool}: not JSON ({e}): {text}"))
+/// Calls a tool that must succeed; returns its structured content (checked against the
+/// tool's declared output schema) and its text.
+async fn call_full(client: &Client, tool: &str, args: Value) -> (Value, String) {
+    let args_map = args.as_object().cloned().unwrap_or_default();
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args_map))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    assert!(
+        result.is_error != Some(true),
+        "{tool} {args} failed: {text}"
+    );
+    let structured = result
+        .structured_content
+        .unwrap_or_else(|| panic!("{tool}: no structuredContent: {text}"));
+    let schema = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|t| t.name == tool)
+        .and_then(|t| t.output_schema)
+        .unwrap_or_else(|| panic!("{tool} declares no outputSchema"));
+    let problems = schema_problems(&Value::Object((*schema).clone()), &structured, "$");
+    assert!(
+        problems.is_empty(),
+        "{tool}: structured content does not fit its schema: {problems:?}\n{structured:#}"
+    );
+    (structured, text)
 }
 
+/// Calls a tool that must succeed; returns its structured content.
+async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
+    call_full(client, tool, args).await.0
+}
+
+/// Where `value` breaks `schema` (the JSON Schema subset mem7's output schemas use: type,
+/// required, properties, items, enum).
+fn schema_problems(schema: &Value, value: &Value, at: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let type_ok = |t: &str| match t {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        _ => false,
+    };
+    match &schema["type"] {
+        Value::String(t) if !type_ok(t) => out.push(format!("{at}: not {t}")),
+        Value::Array(ts) if !ts.iter().any(|t| t.as_str().is_some_and(type_ok)) => {
+            out.push(format!("{at}: none of {ts:?}"))
+        }
+        _ => {}
+    }
+    if let Some(allowed) = schema["enum"].as_array()
+        && !allowed.contains(value)
+    {
+        out.push(format!("{at}: {value} not in {allowed:?}"));
+    }
+    if let Some(required) = schema["required"].as_array() {
+        for r in required.iter().filter_map(Value::as_str) {
+            if value.get(r).is_none() {
+                out.push(format!("{at}: missing {r}"));
+            }
+        }
+    }
+    if let (Some(props), Some(obj)) = (schema["properties"].as_object(), value.as_object()) {
+        for (k, v) in obj {
+            match props.get(k) {
+                Some(s) => out.extend(schema_problems(s, v, &format!("{at}.{k}"))),
+                None => out.push(format!("{at}: {k} is not declared")),
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in arr.iter().enumerate() {
+            out.extend(schema_problems(items, v, &format!("{at}[{i}]")));
+        }
+    }
+    out
+}
+
+/// The values of a list of versions, or of the versions (or hits) a tool answered.
 fn values(v: &Value) -> Vec<&str> {
-    v.as_array()
+    let list = v.get("versions").or_else(|| v.get("hits")).unwrap_or(v);
+    list.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
         .iter()
         .map(|x| x["value"].as_str().unwrap_or_default())
@@ -67,6 +152,7 @@ fn tools_snapshot(tools: &[rmcp::model::Tool]) -> String {
                 "description": t.description,
                 "inputSchema": t.input_schema.as_ref(),
                 "annotations": t.annotations,
+                "outputSchema": t.output_schema.as_ref(),
             })
         })
         .collect();
@@ -94,6 +180,7 @@ async fn tool_list_matches_the_snapshot() {
             "memory_history",
             "memory_list",
             "memory_recall",
+            "memory_rekey",
             "memory_search",
             "memory_store"
         ]
@@ -146,7 +233,7 @@ async fn tools_store_recall_search_history_forget_and_get() {
     )
     .await;
     assert_eq!(values(&then), ["Railway"]);
-    assert_eq!(then[0]["valid_to"], "2026-04-05T00:00:00Z");
+    assert_eq!(then["versions"][0]["valid_to"], "2026-04-05T00:00:00Z");
     let now = call_json(&client, "memory_recall", json!({"key": key})).await;
     assert_eq!(values(&now), ["Cloudflare Workers"]);
     // as_of: what mem7 believed before the second store.
@@ -168,7 +255,7 @@ async fn tools_store_recall_search_history_forget_and_get() {
     // Search honours the time filters.
     let hits = call_json(&client, "memory_search", json!({"query": "cloudflare"})).await;
     assert_eq!(values(&hits), ["Cloudflare Workers"]);
-    assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
+    assert!(hits["hits"][0]["score"].as_f64().unwrap() > 0.0);
     let early = call_json(
         &client,
         "memory_search",
@@ -189,7 +276,7 @@ async fn tools_store_recall_search_history_forget_and_get() {
 
     // History: every version with its four clocks and source.
     let history = call_json(&client, "memory_history", json!({"key": key})).await;
-    let history = history.as_array().unwrap();
+    let history = history["versions"].as_array().unwrap();
     assert_eq!(history.len(), 3, "{history:?}");
     assert!(
         history
@@ -391,7 +478,7 @@ async fn http_mode_requires_the_bearer_token() {
     );
     let client = ClientConfig::default().serve(transport).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 9);
     let stored = call_json(
         &client,
         "memory_store",
@@ -486,7 +573,10 @@ fn context_block_lists_facts_history_and_rules() {
     let none = sb
         .ok(&["context", "kubernetes"], Some("2026-04-12T09:00:00Z"))
         .stdout;
-    assert!(none.contains("No memories match"), "{none}");
+    assert!(
+        none.contains("No memories match") && none.contains("no record"),
+        "{none}"
+    );
 
     // Claude Code's SessionStart hook shape.
     let hook = sb
@@ -684,8 +774,8 @@ async fn tools_see_their_own_writes_whatever_the_clocks_say() {
     .await;
     let got = call_json(&client, "memory_recall", json!({"key": "k"})).await;
     assert_eq!(values(&got), ["now-value"]);
-    assert_eq!(got[0]["valid_from"], "2026-12-01T09:00:00Z");
-    assert_eq!(got[0]["valid_to"], "2026-12-05T00:00:00Z");
+    assert_eq!(got["versions"][0]["valid_from"], "2026-12-01T09:00:00Z");
+    assert_eq!(got["versions"][0]["valid_to"], "2026-12-05T00:00:00Z");
     let listed = call_json(&client, "memory_list", json!({})).await;
     assert_eq!(values(&listed), ["now-value"]);
     call_json(
@@ -723,5 +813,202 @@ async fn tools_see_their_own_writes_whatever_the_clocks_say() {
         );
     }
     assert_eq!(sb.snapshot(), before);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_store_names_a_look_alike_slot_in_words_a_model_acts_on() {
+    let sb = Sandbox::new();
+    sb.ok(
+        &["store", "team:CDN", "Fastly"],
+        Some("2026-02-01T00:00:00Z"),
+    );
+    let client = connect(&sb).await;
+    let r = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "team:cdn", "value": "Cloudflare"}),
+    )
+    .await;
+    assert_eq!(r["status"], "stored");
+    assert_eq!(r["similar"][0]["key"], "team:CDN");
+    assert!(
+        r["hint"]
+            .as_str()
+            .unwrap()
+            .contains("If this is the same fact as `team:CDN`, store it there"),
+        "{r}"
+    );
+    let r = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "office:wifi", "value": "guest"}),
+    )
+    .await;
+    assert_eq!(r["similar"], json!([]));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_rekey_moves_a_drifted_fact_and_keeps_both_histories() {
+    let sb = Sandbox::new();
+    sb.ok(
+        &["store", "team:CDN", "Fastly", "--valid-from", "2026-01-01"],
+        Some("2026-01-01T00:00:00Z"),
+    );
+    sb.ok(
+        &[
+            "store",
+            "team:cdn",
+            "Cloudflare",
+            "--valid-from",
+            "2026-03-01",
+        ],
+        Some("2026-03-01T00:00:00Z"),
+    );
+    let client = connect_at(&sb, "2026-04-01T00:00:00Z").await;
+    let plan = call_json(
+        &client,
+        "memory_rekey",
+        json!({"from": "team:cdn", "to": "team:CDN", "dry_run": true}),
+    )
+    .await;
+    assert_eq!(plan["written"], false);
+    assert_eq!(values(&plan["moved"]), ["Cloudflare"]);
+    assert_eq!(values(&plan["superseded"]), ["Fastly"]);
+    let done = call_json(
+        &client,
+        "memory_rekey",
+        json!({"from": "team:cdn", "to": "team:CDN"}),
+    )
+    .await;
+    assert_eq!(done["written"], true);
+    let now = call_json(&client, "memory_recall", json!({"key": "team:CDN"})).await;
+    assert_eq!(values(&now), ["Cloudflare"]);
+    let before = call_json(
+        &client,
+        "memory_recall",
+        json!({"key": "team:CDN", "valid_at": "2026-02-01"}),
+    )
+    .await;
+    assert_eq!(values(&before), ["Fastly"]);
+    let gone = call_json(&client, "memory_recall", json!({"key": "team:cdn"})).await;
+    assert!(values(&gone).is_empty());
+    let (is_error, text) = call(
+        &client,
+        "memory_rekey",
+        json!({"from": "team:cdn", "to": "team:CDN"}),
+    )
+    .await;
+    assert!(
+        is_error && text.contains("nothing is believed about `team:cdn`"),
+        "{text}"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// Every tool answers structured content that fits its declared schema (checked in
+/// `call_full`) and a compact text: one line per version, no hashes or paths. The
+/// sizes below are the table in docs/agents.md.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_answers_structured_content_and_compact_text() {
+    let sb = Sandbox::new();
+    for i in 0..10 {
+        sb.ok(
+            &[
+                "store",
+                &format!("deploy:step{i}"),
+                &format!("deploy step {i} runs the release checklist"),
+                "--tag",
+                "deploy",
+            ],
+            Some(&format!("2026-01-{:02}T00:00:00Z", i + 1)),
+        );
+    }
+    for (i, v) in ["Railway", "Fly.io", "Render", "Cloudflare", "Hetzner boxes"]
+        .iter()
+        .enumerate()
+    {
+        sb.ok(
+            &["store", "deploy:target", v],
+            Some(&format!("2026-02-{:02}T00:00:00Z", i + 1)),
+        );
+    }
+    let client = connect_at(&sb, "2026-03-01T00:00:00Z").await;
+    let mut sizes = Vec::new();
+    for (what, tool, args) in [
+        (
+            "recall of one version",
+            "memory_recall",
+            json!({"key": "deploy:target"}),
+        ),
+        (
+            "search of 10",
+            "memory_search",
+            json!({"query": "release checklist", "limit": 10}),
+        ),
+        (
+            "history of 5",
+            "memory_history",
+            json!({"key": "deploy:target"}),
+        ),
+    ] {
+        let (structured, text) = call_full(&client, tool, args).await;
+        let list = structured
+            .get("versions")
+            .or_else(|| structured.get("hits"))
+            .unwrap();
+        let before = serde_json::to_string_pretty(list).unwrap().len() + 1;
+        assert!(
+            !text.contains("memory/") && !text.contains("hash"),
+            "{tool}: {text}"
+        );
+        assert_eq!(
+            text.lines().count(),
+            list.as_array().unwrap().len(),
+            "{tool}: one line per version: {text}"
+        );
+        sizes.push(format!("{what}: {before} -> {} characters", text.len()));
+        assert!(
+            text.len() * 3 < before,
+            "{what}: {} vs {before}",
+            text.len()
+        );
+    }
+    eprintln!("{}", sizes.join("\n"));
+    // A miss: no record, in so many words, with the near keys in both forms.
+    let (structured, text) =
+        call_full(&client, "memory_recall", json!({"key": "deploy:Target"})).await;
+    assert!(text.starts_with("no record: "), "{text}");
+    assert!(text.contains("deploy:target"), "{text}");
+    assert_eq!(structured["near_keys"][0]["key"], "deploy:target");
+    let (structured, text) = call_full(&client, "memory_search", json!({"query": "zebra"})).await;
+    assert!(
+        text.starts_with("no record: nothing in memory matches"),
+        "{text}"
+    );
+    assert_eq!(structured["hits"], json!([]));
+    // The other tools fit their schemas too.
+    call_full(&client, "memory_list", json!({"prefix": "deploy:"})).await;
+    call_full(&client, "memory_context", json!({})).await;
+    call_full(
+        &client,
+        "memory_store",
+        json!({"key": "deploy:owner", "value": "Ada"}),
+    )
+    .await;
+    call_full(
+        &client,
+        "memory_rekey",
+        json!({"from": "deploy:owner", "to": "team:owner", "dry_run": true}),
+    )
+    .await;
+    call_full(&client, "memory_forget", json!({"key": "deploy:owner"})).await;
+    call_full(
+        &client,
+        "memory_get",
+        json!({"path": "memory/2026-01-01.md"}),
+    )
+    .await;
     client.cancel().await.unwrap();
 }

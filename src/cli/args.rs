@@ -24,7 +24,7 @@ const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T
         MEM7_AGENT      default agent name for writes (else $USER)\n  \
         MEM7_DIR        Go mem7 data directory; its workspace/ is used when nothing else is found\n  \
         MEM7_CHAIN_KEY  secret that switches the hash chain to keyed mode (see docs/integrity.md)\n  \
-        MEM7_TOKEN      bearer token of `mem7 serve`\n  \
+        MEM7_TOKEN      bearer token of `mem7 serve` and `mem7 ui`\n  \
         CODEX_HOME      Codex's configuration directory, for `mem7 setup codex --scope user`\n\n\
         Exit codes: 0 success, 1 a check failed, 2 usage or input error.\n\n\
         Try `mem7 demo` for a two-minute tour."
@@ -169,6 +169,29 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         #[arg(long, value_name = "DURATION")]
         sync_every: Option<String>,
     },
+    /// Move a fact stored under the wrong key: every believed version of FROM is stored
+    /// under TO with its own valid period, then FROM is forgotten.
+    #[command(
+        after_help = "Use it when one fact drifted over two keys (team:CDN and team:cdn, \
+ci_provider and ci_platform). The move is made of ordinary appended entries: TO's versions over \
+FROM's periods are superseded (and printed), TO keeps its values outside them, FROM holds nothing \
+afterwards, and both keys stay readable with --as-of before the move."
+    )]
+    Rekey {
+        /// The key the fact is under now.
+        from: String,
+        /// The key it belongs under.
+        to: String,
+        /// Print what would move and what it would supersede; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Who is moving it (default: $MEM7_AGENT, else $USER).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Print the plan as a JSON object {moved, superseded, written}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop believing KEY from now on; reads as of earlier times still see it.
     Forget {
         key: String,
@@ -301,9 +324,15 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         #[arg(long)]
         path: Option<String>,
     },
-    /// Rebuild the index from the markdown files (cached vectors are kept; only texts new
-    /// to the cache are embedded).
-    Reindex,
+    /// Rebuild the index from the markdown files. Cached vectors are kept; texts new to
+    /// the cache wait for `mem7 embed` (or `mem7 watch` and the MCP server, which fill
+    /// them in the background) unless --embed is given.
+    Reindex {
+        /// Also compute the missing vectors now, with the configured provider (slow for
+        /// many texts: the local model embeds a few dozen a second).
+        #[arg(long)]
+        embed: bool,
+    },
     /// Compute the missing vectors for meaning search, with the configured provider.
     ///
     /// Each (text, model) is embedded once and cached in `.mem7/embeddings.sqlite`, which
@@ -355,6 +384,22 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
         /// MEM7_TOKEN variable, which other users cannot see in the process list.
         #[arg(long, env = "MEM7_TOKEN", hide_env_values = true, value_name = "TOKEN")]
         token: String,
+    },
+    /// Serve a read-only web page of the memory: the keys at any time, each key's
+    /// bitemporal picture and history, the timeline and verify (see docs/ui.md).
+    ///
+    /// The page is served by this binary (no JavaScript, nothing loaded from elsewhere)
+    /// and answers GET only. On a loopback address it needs no token; any other address
+    /// requires one: requests then carry `Authorization: Bearer TOKEN`, or a browser opens
+    /// /?token=TOKEN once, which sets an HttpOnly cookie.
+    Ui {
+        /// Address and port to listen on (port 0 picks a free one).
+        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7078")]
+        listen: std::net::SocketAddr,
+        /// A token requests must carry (at least 16 characters; required off loopback);
+        /// prefer the MEM7_TOKEN variable, which other users cannot see in the process list.
+        #[arg(long, env = "MEM7_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+        token: Option<String>,
     },
     /// Register mem7 with an agent: its MCP server and a session-start hook that gives
     /// the agent the context block.

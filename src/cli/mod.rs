@@ -482,6 +482,15 @@ fn print_versions(
     }
 }
 
+/// After a read that found nothing: the existing keys near the one asked for, on
+/// standard error (standard output stays the result, `[]` with `--json`).
+fn print_near_keys(engine: &Engine, key: &str) -> Result<()> {
+    if let Some(hint) = render::near_keys_hint(&engine.near_keys(key)?) {
+        eprintln!("mem7: {hint}");
+    }
+    Ok(())
+}
+
 /// Says which entries the last catch-up met that were recorded ahead of this machine's
 /// clock (once each: the next process does not meet them again).
 fn print_ahead(engine: &mut Engine, now: TxTime) {
@@ -578,13 +587,14 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 ("--valid-from", "--valid-to"),
             )?;
             let mut engine = open_engine(cli, env)?;
+            let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store(&req, now)?;
             print_ahead(&mut engine, now);
             print_set_aside(&engine);
             let text = if a.json {
-                render::store_json(&outcome)
+                render::store_json(&outcome, &similar)
             } else {
-                render::store_human(&outcome)
+                render::store_human(&outcome, &similar)
             };
             write_out(out, &text)?;
             Ok(EXIT_OK)
@@ -603,6 +613,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 || format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}"),
                 render::versions_human,
             )?;
+            if versions.is_empty() {
+                print_near_keys(&engine, key)?;
+            }
             Ok(EXIT_OK)
         }
         Command::History {
@@ -645,6 +658,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 || format!("mem7: no history for {key}"),
                 render::versions_human,
             )?;
+            if versions.is_empty() {
+                print_near_keys(&engine, key)?;
+            }
             Ok(EXIT_OK)
         }
         Command::List {
@@ -859,6 +875,32 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 }
                 out.flush().map_err(|e| Error::io("<stdout>", e))?;
             }
+            Ok(EXIT_OK)
+        }
+        Command::Rekey {
+            from,
+            to,
+            dry_run,
+            agent,
+            json,
+        } => {
+            let now = env.now()?;
+            let agent = env.agent(agent.as_deref());
+            crate::core::validate::agent(&agent)?;
+            crate::core::validate::lookup_key(from)?;
+            crate::core::validate::key(to)?;
+            let mut engine = open_engine(cli, env)?;
+            let plan = if *dry_run {
+                engine.plan_rekey(from, to)?
+            } else {
+                engine.rekey(from, to, &agent, now)?
+            };
+            let text = if *json {
+                render::rekey_json(&plan, !*dry_run)
+            } else {
+                render::rekey_human(from, to, &plan, !*dry_run)
+            };
+            write_out(out, &text)?;
             Ok(EXIT_OK)
         }
         Command::Forget { key, agent } => {
@@ -1131,7 +1173,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             }
             Ok(EXIT_OK)
         }
-        Command::Reindex => {
+        Command::Reindex { embed } => {
             let root = env.workspace(cli.workspace.as_deref());
             let started = std::time::Instant::now();
             let bar = progress_bar();
@@ -1169,9 +1211,25 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     started.elapsed()
                 ),
             )?;
-            // The rebuild kept every cached vector; only texts new to the cache are sent.
+            // The rebuild kept every cached vector. A rebuild does not embed unless
+            // asked: it says how many texts wait and how to fill them.
             try_enable_embeddings(&mut engine, env, "mem7");
-            if engine.embedding_model().is_some() {
+            if engine.embedding_model().is_some() && !*embed {
+                let waiting = engine.fill_embeddings(Some(0), &mut |_, _| {})?;
+                if waiting.missing > 0 {
+                    write_out(
+                        out,
+                        &format!(
+                            "{} text{} wait for vectors of {}: run `mem7 embed` (or `mem7 reindex --embed`), \
+                             or leave `mem7 watch` or the MCP server running, which fill them in the background\n",
+                            waiting.missing,
+                            if waiting.missing == 1 { "" } else { "s" },
+                            waiting.model
+                        ),
+                    )?;
+                }
+            }
+            if engine.embedding_model().is_some() && *embed {
                 match fill_embeddings(&mut engine) {
                     Ok(f) if f.computed > 0 => write_out(
                         out,
@@ -1285,21 +1343,13 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             Ok(EXIT_OK)
         }
         Command::Serve { listen, token } => {
-            crate::mcp::http::check_token(token)?;
+            crate::auth::check_token(token)?;
             let mut engine = open_engine(cli, env)?;
             try_enable_embeddings(&mut engine, env, "mem7");
             let server = crate::mcp::MemoryServer::new(engine, env.clone());
             server.spawn_watcher()?;
             runtime()?.block_on(async {
-                let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
-                    Error::input(
-                        format!("cannot listen on {listen}: {e}"),
-                        "pick another port with --listen 127.0.0.1:PORT (0 picks a free one)",
-                    )
-                })?;
-                let addr = listener
-                    .local_addr()
-                    .map_err(|e| Error::io("<listener>", e))?;
+                let (listener, addr) = bind(*listen).await?;
                 eprintln!(
                     "mem7 serve: MCP on http://{addr}{} for {} (Ctrl-C to stop)",
                     crate::mcp::http::MCP_PATH,
@@ -1311,6 +1361,32 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     );
                 }
                 crate::mcp::http::serve(server, listener, token).await
+            })?;
+            Ok(EXIT_OK)
+        }
+        Command::Ui { listen, token } => {
+            let token = crate::auth::token_for("mem7 ui", *listen, token.as_deref())?;
+            let chain_key = env.chain_key()?;
+            let mut engine = open_engine(cli, env)?;
+            try_enable_embeddings(&mut engine, env, "mem7 ui");
+            runtime()?.block_on(async {
+                let (listener, addr) = bind(*listen).await?;
+                write_out(
+                    out,
+                    &format!("mem7 ui: serving http://{addr}/ (Ctrl-C stops)\n"),
+                )?;
+                out.flush().map_err(|e| Error::io("<stdout>", e))?;
+                if token.is_some() {
+                    eprintln!(
+                        "mem7 ui: requests need the token: `Authorization: Bearer <token>`, or open http://{addr}/?token=<token> once in a browser"
+                    );
+                }
+                if !addr.ip().is_loopback() {
+                    eprintln!(
+                        "mem7 ui: warning: {addr} is reachable from other machines; the token is all that guards it, and HTTP is not encrypted"
+                    );
+                }
+                crate::view::server::serve(engine, env.clone(), chain_key, listener, token).await
             })?;
             Ok(EXIT_OK)
         }
@@ -1327,6 +1403,22 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             *write,
         ),
     }
+}
+
+/// Binds a server's listener; a busy or foreign address is an input error (exit 2).
+async fn bind(
+    listen: std::net::SocketAddr,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr)> {
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        Error::input(
+            format!("cannot listen on {listen}: {e}"),
+            "pick another port with --listen 127.0.0.1:PORT (0 picks a free one)",
+        )
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("<listener>", e))?;
+    Ok((listener, addr))
 }
 
 /// The async runtime of the servers: two workers (tool calls run on blocking threads).

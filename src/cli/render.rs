@@ -109,10 +109,50 @@ struct StoreJson<'a> {
     status: &'static str,
     closed: usize,
     version: VersionJson<'a>,
+    /// Existing keys that look like the same slot as a new key.
+    similar: Vec<SimilarJson<'a>>,
+    /// What to do about them, in words a model acts on (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
 }
 
-/// The outcome of `store --json`.
-pub fn store_json(outcome: &StoreOutcome) -> String {
+#[derive(Serialize)]
+struct SimilarJson<'a> {
+    key: &'a str,
+    why: &'static str,
+}
+
+/// The advice for a new key beside look-alike slots.
+pub fn look_alike_hint(key: &str, similar: &[String]) -> Option<String> {
+    let first = similar.first()?;
+    let list = similar
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "`{key}` is a new key, and {list} look{} like the same slot (the same key ignoring case and separators). \
+         If this is the same fact as `{first}`, store it there instead, and forget `{key}`.",
+        if similar.len() == 1 { "s" } else { "" }
+    ))
+}
+
+/// The line a read that found nothing adds when keys near the one asked for exist.
+pub fn near_keys_hint(near: &[crate::core::names::NearKey]) -> Option<String> {
+    if near.is_empty() {
+        return None;
+    }
+    let list = near
+        .iter()
+        .map(|n| format!("{} ({})", n.key, n.nearness.describe()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!("near keys: {list}"))
+}
+
+/// The outcome of `store --json` (and of `memory_store`); `similar` are the look-alike
+/// slots of a new key.
+pub fn store_json(outcome: &StoreOutcome, similar: &[String]) -> String {
     let (status, closed, v) = match outcome {
         StoreOutcome::Stored { version, closed } => ("stored", *closed, version),
         StoreOutcome::Unchanged { version } => ("unchanged", 0, version),
@@ -121,6 +161,14 @@ pub fn store_json(outcome: &StoreOutcome) -> String {
         status,
         closed,
         version: version_json(v),
+        similar: similar
+            .iter()
+            .map(|k| SimilarJson {
+                key: k,
+                why: "same key ignoring case and separators",
+            })
+            .collect(),
+        hint: look_alike_hint(&v.key, similar),
     })
     .unwrap_or_default();
     s.push('\n');
@@ -128,8 +176,8 @@ pub fn store_json(outcome: &StoreOutcome) -> String {
 }
 
 /// The outcome of `store` for people.
-pub fn store_human(outcome: &StoreOutcome) -> String {
-    match outcome {
+pub fn store_human(outcome: &StoreOutcome, similar: &[String]) -> String {
+    let text = match outcome {
         StoreOutcome::Stored { version: v, .. } => format!(
             "stored {} ({}:{})\n  Valid: {} → {}\n",
             v.key, v.source.file, v.source.line, v.valid_from, v.valid_to
@@ -138,6 +186,13 @@ pub fn store_human(outcome: &StoreOutcome) -> String {
             "unchanged: {} holds since {} (nothing written)\n  Valid: {} → {}\n",
             v.key, v.valid_from, v.valid_from, v.valid_to
         ),
+    };
+    let key = match outcome {
+        StoreOutcome::Stored { version, .. } | StoreOutcome::Unchanged { version } => &version.key,
+    };
+    match look_alike_hint(key, similar) {
+        Some(hint) => format!("{text}  note: {hint}\n"),
+        None => text,
     }
 }
 
@@ -322,4 +377,73 @@ pub fn timeline_human(versions: &[Version], by_tx: bool) -> String {
         s.push('\n');
     }
     s
+}
+
+/// `rekey --json` (and `memory_rekey`): what moved (or would), what it superseded.
+pub fn rekey_json(plan: &crate::engine::RekeyPlan, written: bool) -> String {
+    let moved: Vec<_> = plan.moved.iter().map(version_json).collect();
+    let superseded: Vec<_> = plan.displaced.iter().map(version_json).collect();
+    let mut s = serde_json::to_string_pretty(&serde_json::json!({
+        "written": written,
+        "moved": moved,
+        "superseded": superseded,
+    }))
+    .unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// `rekey` for people: one line per moved and superseded version.
+pub fn rekey_human(from: &str, to: &str, plan: &crate::engine::RekeyPlan, written: bool) -> String {
+    let mut s = format!(
+        "{} {} version{} of {from} to {to}{}\n",
+        if written { "moved" } else { "would move" },
+        plan.moved.len(),
+        if plan.moved.len() == 1 { "" } else { "s" },
+        if written {
+            ", then forgot "
+        } else {
+            ", then forget "
+        }
+        .to_string()
+            + from
+    );
+    for v in &plan.moved {
+        s.push_str(&format!(
+            "  {} = {}  valid {} → {}\n",
+            to,
+            one_line(&v.value),
+            v.valid_from,
+            v.valid_to
+        ));
+    }
+    if plan.displaced.is_empty() {
+        s.push_str(&format!("{to} held nothing over those periods\n"));
+    } else {
+        s.push_str(&format!(
+            "{to} held, and {} over those periods:\n",
+            if written {
+                "no longer holds"
+            } else {
+                "would no longer hold"
+            }
+        ));
+        for v in &plan.displaced {
+            s.push_str(&format!(
+                "  {} = {}  valid {} → {}\n",
+                to,
+                one_line(&v.value),
+                v.valid_from,
+                v.valid_to
+            ));
+        }
+    }
+    if !written {
+        s.push_str("nothing written (--dry-run)\n");
+    }
+    s
+}
+
+fn one_line(value: &str) -> String {
+    crate::view::svg::shorten(value, 80)
 }

@@ -8,6 +8,7 @@ pub mod chain;
 pub mod change;
 pub mod fold;
 pub mod integrity;
+pub mod names;
 pub mod secret;
 pub mod temporal;
 pub mod time;

@@ -105,6 +105,15 @@ pub enum SealOutcome {
     NothingToSeal { entries: usize },
 }
 
+/// What `rekey` moves (or would move).
+#[derive(Clone, Debug)]
+pub struct RekeyPlan {
+    /// The versions of FROM believed now, each moved to TO with its valid period.
+    pub moved: Vec<Version>,
+    /// What TO believes now over those periods: the move supersedes it there.
+    pub displaced: Vec<Version>,
+}
+
 /// What a forget did.
 #[derive(Clone, Debug)]
 pub enum ForgetOutcome {
@@ -129,6 +138,10 @@ pub struct Engine {
 /// How far ahead of this machine's clock an entry may be recorded before mem7 says so
 /// (5 minutes: more than clocks kept by NTP drift, less than a wrong time zone).
 pub const AHEAD_TOLERANCE_MICROS: i64 = 5 * 60 * 1_000_000;
+
+/// A catch-up of at least this many entries checkpoints the index's write-ahead log
+/// (see [`Index::checkpoint`]); a few appended entries leave it to SQLite.
+const LARGE_CATCH_UP: usize = 1000;
 
 /// The instant after which an entry counts as recorded ahead of `now`.
 pub fn ahead_threshold(now: TxTime) -> TxTime {
@@ -536,6 +549,7 @@ impl Engine {
         }
         // One catch-up reads what was appended and applies it in one transaction.
         self.refresh()?;
+        self.index.checkpoint()?;
         Ok(outcome)
     }
 
@@ -574,6 +588,69 @@ impl Engine {
             closed: believed.len(),
             source,
         })
+    }
+
+    /// Plans moving every believed version of `from` to `to` (`mem7 rekey`): the
+    /// versions that move, and what `to` believes now over their valid periods (which
+    /// the move supersedes). Writes nothing.
+    pub fn plan_rekey(&self, from: &str, to: &str) -> Result<RekeyPlan> {
+        validate::lookup_key(from)?;
+        validate::key(to)?;
+        if from == to {
+            return Err(Error::input(
+                format!("`{from}` is both the key to move and the key to move it to"),
+                "give two different keys: mem7 rekey FROM TO",
+            ));
+        }
+        let moved = self.index.believed(from)?;
+        if moved.is_empty() {
+            let near = self.near_keys(from)?;
+            return Err(Error::input(
+                format!("nothing is believed about `{from}`, so there is nothing to move"),
+                match near.first() {
+                    Some(n) => format!(
+                        "did you mean `{}`? (`mem7 list --prefix` shows keys)",
+                        n.key
+                    ),
+                    None => "`mem7 list --prefix` shows the keys there are".to_string(),
+                },
+            ));
+        }
+        let displaced = self
+            .index
+            .believed(to)?
+            .into_iter()
+            .filter(|t| moved.iter().any(|m| m.period().overlaps(t.period())))
+            .collect();
+        Ok(RekeyPlan { moved, displaced })
+    }
+
+    /// Moves every believed version of `from` to `to` by the ordinary write rules: each
+    /// is stored under `to` with its own valid period (superseding what `to` held over
+    /// it; `to` keeps its values outside), then `from` is forgotten. All appended
+    /// entries: both keys stay readable `as_of` before.
+    pub fn rekey(&mut self, from: &str, to: &str, agent: &str, now: TxTime) -> Result<RekeyPlan> {
+        validate::agent(agent)?;
+        let plan = self.plan_rekey(from, to)?;
+        for v in &plan.moved {
+            let req = StoreRequest {
+                key: to.to_string(),
+                value: v.value.clone(),
+                valid_from: Some(v.valid_from),
+                valid_to: Some(if v.valid_to.is_infinite() {
+                    ValidEnd::Infinity
+                } else {
+                    ValidEnd::At(v.valid_to)
+                }),
+                tags: v.tags.clone(),
+                agent: agent.to_string(),
+                // The value is already in the memory files; moving it adds no secret.
+                allow_secret: secret::find(&v.value).is_some(),
+            };
+            self.store(&req, now)?;
+        }
+        self.forget(from, agent, now)?;
+        Ok(plan)
     }
 
     /// Accepts, under the writer's name, every entry `verify` reports as changed,
@@ -731,6 +808,9 @@ impl Engine {
         }
         let (index, sync) = refresh_locked(&self.ws, self.clock.map(ahead_threshold))?;
         self.index = index;
+        if sync.applied >= LARGE_CATCH_UP && sync.rebuilt.is_none() {
+            self.index.checkpoint()?;
+        }
         self.sync.warnings.extend(sync.warnings);
         self.sync.ahead.extend(sync.ahead);
         self.sync.applied += sync.applied;
@@ -755,6 +835,29 @@ impl Engine {
             Some(last) if last > now => last,
             _ => now,
         })
+    }
+
+    /// Existing keys near `key`, for a read that found nothing (docs/agents.md
+    /// "Names that don't drift").
+    pub fn near_keys(&self, key: &str) -> Result<Vec<crate::core::names::NearKey>> {
+        let keys = self.index.all_keys()?;
+        Ok(crate::core::names::near_keys(
+            key,
+            keys.iter().map(String::as_str),
+        ))
+    }
+
+    /// For a store of `key`: when the key is new to the workspace, the existing keys
+    /// that are the same slot ignoring case and separators (empty for a known key).
+    pub fn look_alikes(&self, key: &str) -> Result<Vec<String>> {
+        if !self.index.history(key, None)?.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = self.index.all_keys()?;
+        Ok(crate::core::names::same_slot(
+            key,
+            keys.iter().map(String::as_str),
+        ))
     }
 
     /// The `as_of` of a read: the one given, else [`Engine::believed_now`].

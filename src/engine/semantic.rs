@@ -278,6 +278,17 @@ impl Engine {
             hits.truncate(req.limit);
             Ok(hits)
         };
+        // Quiet misses: meaning search always has nearest neighbours; below the floor
+        // they are noise, and a read that finds nothing says so. Word hits stay.
+        let floor = self.ws.config().search.min_similarity();
+        let semantic = semantic.map(|hits| {
+            hits.map(|mut hits| {
+                if floor > 0.0 {
+                    hits.retain(|h| h.similarity.is_none_or(|s| s >= floor));
+                }
+                hits
+            })
+        });
         match semantic {
             Ok(Some(semantic)) if mode == SearchMode::Semantic => Ok(semantic),
             Ok(Some(semantic)) => {

@@ -433,6 +433,23 @@ impl Index {
             }))
     }
 
+    /// Moves everything in the write-ahead log into the database and truncates the log.
+    /// After a large write (an import, a big catch-up) the log holds tens of megabytes,
+    /// which every later process would otherwise read through page by page until SQLite
+    /// checkpointed on its own; this makes the next command as fast as after a rebuild.
+    /// Contention (a reader holding an old snapshot) only leaves part of the log for
+    /// later, so it is not an error.
+    pub fn checkpoint(&self) -> Result<()> {
+        match self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        {
+            Ok(()) => Ok(()),
+            Err(e) if is_contention(&e) => Ok(()),
+            Err(e) => Err(Error::Index(e)),
+        }
+    }
+
     /// The latest transaction time applied, if any.
     pub fn last_tx(&self) -> Result<Option<TxTime>> {
         Ok(self
@@ -869,6 +886,19 @@ impl Index {
         until: Option<i64>,
         key_prefix: Option<&str>,
     ) -> Result<Vec<Version>> {
+        self.timeline_window(by_tx, since, until, key_prefix, None)
+    }
+
+    /// [`Index::timeline`], only the rows in `window` (offset, limit): a page costs its
+    /// rows, not the whole timeline.
+    pub fn timeline_window(
+        &self,
+        by_tx: bool,
+        since: Option<i64>,
+        until: Option<i64>,
+        key_prefix: Option<&str>,
+        window: Option<(usize, usize)>,
+    ) -> Result<Vec<Version>> {
         let col = if by_tx { "tx_from" } else { "valid_from" };
         let mut sql = format!("SELECT * FROM versions WHERE {col} >= ?1 AND {col} < ?2");
         if !by_tx {
@@ -883,6 +913,7 @@ impl Index {
             sql.push_str(" AND key >= ?3 AND key < ?3 || char(1114111)");
         }
         sql.push_str(&format!(" ORDER BY {col}, key, id"));
+        push_window(&mut sql, window);
         self.query(&sql, rusqlite::params_from_iter(args))
     }
 
@@ -1006,6 +1037,15 @@ impl Index {
         Ok(check)
     }
 
+    /// Every key that has a version, believed or not (sorted).
+    pub fn all_keys(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT key FROM versions ORDER BY key")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Versions of `key` believed now (transaction time still open).
     pub fn believed(&self, key: &str) -> Result<Vec<Version>> {
         self.query(
@@ -1054,8 +1094,28 @@ impl Index {
         valid_at: ValidTime,
         as_of: TxTime,
     ) -> Result<Vec<Version>> {
-        let mut sql = String::from(
-            "SELECT * FROM versions WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2",
+        self.list_window(prefix, tags, valid_at, as_of, None)
+    }
+
+    /// [`Index::list`], only the rows in `window` (offset, limit).
+    pub fn list_window(
+        &self,
+        prefix: Option<&str>,
+        tags: &[String],
+        valid_at: ValidTime,
+        as_of: TxTime,
+        window: Option<(usize, usize)>,
+    ) -> Result<Vec<Version>> {
+        // A page walks the key index in order and stops after its rows; without the
+        // hint SQLite filters by valid_from and sorts every match first (88 ms for a
+        // first page at 100k versions, against under 1 ms).
+        let hint = if window.is_some() {
+            " INDEXED BY versions_by_key"
+        } else {
+            ""
+        };
+        let mut sql = format!(
+            "SELECT * FROM versions{hint} WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2",
         );
         let mut args: Vec<rusqlite::types::Value> =
             vec![as_of.micros().into(), valid_at.micros().into()];
@@ -1072,6 +1132,7 @@ impl Index {
             sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
         }
         sql.push_str(" ORDER BY key, valid_from, id");
+        push_window(&mut sql, window);
         self.query(&sql, rusqlite::params_from_iter(args))
     }
 
@@ -1299,6 +1360,13 @@ fn believed_where(
         Ok((r.get("id")?, row_version(r)?))
     })?;
     rows.collect()
+}
+
+/// `LIMIT … OFFSET …` for a window of rows (numbers, never text from a request).
+fn push_window(sql: &mut String, window: Option<(usize, usize)>) {
+    if let Some((offset, limit)) = window {
+        sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
+    }
 }
 
 /// Lists `ev` when it was recorded after `ahead_after`.

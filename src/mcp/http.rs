@@ -19,36 +19,16 @@ use crate::error::{Error, Result};
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
-/// The shortest token `serve` accepts.
-pub const MIN_TOKEN_CHARS: usize = 16;
-
-/// Checks a token before the server starts.
-pub fn check_token(token: &str) -> Result<()> {
-    if token.trim().chars().count() < MIN_TOKEN_CHARS || token.chars().any(char::is_whitespace) {
-        return Err(Error::input(
-            format!("the token must be at least {MIN_TOKEN_CHARS} characters without spaces"),
-            "generate one with `openssl rand -hex 32` and give it to each client as `Authorization: Bearer <token>`",
-        ));
-    }
-    Ok(())
-}
-
-/// Whether the request carries the token. Both sides are hashed first, and blake3's
-/// hash equality is constant-time, so the comparison leaks nothing about the token.
-fn authorized(req: &Request, expected: &blake3::Hash) -> bool {
-    req.headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| blake3::hash(given.trim().as_bytes()) == *expected)
-}
-
 async fn require_token(
-    State(expected): State<Arc<blake3::Hash>>,
+    State(expected): State<Arc<crate::auth::Expected>>,
     req: Request,
     next: Next,
 ) -> Response {
-    if authorized(&req, &expected) {
+    let header = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if expected.matches_bearer(header) {
         next.run(req).await
     } else {
         (
@@ -80,7 +60,7 @@ pub async fn serve(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let expected = Arc::new(blake3::hash(token.trim().as_bytes()));
+    let expected = Arc::new(crate::auth::Expected::new(token));
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(expected, require_token))

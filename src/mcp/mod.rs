@@ -11,6 +11,7 @@
 //! the background when files change or, since watchers miss events, every few seconds.
 
 pub mod http;
+pub mod output;
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -190,6 +191,20 @@ pub struct ForgetParams {
     pub agent: Option<String>,
 }
 
+/// `memory_rekey` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RekeyParams {
+    /// The key the fact is stored under now (the drifted one).
+    pub from: String,
+    /// The key it belongs under.
+    pub to: String,
+    /// Only say what would move and what it would supersede; write nothing.
+    pub dry_run: Option<bool>,
+    /// Who is moving it. Default: as for memory_store.
+    pub agent: Option<String>,
+}
+
 /// `memory_get` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -227,8 +242,12 @@ impl MemoryServer {
     /// from now; a past valid_from records a fact that was already true (a later known
     /// change is not overwritten). Storing the value that already holds writes nothing
     /// ("unchanged"). Returns the new version with its clocks and the entry (file:line)
-    /// that records it. Values that look like credentials are refused.
-    #[tool(annotations(title = "Store a fact", destructive_hint = false))]
+    /// that records it. Values that look like credentials are refused. Reuse the key a
+    /// fact already has: look keys up first (memory_list with a prefix, or
+    /// memory_search), and store a change under the same key so it closes the old value.
+    /// A new key that looks like an existing one (the same ignoring case and separators)
+    /// is reported in `similar`, with a `hint` saying what to do.
+    #[tool(annotations(title = "Store a fact", destructive_hint = false), output_schema = output::store_schema())]
     async fn memory_store(
         &self,
         Parameters(p): Parameters<StoreParams>,
@@ -260,17 +279,21 @@ impl MemoryServer {
                 now,
                 ("valid_from", "valid_to"),
             )?;
+            let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store(&req, now)?;
-            Ok(crate::cli::render::store_json(&outcome))
+            Ok(output::store(&crate::cli::render::store_json(
+                &outcome, &similar,
+            )))
         })
         .await
     }
 
     /// What was true, as mem7 knew it: the version of `key` valid at `valid_at` as
     /// believed at `as_of` (both default to now). Without `key`, every key carrying
-    /// `tags`. Returns a JSON array of versions with valid_from → valid_to (null = still
-    /// holds) and tx_from → tx_to (when mem7 believed it), and the source file:line.
-    #[tool(annotations(title = "Recall a fact", read_only_hint = true))]
+    /// `tags`. Returns the versions (valid_from → valid_to, null = still holds; tx_from →
+    /// tx_to, when mem7 believed it; the source file:line) and one line per version; on
+    /// a miss, "no record" and the existing keys near the one asked for.
+    #[tool(annotations(title = "Recall a fact", read_only_hint = true), output_schema = output::versions_schema())]
     async fn memory_recall(
         &self,
         Parameters(p): Parameters<RecallParams>,
@@ -278,6 +301,7 @@ impl MemoryServer {
         self.run(move |engine, env| {
             let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tags = p.tags.unwrap_or_default();
+            let key = p.key.clone();
             let versions = match p.key.as_deref() {
                 Some(key) => {
                     crate::core::validate::lookup_key(key)?;
@@ -293,7 +317,18 @@ impl MemoryServer {
                 }
                 None => engine.index().list(None, &tags, valid_at, as_of)?,
             };
-            Ok(crate::cli::render::versions_json(&limit_versions(versions, p.limit, 50)))
+            let versions = limit_versions(versions, p.limit, 50);
+            let miss = || match &key {
+                Some(k) => (
+                    format!("no version of {k} is valid at {valid_at} as of {as_of}"),
+                    engine.near_keys(k).unwrap_or_default(),
+                ),
+                None => (
+                    format!("no key carries those tags at {valid_at} as of {as_of}"),
+                    Vec::new(),
+                ),
+            };
+            Ok(output::versions(&versions, miss))
         })
         .await
     }
@@ -303,7 +338,7 @@ impl MemoryServer {
     /// `as_of` (both default to now). Words match with English stemming; meaning search
     /// finds facts phrased differently from the query. Returns versions with a score and a
     /// snippet (and their word/meaning ranks in a hybrid search).
-    #[tool(annotations(title = "Search memory", read_only_hint = true))]
+    #[tool(annotations(title = "Search memory", read_only_hint = true), output_schema = output::hits_schema())]
     async fn memory_search(
         &self,
         Parameters(p): Parameters<SearchParams>,
@@ -316,6 +351,7 @@ impl MemoryServer {
                     "give some words to look for; memory_list lists every key",
                 ));
             }
+            let query = p.query.clone();
             let hits = engine.search(&SearchRequest {
                 text: p.query,
                 raw: false,
@@ -326,7 +362,7 @@ impl MemoryServer {
                 limit: p.limit.unwrap_or(10).clamp(1, 1000),
                 mode: search_mode(p.mode.as_deref())?,
             })?;
-            Ok(crate::cli::render::hits_json(&hits))
+            Ok(output::hits(&hits, &query))
         })
         .await
     }
@@ -334,7 +370,7 @@ impl MemoryServer {
     /// A compact markdown block of what memory holds, for the start of a task: the facts
     /// (all, or those relevant to `query`) with their validity, the changes of the last
     /// 48 hours marked [history], and the rules for reading it. Within `max_chars`.
-    #[tool(annotations(title = "Memory context", read_only_hint = true))]
+    #[tool(annotations(title = "Memory context", read_only_hint = true), output_schema = output::text_schema())]
     async fn memory_context(
         &self,
         Parameters(p): Parameters<ContextParams>,
@@ -348,15 +384,16 @@ impl MemoryServer {
                 max_chars: p.max_chars.unwrap_or(context::DEFAULT_MAX_CHARS),
             };
             let ctx = context::gather(engine, &req)?;
-            Ok(context::render(&ctx, &req))
+            let block = context::render(&ctx, &req);
+            Ok(output::object(serde_json::json!({ "text": block }), block))
         })
         .await
     }
 
     /// Every key and its value valid at `valid_at` as believed at `as_of` (both default
-    /// to now), optionally only keys under `prefix` or carrying `tags`. A JSON array of
-    /// versions ordered by key.
-    #[tool(annotations(title = "List facts", read_only_hint = true))]
+    /// to now), optionally only keys under `prefix` or carrying `tags`. The versions,
+    /// ordered by key, one line each.
+    #[tool(annotations(title = "List facts", read_only_hint = true), output_schema = output::versions_schema())]
     async fn memory_list(
         &self,
         Parameters(p): Parameters<ListParams>,
@@ -369,7 +406,13 @@ impl MemoryServer {
                 valid_at,
                 as_of,
             )?;
-            Ok(crate::cli::render::versions_json(&versions))
+            let miss = || {
+                (
+                    format!("no keys match at valid_at {valid_at} as of {as_of}"),
+                    Vec::new(),
+                )
+            };
+            Ok(output::versions(&versions, miss))
         })
         .await
     }
@@ -378,7 +421,7 @@ impl MemoryServer {
     /// four clocks (valid_from/valid_to, tx_from/tx_to: tx_to set means no longer
     /// believed) and the entry (file:line) behind each. `as_of` limits it to what was
     /// believed then.
-    #[tool(annotations(title = "History of a key", read_only_hint = true))]
+    #[tool(annotations(title = "History of a key", read_only_hint = true), output_schema = output::versions_schema())]
     async fn memory_history(
         &self,
         Parameters(p): Parameters<HistoryParams>,
@@ -391,7 +434,45 @@ impl MemoryServer {
                 .transpose()?;
             crate::core::validate::lookup_key(&p.key)?;
             let versions = engine.index().history(&p.key, as_of)?;
-            Ok(crate::cli::render::versions_json(&versions))
+            let miss = || {
+                (
+                    format!("no history for {}", p.key),
+                    engine.near_keys(&p.key).unwrap_or_default(),
+                )
+            };
+            Ok(output::history(&versions, miss))
+        })
+        .await
+    }
+
+    /// Repair a fact stored under two keys (`team:CDN` and `team:cdn`): every version of
+    /// `from` believed now is stored under `to` with its own valid period (superseding
+    /// what `to` held over it; `to` keeps its values outside), then `from` is forgotten.
+    /// Both keys stay readable with an earlier `as_of`. Returns {written, moved,
+    /// superseded}; with dry_run, the plan only.
+    #[tool(annotations(title = "Move a fact to another key", destructive_hint = false), output_schema = output::rekey_schema())]
+    async fn memory_rekey(
+        &self,
+        Parameters(p): Parameters<RekeyParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let client = client_name(&ctx);
+        self.run(move |engine, env| {
+            let now = env.now()?;
+            let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
+            let dry_run = p.dry_run.unwrap_or(false);
+            let plan = if dry_run {
+                engine.plan_rekey(&p.from, &p.to)?
+            } else {
+                engine.rekey(&p.from, &p.to, &agent, now)?
+            };
+            let structured: serde_json::Value =
+                serde_json::from_str(&crate::cli::render::rekey_json(&plan, !dry_run))
+                    .unwrap_or_default();
+            Ok(output::object(
+                structured,
+                crate::cli::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
+            ))
         })
         .await
     }
@@ -403,7 +484,7 @@ impl MemoryServer {
         title = "Forget a key",
         destructive_hint = true,
         idempotent_hint = true
-    ))]
+    ), output_schema = output::forget_schema())]
     async fn memory_forget(
         &self,
         Parameters(p): Parameters<ForgetParams>,
@@ -430,7 +511,16 @@ impl MemoryServer {
                     "closed": 0,
                 }),
             };
-            Ok(format!("{json:#}\n"))
+            let text = match json["status"].as_str() {
+                Some("forgotten") => format!(
+                    "forgot `{}`: {} version{} no longer believed\n",
+                    p.key,
+                    json["closed"],
+                    if json["closed"] == 1 { "" } else { "s" }
+                ),
+                _ => format!("nothing to forget: no version of `{}` is believed\n", p.key),
+            };
+            Ok(output::object(json, text))
         })
         .await
     }
@@ -438,13 +528,16 @@ impl MemoryServer {
     /// Read a file of the workspace (e.g. the `file` of a version, to see its entry in
     /// context), optionally only lines from_line..=to_line. Paths are relative to the
     /// workspace; paths outside it are refused.
-    #[tool(annotations(title = "Read a workspace file", read_only_hint = true))]
+    #[tool(annotations(title = "Read a workspace file", read_only_hint = true), output_schema = output::text_schema())]
     async fn memory_get(
         &self,
         Parameters(p): Parameters<GetParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        self.run(move |engine, _env| read_workspace_file(engine.workspace().root(), &p))
-            .await
+        self.run(move |engine, _env| {
+            let text = read_workspace_file(engine.workspace().root(), &p)?;
+            Ok(output::object(serde_json::json!({ "text": text }), text))
+        })
+        .await
     }
 }
 
@@ -473,7 +566,7 @@ impl MemoryServer {
     /// errors become tool errors.
     async fn run<F>(&self, f: F) -> std::result::Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&mut Engine, &Env) -> Result<String> + Send + 'static,
+        F: FnOnce(&mut Engine, &Env) -> Result<output::Out> + Send + 'static,
     {
         let shared = self.shared.clone();
         let done = tokio::task::spawn_blocking(move || {
@@ -489,7 +582,11 @@ impl MemoryServer {
         })
         .await;
         Ok(match done {
-            Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Ok(Ok(out)) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+                result.structured_content = Some(out.structured);
+                result
+            }
             Ok(Err(e)) => tool_error(&e),
             Err(join) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "error: mem7 failed inside this call ({join}); the server is still running"

@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+pub use super::escape;
 use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
 
@@ -80,8 +81,30 @@ impl Axis {
     }
 }
 
+/// The picture's stylesheet: inside a standalone document, and part of the page's
+/// stylesheet when the picture is inlined (the page's Content-Security-Policy allows no
+/// inline `<style>`).
+pub const STYLE: &str = "\
+         .v rect{fill:#dbeafe;stroke:#1d4ed8;stroke-width:1.5}\
+         .v.closed rect{fill:#f1f5f9;stroke:#64748b;stroke-dasharray:4 3}\
+         .v text{fill:#0f172a}.v.closed text{fill:#475569}\
+         .axis{stroke:#334155;stroke-width:1}.tick{stroke:#cbd5e1;stroke-width:1}\
+         .label{fill:#334155}.now{stroke:#dc2626;stroke-width:1.5}\
+         .read{stroke:#7c3aed;stroke-width:1.5;stroke-dasharray:6 3}\
+         .open{fill:#1d4ed8}.v.closed .open{fill:#64748b}";
+
 /// Writes the picture as one standalone SVG document.
 pub fn render(p: &Picture<'_>) -> String {
+    draw(p, true)
+}
+
+/// The same picture without its `<style>`, for inlining into a page whose stylesheet
+/// holds [`STYLE`].
+pub fn render_embedded(p: &Picture<'_>) -> String {
+    draw(p, false)
+}
+
+fn draw(p: &Picture<'_>, standalone: bool) -> String {
     let finite = |m: i64| m != i64::MAX;
     let mut valid_ticks: Vec<i64> = Vec::new();
     let mut tx_ticks: Vec<i64> = Vec::new();
@@ -125,17 +148,11 @@ pub fn render(p: &Picture<'_>) -> String {
         p.versions.len(),
         escape(p.key)
     );
-    s.push_str(
-        "<style>\
-         .v rect{fill:#dbeafe;stroke:#1d4ed8;stroke-width:1.5}\
-         .v.closed rect{fill:#f1f5f9;stroke:#64748b;stroke-dasharray:4 3}\
-         .v text{fill:#0f172a}.v.closed text{fill:#475569}\
-         .axis{stroke:#334155;stroke-width:1}.tick{stroke:#cbd5e1;stroke-width:1}\
-         .label{fill:#334155}.now{stroke:#dc2626;stroke-width:1.5}\
-         .read{stroke:#7c3aed;stroke-width:1.5;stroke-dasharray:6 3}\
-         .open{fill:#1d4ed8}.v.closed .open{fill:#64748b}\
-         </style>\n",
-    );
+    if standalone {
+        s.push_str("<style>");
+        s.push_str(STYLE);
+        s.push_str("</style>\n");
+    }
     let _ = writeln!(
         s,
         "<text x=\"{LEFT}\" y=\"24\" font-size=\"15\" font-weight=\"600\">{}</text>",
@@ -356,25 +373,6 @@ pub fn shorten(value: &str, max: usize) -> String {
     let mut cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
     cut.push('…');
     cut
-}
-
-/// Text for XML character data and attribute values: markup characters escaped, and
-/// characters XML 1.0 cannot carry replaced (a value may hold any Unicode).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,253 @@
+//! What the tools answer (MCP 2025-06-18): `structuredContent`, an object holding what
+//! the CLI's `--json` prints (versions, hits, near keys on a miss), declared by each
+//! tool's `outputSchema`; and a compact text block for the model, one line per version
+//! in the context block's style, without hashes or paths.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::core::Version;
+use crate::core::names::NearKey;
+use crate::index::SearchHit;
+
+/// A tool's answer: the structured object and the text for the model.
+pub struct Out {
+    pub structured: Value,
+    pub text: String,
+}
+
+fn parse(json_text: &str) -> Value {
+    serde_json::from_str(json_text).unwrap_or(Value::Null)
+}
+
+fn near_json(near: &[NearKey]) -> Value {
+    Value::Array(
+        near.iter()
+            .map(|n| json!({"key": n.key, "why": n.nearness.describe()}))
+            .collect(),
+    )
+}
+
+fn near_text(near: &[NearKey]) -> String {
+    match crate::cli::render::near_keys_hint(near) {
+        Some(hint) => format!("{hint}; if one is the fact you mean, ask for it by that key\n"),
+        None => String::new(),
+    }
+}
+
+/// recall, list, history: `{versions, near_keys}`. `miss` is what to say when there is
+/// no version (and the keys near the one asked for).
+pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
+    let mut structured = json!({
+        "versions": parse(&crate::cli::render::versions_json(versions)),
+        "near_keys": [],
+    });
+    if versions.is_empty() {
+        let (said, near) = miss();
+        structured["near_keys"] = near_json(&near);
+        return Out {
+            structured,
+            text: format!("no record: {said}\n{}", near_text(&near)),
+        };
+    }
+    Out {
+        structured,
+        text: versions.iter().map(version_line).collect(),
+    }
+}
+
+/// history's lines carry the transaction clock too.
+pub fn history(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
+    let mut out = self::versions(versions, miss);
+    if !versions.is_empty() {
+        out.text = versions
+            .iter()
+            .map(|v| {
+                let line = version_line(v);
+                let believed = if v.tx_to.is_infinite() {
+                    format!(
+                        "believed since {}",
+                        crate::context::when(v.tx_from.micros())
+                    )
+                } else {
+                    format!(
+                        "believed {} → {}",
+                        crate::context::when(v.tx_from.micros()),
+                        crate::context::when(v.tx_to.micros())
+                    )
+                };
+                format!("{} · {believed}\n", line.trim_end())
+            })
+            .collect();
+    }
+    out
+}
+
+fn version_line(v: &Version) -> String {
+    crate::context::fact_line(v)
+}
+
+/// search: `{hits}`; the text says "no record" when nothing matched.
+pub fn hits(hits: &[SearchHit], query: &str) -> Out {
+    let structured = json!({ "hits": parse(&crate::cli::render::hits_json(hits)) });
+    let text = if hits.is_empty() {
+        format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
+    } else {
+        hits.iter().map(|h| version_line(&h.version)).collect()
+    };
+    Out { structured, text }
+}
+
+/// store: the `store --json` object; the text one line, and the look-alike hint.
+pub fn store(json_text: &str) -> Out {
+    let structured = parse(json_text);
+    let v = &structured["version"];
+    let mut text = format!(
+        "{} `{}` = {} · valid {} → {}\n",
+        structured["status"].as_str().unwrap_or_default(),
+        v["key"].as_str().unwrap_or_default(),
+        crate::view::svg::shorten(v["value"].as_str().unwrap_or_default(), 200),
+        v["valid_from"].as_str().unwrap_or_default(),
+        v["valid_to"].as_str().unwrap_or("∞"),
+    );
+    if let Some(hint) = structured["hint"].as_str() {
+        text.push_str(hint);
+        text.push('\n');
+    }
+    Out { structured, text }
+}
+
+/// forget, rekey and the context block: an object, and a text made from it.
+pub fn object(structured: Value, text: String) -> Out {
+    Out { structured, text }
+}
+
+// ---------------------------------------------------------------------------------------
+// Output schemas.
+
+fn version_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["key", "value", "valid_from", "valid_to", "tx_from", "tx_to", "tags", "agent", "file", "line", "hash"],
+        "properties": {
+            "key": {"type": "string"},
+            "value": {"type": "string"},
+            "valid_from": {"type": "string", "description": "RFC 3339, UTC"},
+            "valid_to": {"type": ["string", "null"], "description": "null: holds until further notice"},
+            "tx_from": {"type": "string", "description": "when mem7 started believing it"},
+            "tx_to": {"type": ["string", "null"], "description": "null: still believed"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "agent": {"type": "string"},
+            "file": {"type": "string"},
+            "line": {"type": "integer"},
+            "hash": {"type": "string"}
+        }
+    })
+}
+
+fn near_schema() -> Value {
+    json!({
+        "type": "array",
+        "description": "on a miss: existing keys near the one asked for",
+        "items": {
+            "type": "object",
+            "required": ["key", "why"],
+            "properties": {"key": {"type": "string"}, "why": {"type": "string"}}
+        }
+    })
+}
+
+fn object_schema(schema: Value) -> Arc<rmcp::model::JsonObject> {
+    match schema {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(Default::default()),
+    }
+}
+
+/// recall, list, history.
+pub fn versions_schema() -> Arc<rmcp::model::JsonObject> {
+    object_schema(json!({
+        "type": "object",
+        "required": ["versions", "near_keys"],
+        "properties": {
+            "versions": {"type": "array", "items": version_schema()},
+            "near_keys": near_schema()
+        }
+    }))
+}
+
+/// search.
+pub fn hits_schema() -> Arc<rmcp::model::JsonObject> {
+    let mut hit = version_schema();
+    hit["properties"]["score"] = json!({"type": "number"});
+    hit["properties"]["snippet"] = json!({"type": "string"});
+    hit["properties"]["lexical_rank"] = json!({"type": "integer"});
+    hit["properties"]["semantic_rank"] = json!({"type": "integer"});
+    hit["properties"]["similarity"] = json!({"type": "number"});
+    object_schema(json!({
+        "type": "object",
+        "required": ["hits"],
+        "properties": {"hits": {"type": "array", "items": hit}}
+    }))
+}
+
+/// store.
+pub fn store_schema() -> Arc<rmcp::model::JsonObject> {
+    object_schema(json!({
+        "type": "object",
+        "required": ["status", "closed", "version", "similar"],
+        "properties": {
+            "status": {"type": "string", "enum": ["stored", "unchanged"]},
+            "closed": {"type": "integer"},
+            "version": version_schema(),
+            "similar": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "why"],
+                    "properties": {"key": {"type": "string"}, "why": {"type": "string"}}
+                }
+            },
+            "hint": {"type": "string"}
+        }
+    }))
+}
+
+/// forget.
+pub fn forget_schema() -> Arc<rmcp::model::JsonObject> {
+    object_schema(json!({
+        "type": "object",
+        "required": ["status", "key", "closed"],
+        "properties": {
+            "status": {"type": "string", "enum": ["forgotten", "nothing-believed"]},
+            "key": {"type": "string"},
+            "closed": {"type": "integer"},
+            "file": {"type": "string"},
+            "line": {"type": "integer"},
+            "hash": {"type": "string"}
+        }
+    }))
+}
+
+/// rekey.
+pub fn rekey_schema() -> Arc<rmcp::model::JsonObject> {
+    object_schema(json!({
+        "type": "object",
+        "required": ["written", "moved", "superseded"],
+        "properties": {
+            "written": {"type": "boolean"},
+            "moved": {"type": "array", "items": version_schema()},
+            "superseded": {"type": "array", "items": version_schema()}
+        }
+    }))
+}
+
+/// context and get: the text as the CLI prints it.
+pub fn text_schema() -> Arc<rmcp::model::JsonObject> {
+    object_schema(json!({
+        "type": "object",
+        "required": ["text"],
+        "properties": {"text": {"type": "string"}}
+    }))
+}
