@@ -19,6 +19,7 @@ pub mod merge;
 pub mod request;
 pub mod store;
 pub mod sync;
+pub mod transfer;
 pub mod verify;
 pub mod view;
 pub mod watch;

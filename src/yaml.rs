@@ -46,3 +46,50 @@ pub(crate) fn config<T: serde::de::DeserializeOwned + Default>(text: &str) -> Re
     }
     serde_yaml::from_str(text).map_err(|e| e.to_string())
 }
+
+/// What is wrong with a frontmatter, and the 1-based line within it when known.
+pub(crate) type FrontmatterError = (String, Option<usize>);
+
+/// Reads a note's YAML frontmatter: a mapping whose scalar and list-of-scalar values are
+/// returned (other values, such as nested mappings, are left out). The error says what
+/// is wrong and, when known, the 1-based line within `text`.
+pub(crate) fn frontmatter(text: &str) -> Result<Vec<(String, FieldValue)>, FrontmatterError> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
+        let line = e.location().map(|l| l.line());
+        let message = e.to_string();
+        // The location is given separately; keep the message short.
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_string();
+        (
+            format!("the frontmatter is not valid YAML: {message}"),
+            line,
+        )
+    })?;
+    let serde_yaml::Value::Mapping(map) = value else {
+        return Err((
+            "the frontmatter is not a YAML mapping of `name: value` lines".into(),
+            Some(1),
+        ));
+    };
+    let mut out = Vec::with_capacity(map.len());
+    for (name, value) in map {
+        let Some(name) = scalar(&name) else { continue };
+        let value = match value {
+            serde_yaml::Value::Sequence(items) => {
+                FieldValue::List(items.iter().filter_map(scalar).collect())
+            }
+            other => match scalar(&other) {
+                Some(s) => FieldValue::Scalar(s),
+                None => continue,
+            },
+        };
+        out.push((name, value));
+    }
+    Ok(out)
+}

@@ -205,13 +205,42 @@ afterwards, and both keys stay readable with --as-of before the move."
     /// "recorded"?}. Records apply as successive stores with the same rules as `store`,
     /// under one lock, with one append per file and one index update. `recorded` (in time
     /// order, not before the workspace's last transaction) migrates history from another
-    /// store. A bad line stops the import before anything is written and names the line.
+    /// store. Lines with "op" (store, forget, forget_entity, forget_tagged) are what
+    /// `mem7 export --history` writes. A bad line stops the import before anything is
+    /// written and names the line.
     Import {
         /// The JSON Lines file, or `-` for standard input.
         file: PathBuf,
         /// Store even values that look like credentials (each such entry says so).
         #[arg(long)]
         allow_secret: bool,
+    },
+    /// Write memory out: the snapshot `list` answers (one JSON object per line), or with
+    /// --history every entry in recorded order, which `mem7 import` reads back.
+    Export {
+        /// Every entry (store, forget, …) in the fold's order instead of the snapshot.
+        #[arg(long, conflicts_with_all = ["valid_at", "as_of"])]
+        history: bool,
+        #[command(flatten)]
+        at: TimeArgs,
+        /// `json` (JSON Lines, the default) or `csv` (RFC 4180, with a header).
+        #[arg(long, value_enum, default_value = "json")]
+        format: ExportFormatArg,
+        /// Write to FILE (atomically: a temporary file, then a rename) instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Bring in Claude Code's auto memory (MEMORY.md and topic files) or a folder of
+    /// markdown notes with YAML frontmatter. A dry run unless --write.
+    ImportNotes {
+        /// A file or a directory (walked recursively).
+        path: PathBuf,
+        /// Store the facts (one batch); without it, only print what would be stored.
+        #[arg(long)]
+        write: bool,
+        /// Leave out bad notes (listed) instead of refusing the whole batch.
+        #[arg(long)]
+        skip_bad: bool,
     },
     /// Check the hash chain of every memory file; report each problem at file:line.
     ///
@@ -452,6 +481,15 @@ pub struct TimeArgs {
     pub valid_at: Option<String>,
     #[arg(long, value_name = "T", help = format!("Answer as mem7 believed at T (default: now): {TIME_HELP}"))]
     pub as_of: Option<String>,
+}
+
+/// `export --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    /// JSON Lines.
+    Json,
+    /// CSV with a header.
+    Csv,
 }
 
 /// `search --mode`.

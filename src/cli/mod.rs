@@ -1051,13 +1051,30 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let started = std::time::Instant::now();
             let outcome = engine.import(&records, now)?;
             print_set_aside(&engine);
+            if let Some(first) = outcome.raised_ties.first() {
+                eprintln!(
+                    "mem7: note: {} record{} (first: line {first}) recorded at the same instant as an entry it does not commute with could not keep that order at one instant: recorded 1µs later (docs/cli.md, mem7 export)",
+                    outcome.raised_ties.len(),
+                    if outcome.raised_ties.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    },
+                );
+            }
             write_out(
                 out,
                 &format!(
-                    "imported {} record{}: {} stored, {} unchanged, into {} file{} in {:.2?}\n",
+                    "imported {} record{}: {} stored, {}{} unchanged, into {} file{} in {:.2?}\n",
                     records.len(),
                     if records.len() == 1 { "" } else { "s" },
                     outcome.stored,
+                    // Said only when there are forgets, so store-only output is as before.
+                    if outcome.forgot > 0 {
+                        format!("{} forgotten, ", outcome.forgot)
+                    } else {
+                        String::new()
+                    },
                     outcome.unchanged,
                     outcome.files,
                     if outcome.files == 1 { "" } else { "s" },
@@ -1066,6 +1083,52 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             Ok(EXIT_OK)
         }
+        Command::Export {
+            history,
+            at,
+            format,
+            output,
+        } => {
+            let now = env.now()?;
+            let (valid_at, as_of) = read_times(at, now)?;
+            let engine = open_engine(cli, env)?;
+            let format = match format {
+                args::ExportFormatArg::Json => crate::transfer::export::Format::Json,
+                args::ExportFormatArg::Csv => crate::transfer::export::Format::Csv,
+            };
+            if *history {
+                let mut stats = Default::default();
+                crate::transfer::write_output(output.as_deref(), out, &mut |w| {
+                    stats = crate::transfer::export::history(engine.workspace(), format, w)?;
+                    Ok(())
+                })?;
+                let stats: crate::transfer::export::HistoryStats = stats;
+                if stats.sorted_in_memory {
+                    eprintln!(
+                        "mem7: note: an entry sits in another day's file; the history was sorted in memory"
+                    );
+                }
+                if stats.skipped > 0 {
+                    eprintln!(
+                        "mem7: warning: {} entr{} the index skips (see `mem7 verify`) not exported",
+                        stats.skipped,
+                        if stats.skipped == 1 { "y" } else { "ies" }
+                    );
+                }
+            } else {
+                let as_of = engine.as_of(as_of, now)?;
+                crate::transfer::write_output(output.as_deref(), out, &mut |w| {
+                    crate::transfer::export::snapshot(engine.index(), valid_at, as_of, format, w)
+                        .map(|_| ())
+                })?;
+            }
+            Ok(EXIT_OK)
+        }
+        Command::ImportNotes {
+            path,
+            write,
+            skip_bad,
+        } => import_notes(cli, env, out, path, *write, *skip_bad),
         Command::SetupGit => {
             let root = env.workspace(cli.workspace.as_deref());
             store::Workspace::open(&root)?;
@@ -1404,6 +1467,16 @@ fn import_records(
         if line.trim().is_empty() {
             continue;
         }
+        // Records that name an `op` (what `mem7 export --history` writes).
+        if crate::transfer::has_op(line) {
+            out.push(crate::transfer::op_record(
+                line,
+                n,
+                &|a| env.agent(a),
+                allow_secret,
+            )?);
+            continue;
+        }
         let bad = |problem: String| {
             Error::input(
                 format!("line {n}: {problem}"),
@@ -1437,6 +1510,7 @@ fn import_records(
             .transpose()
             .map_err(|e| bad(format!("recorded: {e}")))?;
         out.push(crate::engine::ImportRecord {
+            op: crate::engine::ImportOp::Store,
             req: StoreRequest {
                 key: rec.key,
                 value: rec.value,
@@ -1448,9 +1522,135 @@ fn import_records(
             },
             recorded,
             line: n,
+            keep_ties: false,
         });
     }
     Ok(out)
+}
+
+/// `mem7 import-notes`: reads the notes (`crate::transfer::notes`), names the bad ones,
+/// then prints what it would store or stores it in one batch through the import path.
+fn import_notes(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    path: &Path,
+    write: bool,
+    skip_bad: bool,
+) -> Result<u8> {
+    use crate::transfer::notes;
+    let now = env.now()?;
+    let root = env.workspace(cli.workspace.as_deref());
+    let max = store::Workspace::open(&root)?.config().max_value_bytes();
+    if !path.exists() {
+        return Err(Error::input(
+            format!("{} does not exist", path.display()),
+            "give a notes folder, a Claude Code memory folder (~/.claude/projects/<project>/memory) or one .md file",
+        ));
+    }
+    let batch = notes::collect(path, max)?;
+    let shown = |file: &str| path.join(file).display().to_string();
+    if !batch.bad.is_empty() {
+        for b in &batch.bad {
+            let verb = if skip_bad { "skipped " } else { "" };
+            eprintln!("mem7: {verb}{}:{}: {}", shown(&b.file), b.line, b.problem);
+        }
+        if !skip_bad {
+            return Err(Error::input(
+                format!(
+                    "{} bad note{}; nothing was written",
+                    batch.bad.len(),
+                    if batch.bad.len() == 1 { "" } else { "s" }
+                ),
+                "fix them, or pass --skip-bad to import the rest",
+            ));
+        }
+    }
+    let mut engine = open_engine(cli, env)?;
+    let mut records = Vec::new();
+    let mut unchanged = 0;
+    let mut text = String::new();
+    for (i, f) in batch.facts.iter().enumerate() {
+        let believed = engine.index().believed(&f.key)?;
+        let mut want = f.tags.clone();
+        want.sort();
+        let holds = believed.iter().any(|v| {
+            let mut tags = v.tags.clone();
+            tags.sort();
+            v.value == f.value
+                && tags == want
+                && match f.valid_from {
+                    Some(from) => v.valid_from == from,
+                    None => v.valid_from <= now.as_valid() && now.as_valid() < v.valid_to,
+                }
+        });
+        let from = f
+            .valid_from
+            .map_or_else(|| "now".to_string(), |t| t.to_string());
+        if holds {
+            unchanged += 1;
+            text.push_str(&format!(
+                "unchanged {} (holds; {}:{})\n",
+                f.key,
+                shown(&f.file),
+                f.line
+            ));
+            continue;
+        }
+        if !write {
+            text.push_str(&format!(
+                "would store {} = {} (valid from {from}; {}:{})\n",
+                f.key,
+                notes::shorten(&f.value, 60),
+                shown(&f.file),
+                f.line
+            ));
+        }
+        records.push(crate::engine::ImportRecord {
+            op: crate::engine::ImportOp::Store,
+            req: StoreRequest {
+                key: f.key.clone(),
+                value: f.value.clone(),
+                valid_from: f.valid_from,
+                valid_to: None,
+                tags: f.tags.clone(),
+                agent: notes::agent_for(&f.file),
+                allow_secret: false,
+            },
+            recorded: None,
+            line: i + 1,
+            keep_ties: false,
+        });
+    }
+    let files = format!(
+        "{} file{}",
+        batch.files,
+        if batch.files == 1 { "" } else { "s" }
+    );
+    if !write {
+        text.push_str(&format!(
+            "dry run: {} to store, {unchanged} unchanged, {} bad, from {files}; nothing written (pass --write to store)\n",
+            records.len(),
+            batch.bad.len()
+        ));
+        write_out(out, &text)?;
+        return Ok(EXIT_OK);
+    }
+    let outcome = if records.is_empty() {
+        Default::default()
+    } else {
+        engine.import(&records, now)?
+    };
+    print_set_aside(&engine);
+    let outcome: crate::engine::ImportOutcome = outcome;
+    text.push_str(&format!(
+        "imported notes: {} stored, {} unchanged, {} bad skipped, from {files}\n",
+        outcome.stored,
+        unchanged + outcome.unchanged,
+        batch.bad.len()
+    ));
+    write_out(out, &text)?;
+    Ok(EXIT_OK)
 }
 
 /// Reads a value from standard input; one trailing line break is dropped (as `$(…)` would).

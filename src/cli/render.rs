@@ -55,6 +55,14 @@ pub fn versions_json(versions: &[Version]) -> String {
     s
 }
 
+/// One version as one line of JSON (the objects of `versions_json`), newline-terminated:
+/// `mem7 export` writes these.
+pub fn version_json_line(v: &Version) -> String {
+    let mut s = serde_json::to_string(&version_json(v)).unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
+}
+
 /// One version as a block of text.
 pub fn version_human(v: &Version) -> String {
     let mut s = String::new();

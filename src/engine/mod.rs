@@ -39,10 +39,32 @@ pub enum StoreOutcome {
     Unchanged { version: Version },
 }
 
+/// What an import record asks for. Every op but `Store` uses only `req.key` (the key,
+/// or the entity), `req.tags` (`ForgetTagged`) and `req.agent` of the record's request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ImportOp {
+    /// A store with the rules of `mem7 store`.
+    #[default]
+    Store,
+    /// `mem7 forget KEY`: every version of the key stops being believed.
+    Forget,
+    /// The key `entity` and every `entity:…` key stop being believed (a Go mem7 delete
+    /// of a whole entity, as `mem7 export --history` writes it).
+    ForgetEntity,
+    /// Every believed version carrying all of `tags` stops being believed (Go mem7
+    /// `delete_tags`).
+    ForgetTagged,
+}
+
 /// One record of a bulk import.
 #[derive(Clone, Debug)]
 pub struct ImportRecord {
+    pub op: ImportOp,
     pub req: StoreRequest,
+    /// A `recorded` equal to the previous record's is kept (not raised by 1µs) when the
+    /// fold's order is certain to keep the records' order (`mem7 export --history`
+    /// records; see `place`).
+    pub keep_ties: bool,
     /// The transaction time to record (migrating history); else "now".
     pub recorded: Option<TxTime>,
     /// 1-based line of the record in its input, for error messages.
@@ -53,8 +75,13 @@ pub struct ImportRecord {
 #[derive(Clone, Debug, Default)]
 pub struct ImportOutcome {
     pub stored: usize,
+    /// Forget records written (`forget`, `forget_entity`, `forget_tagged`).
+    pub forgot: usize,
     pub unchanged: usize,
     pub files: usize,
+    /// Lines of `keep_ties` records that tied with an entry they do not commute with in
+    /// an order the fold would not keep, and so were recorded 1µs later.
+    pub raised_ties: Vec<usize>,
 }
 
 /// What a catch-up did.
@@ -228,7 +255,20 @@ impl Engine {
 /// Checks every record of an import; the error names the first bad record's line.
 pub fn validate_import(records: &[ImportRecord], config: &crate::config::Config) -> Result<()> {
     for r in records {
-        validate_store(&r.req, config).map_err(|e| match e {
+        let checked = match r.op {
+            ImportOp::Store => validate_store(&r.req, config),
+            ImportOp::Forget | ImportOp::ForgetEntity => validate::lookup_key(&r.req.key)
+                .and_then(|()| validate::agent(&r.req.agent))
+                .map_err(Error::from),
+            ImportOp::ForgetTagged => r
+                .req
+                .tags
+                .iter()
+                .try_for_each(|t| validate::tag(t))
+                .and_then(|()| validate::agent(&r.req.agent))
+                .map_err(Error::from),
+        };
+        checked.map_err(|e| match e {
             Error::Input { problem, hint } => Error::Input {
                 problem: format!("line {}: {problem}", r.line),
                 hint,
@@ -332,6 +372,8 @@ impl Engine {
         let mut prev = self.index.head()?;
         let mut fold = crate::core::Fold::new();
         let mut seeded = std::collections::HashSet::new();
+        let mut seeded_all = false;
+        let mut tie = TieGroup::default();
         let mut files: std::collections::BTreeMap<String, String> =
             std::collections::BTreeMap::new();
         let mut outcome = ImportOutcome::default();
@@ -362,6 +404,95 @@ impl Engine {
             let wanted = r.recorded.unwrap_or(now);
             let tx = step_past(last, wanted).map_err(|e| at(r.line, e))?;
             let req = &r.req;
+            if r.op != ImportOp::Store {
+                let (op, name) = match r.op {
+                    ImportOp::Forget => (
+                        Op::Forget {
+                            key: req.key.clone(),
+                        },
+                        "forget",
+                    ),
+                    ImportOp::ForgetEntity => (
+                        Op::ForgetEntity {
+                            entity: req.key.clone(),
+                        },
+                        "forget_entity",
+                    ),
+                    _ => (
+                        Op::ForgetTagged {
+                            tags: req.tags.clone(),
+                        },
+                        "forget_tagged",
+                    ),
+                };
+                // A forget reaches keys the import has not touched yet: the fold must
+                // hold them before it applies the forget.
+                if r.op == ImportOp::Forget {
+                    if seeded.insert(req.key.clone()) {
+                        fold.seed(&req.key, self.index.believed(&req.key)?);
+                    }
+                } else if !seeded_all {
+                    seeded_all = true;
+                    let mut by_key: std::collections::BTreeMap<String, Vec<Version>> =
+                        Default::default();
+                    for v in self.index.all_believed()? {
+                        by_key.entry(v.key.clone()).or_default().push(v);
+                    }
+                    for (key, versions) in by_key {
+                        if seeded.insert(key.clone()) {
+                            fold.seed(&key, versions);
+                        }
+                    }
+                }
+                let heading = match r.op {
+                    ImportOp::ForgetTagged => "mem7:forget_tagged",
+                    _ => req.key.as_str(),
+                };
+                let tags: &[String] = match r.op {
+                    ImportOp::ForgetTagged => &req.tags,
+                    _ => &[],
+                };
+                let draft = |recorded: TxTime| EntryDraft {
+                    key: heading,
+                    op: name,
+                    valid_from: None,
+                    valid_to: None,
+                    recorded,
+                    agent: &req.agent,
+                    tags,
+                    secret_allowed: false,
+                    accepts: &[],
+                    value: None,
+                };
+                let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
+                let (tx, text, hash, content) =
+                    place(&tie, r, wanted, tx, scope, draft, prev, &self.key);
+                if r.keep_ties && tx != wanted && last == Some(wanted) {
+                    outcome.raised_ties.push(r.line);
+                }
+                tie.note(tx, scope, content);
+                last = Some(tx);
+                prev = hash;
+                let file = Workspace::day_file(&tx.utc_day());
+                let event = Event {
+                    tx,
+                    op,
+                    source: Source {
+                        file: file.clone(),
+                        line: 0,
+                        hash: String::new(),
+                    },
+                    content,
+                };
+                fold.apply(&event, &mut |_| {});
+                let buf = files.entry(file).or_default();
+                if !buf.is_empty() {
+                    buf.push('\n');
+                }
+                buf.push_str(&text);
+                outcome.forgot += 1;
+                continue;
+            }
             if seeded.insert(req.key.clone()) {
                 fold.seed(&req.key, self.index.believed(&req.key)?);
             }
@@ -388,8 +519,22 @@ impl Engine {
             )
             .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
             // Only a record that is written takes a transaction time.
+            let scope = Some(req.key.as_str());
+            let (tx, text, hash, content) = place(
+                &tie,
+                r,
+                wanted,
+                tx,
+                scope,
+                |t| store_draft(req, from, t),
+                prev,
+                &self.key,
+            );
+            if r.keep_ties && tx != wanted && last == Some(wanted) {
+                outcome.raised_ties.push(r.line);
+            }
+            tie.note(tx, scope, content);
             last = Some(tx);
-            let (text, hash) = render_entry(&store_draft(req, from, tx), prev, &self.key);
             prev = hash;
             let file = Workspace::day_file(&tx.utc_day());
             let event = Event {
@@ -400,7 +545,7 @@ impl Engine {
                     line: 0,
                     hash: String::new(),
                 },
-                content: hash,
+                content,
             };
             fold.apply(&event, &mut |_| {});
             let buf = files.entry(file).or_default();
@@ -829,6 +974,66 @@ impl Engine {
         )?;
         Ok(source)
     }
+}
+
+/// The entries an import wrote at its last transaction time, each with the key it
+/// touches (`None`: a forget of an entity or of tags, which may touch any key) and its
+/// content hash (what orders entries recorded at one instant).
+#[derive(Default)]
+struct TieGroup {
+    tx: Option<TxTime>,
+    entries: Vec<(Option<String>, [u8; 32])>,
+}
+
+impl TieGroup {
+    fn note(&mut self, tx: TxTime, scope: Option<&str>, content: ChainHash) {
+        if self.tx != Some(tx) {
+            self.tx = Some(tx);
+            self.entries.clear();
+        }
+        self.entries.push((scope.map(str::to_string), content.0));
+    }
+}
+
+/// Renders an import record's entry and decides its transaction time: `raised`, except
+/// for a `keep_ties` record recorded at the instant of the entries just written, which
+/// keeps that instant when the fold (which orders one instant's entries by content hash)
+/// applies it after every one of them it does not commute with (stores and forgets of
+/// other keys commute). So an exported history that held entries recorded at one
+/// instant comes back with the same clocks whenever its order allows. Returns the time,
+/// the text, the chain hash and the content hash.
+#[allow(clippy::too_many_arguments)]
+fn place<'a>(
+    tie: &TieGroup,
+    r: &ImportRecord,
+    wanted: TxTime,
+    raised: TxTime,
+    scope: Option<&str>,
+    draft: impl Fn(TxTime) -> EntryDraft<'a>,
+    prev: ChainHash,
+    key: &ChainKey,
+) -> (TxTime, String, ChainHash, ChainHash) {
+    let content = |text: &str, hash: ChainHash| match key {
+        ChainKey::Plain => hash,
+        ChainKey::Keyed(_) => crate::format::parse_file(text, &ChainKey::Plain)
+            .entries
+            .first()
+            .map_or(hash, |e| e.computed),
+    };
+    if r.keep_ties && r.recorded == Some(wanted) && tie.tx == Some(wanted) {
+        let (text, hash) = render_entry(&draft(wanted), prev, key);
+        let own = content(&text, hash);
+        let commutes = |other: &Option<String>| match (other.as_deref(), scope) {
+            (Some(a), Some(b)) => a != b,
+            _ => false,
+        };
+        if tie.entries.iter().all(|(s, c)| commutes(s) || *c < own.0) {
+            return (wanted, text, hash, own);
+        }
+    }
+    let (text, hash) = render_entry(&draft(raised), prev, key);
+    let own = content(&text, hash);
+    (raised, text, hash, own)
 }
 
 /// The confirmation rule (DESIGN §2) for a request: no period given, and the value (with

@@ -67,9 +67,18 @@ impl ParsedEntry {
             "forget" => Op::Forget {
                 key: self.key.clone(),
             },
+            // Written by `mem7 import` for the Go mem7's whole-entity and tag deletes
+            // (exported as `forget_entity` / `forget_tagged`): the heading is the entity,
+            // or the tags are the `tags` field.
+            "forget_entity" => Op::ForgetEntity {
+                entity: self.key.clone(),
+            },
+            "forget_tagged" => Op::ForgetTagged {
+                tags: f.tags.clone(),
+            },
             other => {
                 return Err(format!(
-                    "unknown op `{other}` (expected store, forget or seal)"
+                    "unknown op `{other}` (expected store, forget, forget_entity, forget_tagged or seal)"
                 ));
             }
         };

@@ -1060,7 +1060,10 @@ fn legacy_value(lines: &Lines<'_>, close: usize, term: usize) -> String {
 
 /// Whether entries of this op carry a value.
 fn has_value(op: &str) -> bool {
-    !matches!(op, "forget" | "delete" | "delete_tags" | "seal")
+    !matches!(
+        op,
+        "forget" | "forget_entity" | "forget_tagged" | "delete" | "delete_tags" | "seal"
+    )
 }
 
 /// Whether decoding a value with this encoding can fail (only `json` and unknown

@@ -1054,6 +1054,14 @@ impl Index {
         )
     }
 
+    /// Every version believed now, of every key (sorted by key, then valid_from).
+    pub fn all_believed(&self) -> Result<Vec<Version>> {
+        self.query(
+            "SELECT * FROM versions WHERE tx_to = ?1 ORDER BY key, valid_from, id",
+            params![i64::MAX],
+        )
+    }
+
     /// The version(s) of `key` matching (`valid_at`, `as_of`).
     pub fn recall(&self, key: &str, valid_at: ValidTime, as_of: TxTime) -> Result<Vec<Version>> {
         self.query(
@@ -1126,6 +1134,25 @@ impl Index {
         sql.push_str(" ORDER BY key, valid_from, id");
         push_window(&mut sql, window);
         self.query(&sql, rusqlite::params_from_iter(args))
+    }
+
+    /// [`Index::list`] without a filter, one version at a time (sorted by key, then
+    /// valid_from), so that an export never holds the whole answer in memory.
+    pub fn list_each(
+        &self,
+        valid_at: ValidTime,
+        as_of: TxTime,
+        f: &mut dyn FnMut(Version) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT * FROM versions WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2
+              ORDER BY key, valid_from, id",
+        )?;
+        let rows = stmt.query_map(params![as_of.micros(), valid_at.micros()], row_version)?;
+        for row in rows {
+            f(row?)?;
+        }
+        Ok(())
     }
 
     /// Versions recorded or retracted in (`since`, `until`]: what changed in that

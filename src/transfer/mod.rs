@@ -1,0 +1,204 @@
+//! Memory in and out: `mem7 export` (the snapshot a `list` answers, or every entry in
+//! the fold's order), the exported ops `mem7 import` reads back, and `mem7 import-notes`
+//! (Claude Code's auto memory and folders of frontmatter notes).
+//!
+//! The JSON Lines records here are wire types, converted by hand from the domain types.
+
+pub mod export;
+pub mod notes;
+
+use serde::Deserialize;
+
+use crate::core::time::{TxTime, ValidTime};
+use crate::engine::{ImportOp, ImportRecord, StoreRequest};
+use crate::error::{Error, Result};
+
+/// One import record that names its `op` (what `mem7 export --history` writes).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpLine {
+    op: String,
+    key: Option<String>,
+    entity: Option<String>,
+    value: Option<String>,
+    valid_from: Option<String>,
+    valid_to: Option<String>,
+    tags: Option<Vec<String>>,
+    agent: Option<String>,
+    recorded: Option<String>,
+}
+
+/// Whether an import line is a JSON object with an `op` field (else it is read as a
+/// store record, exactly as before ops existed).
+pub fn has_op(line: &str) -> bool {
+    line.contains("\"op\"")
+        && matches!(
+            serde_json::from_str::<serde_json::Value>(line),
+            Ok(serde_json::Value::Object(m)) if m.contains_key("op")
+        )
+}
+
+/// Parses an import line with an `op` (`store`, `forget`, `forget_entity`,
+/// `forget_tagged`); `agent` gives the default agent name.
+pub fn op_record(
+    line: &str,
+    n: usize,
+    agent: &dyn Fn(Option<&str>) -> String,
+    allow_secret: bool,
+) -> Result<ImportRecord> {
+    let bad = |problem: String| {
+        Error::input(
+            format!("line {n}: {problem}"),
+            "a record with `op` is one of {\"op\": \"store\", \"key\", \"value\", …}, {\"op\": \"forget\", \"key\"}, {\"op\": \"forget_entity\", \"entity\"}, {\"op\": \"forget_tagged\", \"tags\"} (see docs/cli.md, mem7 import)",
+        )
+    };
+    let rec: OpLine = serde_json::from_str(line).map_err(|e| {
+        bad(format!(
+            "{} (column {})",
+            e.to_string().split(" at line ").next().unwrap_or(""),
+            e.column()
+        ))
+    })?;
+    let recorded = rec
+        .recorded
+        .as_deref()
+        .map(TxTime::parse)
+        .transpose()
+        .map_err(|e| bad(format!("recorded: {e}")))?;
+    let refuse = |fields: &[(&str, bool)]| -> Result<()> {
+        match fields.iter().find(|(_, present)| *present) {
+            Some((name, _)) => Err(bad(format!("`{name}` has no meaning for op `{}`", rec.op))),
+            None => Ok(()),
+        }
+    };
+    let need = |name: &str, v: &Option<String>| -> Result<String> {
+        v.clone()
+            .ok_or_else(|| bad(format!("op `{}` needs `{name}`", rec.op)))
+    };
+    let (op, key, value, valid_from, valid_to, tags) = match rec.op.as_str() {
+        "store" => {
+            refuse(&[("entity", rec.entity.is_some())])?;
+            let valid_from = rec
+                .valid_from
+                .as_deref()
+                .map(ValidTime::parse)
+                .transpose()
+                .map_err(|e| bad(format!("valid_from: {e}")))?;
+            let valid_to = rec
+                .valid_to
+                .as_deref()
+                .map(|t| crate::request::valid_end("valid_to", t))
+                .transpose()
+                .map_err(|e| bad(e.to_string()))?;
+            (
+                ImportOp::Store,
+                need("key", &rec.key)?,
+                need("value", &rec.value)?,
+                valid_from,
+                valid_to,
+                rec.tags.clone().unwrap_or_default(),
+            )
+        }
+        "forget" | "forget_entity" | "forget_tagged" => {
+            refuse(&[
+                ("value", rec.value.is_some()),
+                ("valid_from", rec.valid_from.is_some()),
+                ("valid_to", rec.valid_to.is_some()),
+            ])?;
+            match rec.op.as_str() {
+                "forget" => {
+                    refuse(&[
+                        ("entity", rec.entity.is_some()),
+                        ("tags", rec.tags.is_some()),
+                    ])?;
+                    (
+                        ImportOp::Forget,
+                        need("key", &rec.key)?,
+                        String::new(),
+                        None,
+                        None,
+                        Vec::new(),
+                    )
+                }
+                "forget_entity" => {
+                    refuse(&[("key", rec.key.is_some()), ("tags", rec.tags.is_some())])?;
+                    (
+                        ImportOp::ForgetEntity,
+                        need("entity", &rec.entity)?,
+                        String::new(),
+                        None,
+                        None,
+                        Vec::new(),
+                    )
+                }
+                _ => {
+                    refuse(&[("key", rec.key.is_some()), ("entity", rec.entity.is_some())])?;
+                    let tags = rec
+                        .tags
+                        .clone()
+                        .ok_or_else(|| bad("op `forget_tagged` needs `tags`".into()))?;
+                    (
+                        ImportOp::ForgetTagged,
+                        String::new(),
+                        String::new(),
+                        None,
+                        None,
+                        tags,
+                    )
+                }
+            }
+        }
+        other => {
+            return Err(bad(format!(
+                "unknown op `{other}` (expected store, forget, forget_entity or forget_tagged)"
+            )));
+        }
+    };
+    Ok(ImportRecord {
+        op,
+        req: StoreRequest {
+            key,
+            value,
+            valid_from,
+            valid_to,
+            tags,
+            agent: agent(rec.agent.as_deref()),
+            allow_secret,
+        },
+        recorded,
+        line: n,
+        keep_ties: true,
+    })
+}
+
+/// Writes `FILE` atomically (a temporary file in the same directory, fsync, rename), or
+/// standard output for `None`. `write` streams into the buffered writer it is given.
+pub fn write_output(
+    path: Option<&std::path::Path>,
+    stdout: &mut dyn std::io::Write,
+    write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    use std::io::Write;
+    match path {
+        None => {
+            let mut buf = std::io::BufWriter::with_capacity(1 << 16, stdout);
+            write(&mut buf)?;
+            buf.flush().map_err(|e| Error::io("<stdout>", e))
+        }
+        Some(path) => {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            };
+            let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::io(&dir, e))?;
+            let mut buf = std::io::BufWriter::with_capacity(1 << 16, tmp);
+            write(&mut buf)?;
+            let tmp = buf
+                .into_inner()
+                .map_err(|e| Error::io(path, e.into_error()))?;
+            tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+            tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+            Ok(())
+        }
+    }
+}

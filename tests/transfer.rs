@@ -1,0 +1,725 @@
+//! Memory in and out through the real binary: `export --history` round-trips through
+//! `import` (a property over random histories), the snapshot equals `list --json`, CSV
+//! quoting, and `import-notes` on Claude Code's memory layout and a notes folder.
+
+mod common;
+
+use common::Sandbox;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const DAY: i64 = 86_400;
+
+/// `2026-01-01` plus `d` days (may be negative), RFC 3339.
+fn day(d: i64) -> String {
+    let base = 1_767_225_600; // 2026-01-01T00:00:00Z
+    let t = base + d * DAY;
+    let (days, secs) = (t.div_euclid(DAY), t.rem_euclid(DAY));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let dd = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Versions without where they came from (the new workspace's files, lines and hashes
+/// differ by construction: other `prev` links).
+fn answers(v: Value) -> Vec<Value> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let mut o = o.clone();
+            let m = o.as_object_mut().unwrap();
+            m.remove("file");
+            m.remove("line");
+            m.remove("hash");
+            o
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug)]
+enum Rec {
+    Store {
+        key: usize,
+        value: &'static str,
+        /// Offset of valid_from from `recorded` in days (negative: a late arrival).
+        from: Option<i64>,
+        /// `None`: open-ended; `Some(None)`: infinity; `Some(Some(n))`: n days after from.
+        end: Option<Option<i64>>,
+        tagged: bool,
+    },
+    Forget {
+        key: usize,
+    },
+    /// `forget_entity` of `ent` (the key `ent:k3`).
+    ForgetEntity,
+    /// `forget_tagged` of `t1`.
+    ForgetTagged,
+}
+
+const KEYS: [&str; 3] = ["k1", "k2", "ent:k3"];
+
+fn rec() -> impl Strategy<Value = (Rec, i64)> {
+    let store = (
+        0..KEYS.len(),
+        prop::sample::select(vec!["a", "b", "c, \"d\"\ne"]),
+        prop::option::of(-20i64..5),
+        prop::option::weighted(0.5, prop::option::of(1i64..15)),
+        any::<bool>(),
+    )
+        .prop_map(|(key, value, from, end, tagged)| Rec::Store {
+            key,
+            value,
+            from,
+            end,
+            tagged,
+        });
+    (
+        prop_oneof![
+            12 => store,
+            2 => (0..KEYS.len()).prop_map(|key| Rec::Forget { key }),
+            1 => Just(Rec::ForgetEntity),
+            1 => Just(Rec::ForgetTagged),
+        ],
+        // Days after the previous record; 0 records at the same instant.
+        prop_oneof![1 => Just(0i64), 4 => 1i64..4],
+    )
+}
+
+/// The records as JSON Lines: stores as plain `import` records (the rules of `store`),
+/// forgets as `op` records; `recorded` grows, sometimes not at all (same instant).
+fn jsonl(recs: &[(Rec, i64)]) -> String {
+    let mut t = 0;
+    let mut out = String::new();
+    // Keys written at the current instant: a forget of one of them at that instant could
+    // not keep its order on import (see docs/cli.md), so it moves to the next day.
+    let mut touched: Vec<usize> = Vec::new();
+    for (r, step) in recs {
+        // (A forget of an entity or of tags commutes with nothing.)
+        let mut step = *step;
+        let conflicts = match r {
+            Rec::Store { .. } => false,
+            Rec::Forget { key } => touched.contains(key) || touched.contains(&usize::MAX),
+            Rec::ForgetEntity | Rec::ForgetTagged => !touched.is_empty(),
+        };
+        if step == 0 && conflicts {
+            step = 1;
+        }
+        if step > 0 {
+            touched.clear();
+        }
+        touched.push(match r {
+            Rec::Store { key, .. } | Rec::Forget { key } => *key,
+            Rec::ForgetEntity | Rec::ForgetTagged => usize::MAX,
+        });
+        t += step;
+        let line = match r {
+            Rec::Store {
+                key,
+                value,
+                from,
+                end,
+                tagged,
+            } => {
+                let mut o = json!({"key": KEYS[*key], "value": value, "recorded": day(t)});
+                let start = t + from.unwrap_or(0);
+                if let Some(f) = from {
+                    o["valid_from"] = json!(day(t + f));
+                }
+                match end {
+                    None => {}
+                    Some(None) => o["valid_to"] = json!("infinity"),
+                    Some(Some(n)) => o["valid_to"] = json!(day(start + n)),
+                }
+                if *tagged {
+                    o["tags"] = json!(["t1", "t2"]);
+                    o["agent"] = json!("someone else");
+                }
+                o
+            }
+            Rec::Forget { key } => json!({"op": "forget", "key": KEYS[*key], "recorded": day(t)}),
+            Rec::ForgetEntity => {
+                json!({"op": "forget_entity", "entity": "ent", "recorded": day(t)})
+            }
+            Rec::ForgetTagged => json!({"op": "forget_tagged", "tags": ["t1"], "recorded": day(t)}),
+        };
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+fn histories(s: &Sandbox, now: &str) -> Vec<Vec<Value>> {
+    KEYS.iter()
+        .map(|k| answers(s.ok(&["history", k, "--json"], Some(now)).json()))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Export every entry, import into an empty workspace: the same history for every
+    /// key (all four clocks, tags, agent), the same list at a grid of clocks, and the new
+    /// workspace verifies.
+    #[test]
+    fn export_history_round_trips_through_import(
+        recs in prop::collection::vec(rec(), 1..14),
+        probes in prop::collection::vec((-25i64..50, -1i64..50), 4),
+    ) {
+        let now = "2027-01-01T00:00:00Z";
+        let a = Sandbox::new();
+        let r = a.run_stdin(&["import", "-"], Some(now), &jsonl(&recs));
+        prop_assert_eq!(r.code, 0, "source import: {}", r.stderr);
+        let exported = a.ok(&["export", "--history"], Some(now)).stdout;
+        let b = Sandbox::new();
+        let r = b.run_stdin(&["import", "-"], Some(now), &exported);
+        prop_assert_eq!(r.code, 0, "import of the export: {}\n{}", r.stderr, exported);
+        prop_assert_eq!(histories(&a, now), histories(&b, now), "exported:\n{}", exported);
+        for (v, t) in &probes {
+            let (valid_at, as_of) = (day(*v), day(*t));
+            let args = ["list", "--json", "--valid-at", &valid_at, "--as-of", &as_of];
+            prop_assert_eq!(
+                answers(a.ok(&args, Some(now)).json()),
+                answers(b.ok(&args, Some(now)).json())
+            );
+        }
+        // Default clocks too.
+        prop_assert_eq!(
+            answers(a.ok(&["list", "--json"], Some(now)).json()),
+            answers(b.ok(&["list", "--json"], Some(now)).json())
+        );
+        let v = b.run(&["verify"], Some(now));
+        prop_assert_eq!(v.code, 0, "verify: {}{}", v.stdout, v.stderr);
+        // Exporting the copy gives the same entries again (entries of one instant that
+        // commute may come in another order: the fold orders them by their new hashes).
+        let sorted = |text: &str| {
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            lines.sort();
+            lines
+        };
+        prop_assert_eq!(
+            sorted(&b.ok(&["export", "--history"], Some(now)).stdout),
+            sorted(&exported)
+        );
+    }
+}
+
+fn worked_example() -> Sandbox {
+    let s = Sandbox::new();
+    s.ok(
+        &["store", "event7:host", "Railway", "--tag", "infra"],
+        Some("2026-02-15T00:00:00Z"),
+    );
+    s.ok(
+        &["store", "event7:host", "Cloudflare"],
+        Some("2026-03-20T00:00:00Z"),
+    );
+    s.ok(
+        &[
+            "store",
+            "event7:host",
+            "local only",
+            "--valid-from",
+            "2026-04-05",
+        ],
+        Some("2026-04-12T00:00:00Z"),
+    );
+    s.ok(
+        &["store", "note:q", "a, \"quoted\"\nsecond line"],
+        Some("2026-04-13T00:00:00Z"),
+    );
+    s.ok(&["store", "gone", "soon"], Some("2026-04-13T01:00:00Z"));
+    s.ok(&["forget", "gone"], Some("2026-04-14T00:00:00Z"));
+    s
+}
+
+#[test]
+fn the_snapshot_equals_list_json_at_the_same_clocks() {
+    let s = worked_example();
+    let now = Some("2026-04-20T00:00:00Z");
+    for clocks in [
+        vec![],
+        vec!["--valid-at", "2026-04-10", "--as-of", "2026-04-11"],
+        vec!["--valid-at", "2026-03-01"],
+        vec!["--as-of", "2026-04-13T12:00:00Z"],
+        vec!["--valid-at", "2026-02-01"],
+    ] {
+        let mut list = vec!["list", "--json"];
+        list.extend(&clocks);
+        let mut export = vec!["export"];
+        export.extend(&clocks);
+        let listed = s.ok(&list, now).json();
+        let lines: Vec<Value> = s
+            .ok(&export, now)
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(Value::Array(lines), listed, "clocks {clocks:?}");
+    }
+}
+
+#[test]
+fn export_to_a_file_is_what_stdout_gets() {
+    let s = worked_example();
+    let now = Some("2026-04-20T00:00:00Z");
+    let file = s.dir.path().join("out.jsonl");
+    for args in [vec!["export"], vec!["export", "--history"]] {
+        let stdout = s.ok(&args, now).stdout;
+        let mut to_file = args.clone();
+        to_file.extend(["-o", file.to_str().unwrap()]);
+        let r = s.ok(&to_file, now);
+        assert_eq!(r.stdout, "");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), stdout);
+    }
+    // Only the output file was added next to it (the temporary file was renamed).
+    let names: Vec<String> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("out") || n.starts_with(".tmp"))
+        .collect();
+    assert_eq!(names, ["out.jsonl"]);
+}
+
+/// A small RFC 4180 reader: rows of fields.
+fn read_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.is_empty() => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\r') if chars.peek() == Some(&'\n') => {
+                chars.next();
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(field.is_empty() && row.is_empty(), "the CSV ends with CRLF");
+    rows
+}
+
+#[test]
+fn csv_has_a_header_and_quotes_commas_quotes_and_newlines() {
+    let s = worked_example();
+    let now = Some("2026-04-20T00:00:00Z");
+    let text = s.ok(&["export", "--format", "csv"], now).stdout;
+    assert!(
+        text.starts_with(
+            "key,value,valid_from,valid_to,tx_from,tx_to,tags,agent,file,line,hash\r\n"
+        )
+    );
+    assert!(
+        text.contains(",\"a, \"\"quoted\"\"\nsecond line\","),
+        "quoted: {text}"
+    );
+    let rows = read_csv(&text);
+    let listed = s.ok(&["list", "--json"], now).json();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(rows.len(), listed.len() + 1);
+    for (row, v) in rows[1..].iter().zip(listed) {
+        for (i, name) in rows[0].iter().enumerate() {
+            let want = match &v[name.as_str()] {
+                Value::Null => String::new(),
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Array(tags) => tags
+                    .iter()
+                    .map(|t| t.as_str().unwrap())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                other => panic!("unexpected {other}"),
+            };
+            assert_eq!(row[i], want, "{name}");
+        }
+    }
+    // The history as CSV: a header and one row per entry (a forget has no value).
+    let text = s
+        .ok(&["export", "--history", "--format", "csv"], now)
+        .stdout;
+    let rows = read_csv(&text);
+    assert_eq!(
+        rows[0],
+        [
+            "op",
+            "key",
+            "entity",
+            "value",
+            "valid_from",
+            "valid_to",
+            "tags",
+            "agent",
+            "recorded"
+        ]
+    );
+    assert_eq!(rows.len(), 1 + 6);
+    assert_eq!(rows[6][..4], ["forget", "gone", "", ""]);
+    assert_eq!(rows[4][3], "a, \"quoted\"\nsecond line");
+}
+
+#[test]
+fn exported_ops_are_checked_like_any_import_line() {
+    let s = Sandbox::new();
+    let before = s.snapshot();
+    for (line, problem) in [
+        (r#"{"op": "forget"}"#, "line 1: op `forget` needs `key`"),
+        (
+            r#"{"op": "forget", "key": "k", "value": "v"}"#,
+            "line 1: `value` has no meaning for op `forget`",
+        ),
+        (
+            r#"{"op": "rename", "key": "k"}"#,
+            "line 1: unknown op `rename`",
+        ),
+        (
+            r#"{"op": "forget_tagged", "tags": ["a b"]}"#,
+            "line 1: the tag",
+        ),
+    ] {
+        let r = s.run_stdin(&["import", "-"], None, line);
+        assert_eq!(r.code, 2, "{line}: {}", r.stderr);
+        assert!(r.stderr.contains(problem), "{line}: {}", r.stderr);
+    }
+    assert_eq!(s.snapshot(), before);
+}
+
+// ---------------------------------------------------------------------------------------
+// import-notes
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A copy of a fixture in the sandbox (so tests can add broken notes to it).
+fn copy_fixture(s: &Sandbox, name: &str) -> std::path::PathBuf {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            let target = to.join(e.file_name());
+            if e.path().is_dir() {
+                copy(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), &target).unwrap();
+            }
+        }
+    }
+    let to = s.dir.path().join("in").join(name);
+    copy(&fixture(name), &to);
+    to
+}
+
+const NOW: Option<&str> = Some("2026-05-01T00:00:00Z");
+
+#[test]
+fn claude_code_memory_dry_run_then_write_then_nothing() {
+    let s = Sandbox::new();
+    let dir = fixture("claude-memory/-home-me-src-shop/memory");
+    let dir = dir.to_str().unwrap();
+    let before = s.snapshot();
+    let dry = s.ok(&["import-notes", dir], NOW);
+    assert_eq!(s.snapshot(), before, "a dry run writes nothing");
+    assert!(
+        dry.stdout.contains(
+            "would store claude:home-me-src-shop:index:user_role = [User role](user_role.md) — senior Rust engineer, prefers s… (valid from now; "
+        ),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.contains("/memory/MEMORY.md:3)\n"),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.contains("/memory/user_role.md:7)\n"),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout
+            .contains("dry run: 5 to store, 0 unchanged, 0 bad"),
+        "{}",
+        dry.stdout
+    );
+
+    let w = s.ok(&["import-notes", dir, "--write"], NOW);
+    assert!(
+        w.stdout.contains("imported notes: 5 stored, 0 unchanged"),
+        "{}",
+        w.stdout
+    );
+    let topic = s
+        .ok(
+            &["recall", "claude:home-me-src-shop:user_role", "--json"],
+            NOW,
+        )
+        .json();
+    assert_eq!(
+        topic[0]["value"],
+        "The user is a senior Rust engineer.\n\nPrefers small, reviewable PRs."
+    );
+    assert_eq!(topic[0]["tags"], json!(["claude-memory", "user"]));
+    assert_eq!(topic[0]["agent"], "import-notes/user_role.md");
+    let index = s.ok(
+        &[
+            "list",
+            "--prefix",
+            "claude:home-me-src-shop:index:",
+            "--json",
+        ],
+        NOW,
+    );
+    assert_eq!(index.strings("key").len(), 3);
+
+    let after = s.snapshot();
+    let again = s.ok(
+        &["import-notes", dir, "--write"],
+        Some("2026-05-02T00:00:00Z"),
+    );
+    assert!(
+        again
+            .stdout
+            .contains("imported notes: 0 stored, 5 unchanged"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(s.snapshot(), after, "a second import writes nothing");
+}
+
+#[test]
+fn frontmatter_notes_become_facts_with_their_dates_and_tags() {
+    let s = Sandbox::new();
+    let dir = fixture("notes");
+    let dir = dir.to_str().unwrap();
+    let before = s.snapshot();
+    let dry = s.ok(&["import-notes", dir], NOW);
+    assert_eq!(s.snapshot(), before);
+    assert!(dry.stdout.contains("dry run: 4 to store"), "{}", dry.stdout);
+    s.ok(&["import-notes", dir, "--write"], NOW);
+    let deploy = s
+        .ok(
+            &[
+                "recall",
+                "notes:deploy-runbook:where-it-runs",
+                "--valid-at",
+                "2026-03-02",
+                "--json",
+            ],
+            NOW,
+        )
+        .json();
+    assert_eq!(deploy[0]["value"], "fly.io, region ams.");
+    assert_eq!(deploy[0]["valid_from"], "2026-03-01T00:00:00Z");
+    assert_eq!(deploy[0]["tags"], json!(["infra", "deploy"]));
+    assert_eq!(deploy[0]["agent"], "import-notes/deploy.md");
+    let keys = s
+        .ok(&["list", "--prefix", "notes:", "--json"], NOW)
+        .strings("key");
+    assert_eq!(
+        keys,
+        [
+            "notes:deploy-runbook",
+            "notes:deploy-runbook:rollback",
+            "notes:deploy-runbook:where-it-runs",
+            "notes:plain"
+        ]
+    );
+    // Explicit valid_from defeats mem7's own confirmation; import-notes skips what holds.
+    let after = s.snapshot();
+    let again = s.ok(
+        &["import-notes", dir, "--write"],
+        Some("2026-05-03T00:00:00Z"),
+    );
+    assert!(
+        again.stdout.contains("0 stored, 4 unchanged"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(s.snapshot(), after);
+}
+
+#[test]
+fn bad_notes_are_named_and_stop_the_batch_unless_skipped() {
+    let s = Sandbox::new();
+    let dir = copy_fixture(&s, "notes");
+    std::fs::write(dir.join("latin1.md"), b"---\ntitle: x\n---\n\ncaf\xe9\n").unwrap();
+    std::fs::write(
+        dir.join("broken.md"),
+        "---\ntitle: [unclosed\ntags: a\n---\n\nbody\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("token.md"),
+        "---\ntitle: ci\n---\n\nintro\n\n## Token\n\nghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let before = s.snapshot();
+    for args in [vec!["import-notes", d], vec!["import-notes", d, "--write"]] {
+        let r = s.run(&args, NOW);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("latin1.md:5: the note is not UTF-8 text"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr
+                .contains("broken.md:3: the frontmatter is not valid YAML"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("token.md:9: looks like a credential"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("3 bad notes; nothing was written"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(s.snapshot(), before);
+    }
+    let r = s.run(&["import-notes", d, "--write", "--skip-bad"], NOW);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("mem7: skipped "), "{}", r.stderr);
+    assert!(r.stderr.contains("token.md:9"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("5 stored, 0 unchanged, 3 bad skipped"),
+        "{}",
+        r.stdout
+    );
+    // The token's note keeps its harmless intro; the token itself went nowhere.
+    s.ok(&["recall", "notes:ci"], NOW);
+    let text: String = s
+        .snapshot()
+        .iter()
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    assert!(!text.contains("ghp_"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Histories mem7 did not write itself
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+fn same_answers(a: &Sandbox, b: &Sandbox, keys: &[String], now: Option<&str>) {
+    for k in keys {
+        assert_eq!(
+            answers(a.ok(&["history", k, "--json"], now).json()),
+            answers(b.ok(&["history", k, "--json"], now).json()),
+            "history of {k}"
+        );
+    }
+    for (valid_at, as_of) in [
+        ("2025-01-10T09:30:00Z", "2025-01-10T09:30:00Z"),
+        ("2025-01-10T12:00:00Z", "2025-01-11T00:00:00Z"),
+        ("2025-01-11T12:00:00Z", "2025-01-12T00:00:00Z"),
+        ("2025-01-10T12:00:00Z", "2026-01-01T00:00:00Z"),
+    ] {
+        let args = ["list", "--json", "--valid-at", valid_at, "--as-of", as_of];
+        assert_eq!(
+            answers(a.ok(&args, now).json()),
+            answers(b.ok(&args, now).json()),
+            "list at {valid_at} as of {as_of}"
+        );
+    }
+}
+
+#[test]
+fn a_go_mem7_history_with_entity_and_tag_deletes_round_trips() {
+    let now = Some("2026-01-01T00:00:00Z");
+    let a = Sandbox::bare();
+    copy_dir(&fixture("legacy-go/workspace"), &a.ws);
+    let exported = a.ok(&["export", "--history"], now).stdout;
+    let ops: Vec<Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for op in ["store", "forget", "forget_entity", "forget_tagged"] {
+        assert!(
+            ops.iter().any(|o| o["op"] == op),
+            "{op} in the export:\n{exported}"
+        );
+    }
+    let mut keys: Vec<String> = ops
+        .iter()
+        .filter_map(|o| o["key"].as_str().map(str::to_string))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let b = Sandbox::new();
+    let r = b.run_stdin(&["import", "-"], now, &exported);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    same_answers(&a, &b, &keys, now);
+    let v = b.run(&["verify"], now);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(v.stdout.contains("0 warnings"), "{}", v.stdout);
+}
+
+#[test]
+fn an_entry_in_another_days_file_is_exported_in_the_folds_order() {
+    let s = Sandbox::new();
+    s.ok(&["store", "a", "1"], Some("2026-01-01T00:00:00Z"));
+    s.ok(&["store", "b", "2"], Some("2026-01-02T00:00:00Z"));
+    // Recorded before everything else but written into the last day's file by hand.
+    let later = s.memory_dir().join("2026-01-02.md");
+    let mut text = std::fs::read_to_string(&later).unwrap();
+    text.push_str(
+        "\n## c\n\n```mem7\nrecorded: 2025-12-31T12:00:00Z\nagent: a person\n```\n\n> 3\n\n---\n",
+    );
+    std::fs::write(&later, text).unwrap();
+    let r = s.ok(&["export", "--history"], Some("2026-01-03T00:00:00Z"));
+    let keys: Vec<String> = r
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["key"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(keys, ["c", "a", "b"]);
+    assert!(r.stderr.contains("sorted in memory"), "{}", r.stderr);
+}
