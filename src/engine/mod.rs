@@ -473,23 +473,7 @@ impl Engine {
                 tie.note(tx, scope, content);
                 last = Some(tx);
                 prev = hash;
-                let file = Workspace::day_file(&tx.utc_day());
-                let event = Event {
-                    tx,
-                    op,
-                    source: Source {
-                        file: file.clone(),
-                        line: 0,
-                        hash: String::new(),
-                    },
-                    content,
-                };
-                fold.apply(&event, &mut |_| {});
-                let buf = files.entry(file).or_default();
-                if !buf.is_empty() {
-                    buf.push('\n');
-                }
-                buf.push_str(&text);
+                stage(&mut files, &mut fold, tx, op, content, &text);
                 outcome.forgot += 1;
                 continue;
             }
@@ -536,23 +520,7 @@ impl Engine {
             tie.note(tx, scope, content);
             last = Some(tx);
             prev = hash;
-            let file = Workspace::day_file(&tx.utc_day());
-            let event = Event {
-                tx,
-                op,
-                source: Source {
-                    file: file.clone(),
-                    line: 0,
-                    hash: String::new(),
-                },
-                content,
-            };
-            fold.apply(&event, &mut |_| {});
-            let buf = files.entry(file).or_default();
-            if !buf.is_empty() {
-                buf.push('\n');
-            }
-            buf.push_str(&text);
+            stage(&mut files, &mut fold, tx, op, content, &text);
             outcome.stored += 1;
         }
         outcome.files = files.len();
@@ -1087,6 +1055,35 @@ fn same_tags(a: &[String], b: &[String]) -> bool {
     a.sort();
     b.sort();
     a == b
+}
+
+/// One import record's entry, decided: the fold applies it (so later records are
+/// planned against it) and its text joins its day file's buffer.
+fn stage(
+    files: &mut std::collections::BTreeMap<String, String>,
+    fold: &mut crate::core::Fold,
+    tx: TxTime,
+    op: Op,
+    content: ChainHash,
+    text: &str,
+) {
+    let file = Workspace::day_file(&tx.utc_day());
+    let event = Event {
+        tx,
+        op,
+        source: Source {
+            file: file.clone(),
+            line: 0,
+            hash: String::new(),
+        },
+        content,
+    };
+    fold.apply(&event, &mut |_| {});
+    let buf = files.entry(file).or_default();
+    if !buf.is_empty() {
+        buf.push('\n');
+    }
+    buf.push_str(text);
 }
 
 /// `max(wanted, last + 1µs)`, refused when it would step past the last instant mem7
