@@ -25,10 +25,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
-use crate::cli::Env;
 use crate::context::{self, ContextRequest};
 use crate::core::time::TxTime;
 use crate::engine::{Engine, ForgetOutcome, StoreRequest};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::index::fulltext::SearchRequest;
 use crate::request;
@@ -281,7 +281,7 @@ impl MemoryServer {
             )?;
             let similar = engine.look_alikes(&req.key, &req.value, now)?;
             let outcome = engine.store(&req, now)?;
-            Ok(output::store(&crate::cli::render::store_json(
+            Ok(output::store(&crate::render::store_json(
                 &outcome, &similar,
             )))
         })
@@ -469,11 +469,11 @@ impl MemoryServer {
                 engine.rekey(&p.from, &p.to, &agent, now)?
             };
             let structured: serde_json::Value =
-                serde_json::from_str(&crate::cli::render::rekey_json(&plan, !dry_run))
+                serde_json::from_str(&crate::render::rekey_json(&plan, !dry_run))
                     .unwrap_or_default();
             Ok(output::object(
                 structured,
-                crate::cli::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
+                crate::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
             ))
         })
         .await
@@ -684,7 +684,7 @@ fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -> String {
         return env.agent(None);
     }
     client
-        .map(crate::cli::safe_agent)
+        .map(crate::env::safe_agent)
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "mcp".to_string())
 }

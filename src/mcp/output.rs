@@ -30,7 +30,7 @@ fn near_json(near: &[NearKey]) -> Value {
 }
 
 fn near_text(near: &[NearKey]) -> String {
-    match crate::cli::render::near_keys_hint(near) {
+    match crate::render::near_keys_hint(near) {
         Some(hint) => format!("{hint}; if one is the fact you mean, ask for it by that key\n"),
         None => String::new(),
     }
@@ -40,7 +40,7 @@ fn near_text(near: &[NearKey]) -> String {
 /// no version (and the keys near the one asked for).
 pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
     let mut structured = json!({
-        "versions": parse(&crate::cli::render::versions_json(versions)),
+        "versions": parse(&crate::render::versions_json(versions)),
         "near_keys": [],
     });
     if versions.is_empty() {
@@ -90,7 +90,7 @@ fn version_line(v: &Version) -> String {
 
 /// search: `{hits}`; the text says "no record" when nothing matched.
 pub fn hits(hits: &[SearchHit], query: &str) -> Out {
-    let structured = json!({ "hits": parse(&crate::cli::render::hits_json(hits)) });
+    let structured = json!({ "hits": parse(&crate::render::hits_json(hits)) });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {

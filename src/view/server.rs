@@ -20,10 +20,10 @@ use axum::routing::get;
 
 use super::page::{self, PER_PAGE, Query};
 use crate::auth::Expected;
-use crate::cli::Env;
 use crate::core::chain::ChainKey;
 use crate::core::time::TxTime;
 use crate::engine::Engine;
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::index::fulltext::{SearchMode, SearchRequest};
 use crate::request;

@@ -1,5 +1,6 @@
-//! Rendering versions for people (text) and programs (JSON). The JSON objects are wire
-//! types, converted by hand from the domain types.
+//! Rendering versions for people (text) and programs (JSON), for both front ends: the
+//! CLI prints it, the MCP server wraps it (`mcp::output`), `export` streams it. The JSON
+//! objects are wire types, converted by hand from the domain types.
 
 use serde::Serialize;
 

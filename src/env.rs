@@ -1,0 +1,157 @@
+//! The process environment mem7 reads, captured once (`Env`), and what follows from it
+//! alone: "now", the chain key, the agent name, workspace discovery. The front ends (the
+//! CLI, the MCP server, the page) take it from here; nothing below them reads the
+//! environment.
+
+use std::path::{Path, PathBuf};
+
+use crate::core::chain::ChainKey;
+use crate::core::time::TxTime;
+use crate::error::{Error, Result};
+use crate::store;
+
+/// The blake3 key-derivation context for `MEM7_CHAIN_KEY`.
+pub const CHAIN_KEY_CONTEXT: &str = "mem7 2026-11-29 hash chain key v1";
+
+/// The process environment mem7 reads, captured once so everything below is pure of it.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    pub workspace: Option<PathBuf>,
+    pub now: Option<String>,
+    pub agent: Option<String>,
+    pub user: Option<String>,
+    pub home: Option<PathBuf>,
+    pub legacy_dir: Option<PathBuf>,
+    pub chain_key: Option<String>,
+    /// Codex's configuration directory (`CODEX_HOME`), for `mem7 setup codex`.
+    pub codex_home: Option<PathBuf>,
+    /// The embedding provider's variables (`MEM7_EMBED_*`, `MEM7_MODEL_DIR`).
+    pub embed: crate::embed::EmbedEnv,
+    pub cwd: PathBuf,
+}
+
+impl Env {
+    /// Reads the real environment.
+    pub fn from_process() -> Env {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Env {
+            workspace: var("MEM7_WORKSPACE").map(PathBuf::from),
+            now: var("MEM7_NOW"),
+            agent: var("MEM7_AGENT"),
+            user: var("USER").or_else(|| var("USERNAME")),
+            home: var("HOME").map(PathBuf::from),
+            legacy_dir: var("MEM7_DIR").map(PathBuf::from),
+            chain_key: std::env::var("MEM7_CHAIN_KEY").ok(),
+            codex_home: var("CODEX_HOME").map(PathBuf::from),
+            embed: crate::embed::EmbedEnv::from_process(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
+    /// "Now": `MEM7_NOW` when set (must be RFC 3339), else the system clock.
+    pub fn now(&self) -> Result<TxTime> {
+        match &self.now {
+            Some(text) => {
+                let parsed = chrono::DateTime::parse_from_rfc3339(text.trim()).map_err(|_| {
+                    Error::input(
+                        format!("MEM7_NOW={text:?} is not an RFC 3339 time"),
+                        "set it like MEM7_NOW=2026-04-12T09:00:00Z, or unset it to use the clock",
+                    )
+                })?;
+                let now = TxTime::from_micros(parsed.timestamp_micros());
+                if !now.in_range() {
+                    return Err(Error::input(
+                        format!(
+                            "MEM7_NOW={text:?} is outside the times mem7 keeps ({})",
+                            crate::core::time::RANGE_TEXT
+                        ),
+                        "set it to a time in years 1 to 9999, or unset it to use the clock",
+                    ));
+                }
+                Ok(now)
+            }
+            None => Ok(TxTime::from_micros(chrono::Utc::now().timestamp_micros())),
+        }
+    }
+
+    /// The chain key: `MEM7_CHAIN_KEY` is any non-empty secret; the 32-byte blake3 key
+    /// is derived from it (blake3 `derive_key`, context [`CHAIN_KEY_CONTEXT`]).
+    pub fn chain_key(&self) -> Result<ChainKey> {
+        match &self.chain_key {
+            None => Ok(ChainKey::Plain),
+            Some(secret) if secret.trim().is_empty() => Err(Error::input(
+                "MEM7_CHAIN_KEY is set but empty",
+                "set it to a long random secret (e.g. `openssl rand -hex 32`), or unset it",
+            )),
+            Some(secret) => Ok(ChainKey::Keyed(blake3::derive_key(
+                CHAIN_KEY_CONTEXT,
+                secret.as_bytes(),
+            ))),
+        }
+    }
+
+    /// The agent name for writes: the flag as given (validated later), else
+    /// `MEM7_AGENT` or `$USER` made safe (their odd characters become `-`), else `cli`.
+    pub fn agent(&self, flag: Option<&str>) -> String {
+        if let Some(name) = flag {
+            return name.to_string();
+        }
+        self.agent
+            .as_deref()
+            .or(self.user.as_deref())
+            .map(safe_agent)
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "cli".to_string())
+    }
+
+    /// Workspace discovery: flag > MEM7_WORKSPACE > nearest ancestor with mem7.yaml >
+    /// $MEM7_DIR/workspace (Go mem7) > ~/.mem7/workspace.
+    pub fn workspace(&self, flag: Option<&Path>) -> PathBuf {
+        if let Some(dir) = flag {
+            return absolute(&self.cwd, dir);
+        }
+        if let Some(dir) = &self.workspace {
+            return absolute(&self.cwd, dir);
+        }
+        let mut dir = Some(self.cwd.as_path());
+        while let Some(d) = dir {
+            if d.join(store::CONFIG_FILE).is_file() {
+                return d.to_path_buf();
+            }
+            dir = d.parent();
+        }
+        if let Some(legacy) = &self.legacy_dir {
+            return absolute(&self.cwd, legacy).join("workspace");
+        }
+        match &self.home {
+            Some(home) => home.join(".mem7").join("workspace"),
+            None => self.cwd.join(".mem7-workspace"),
+        }
+    }
+}
+
+/// A name from the environment (or an MCP client) made into a valid agent name: odd
+/// characters become `-`, and it is cut to a safe length. Empty when nothing is left.
+pub fn safe_agent(raw: &str) -> String {
+    let safe: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || " _-.@+/()".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(crate::core::validate::MAX_AGENT_BYTES / 4)
+        .collect();
+    safe.trim().to_string()
+}
+
+pub(crate) fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
+}
