@@ -52,7 +52,7 @@ pub const DEFAULT_MIN_SIMILARITY: f32 = 0.29;
 impl Config {
     /// Parses `mem7.yaml`'s text.
     pub fn parse(text: &str) -> Result<Config, String> {
-        crate::yaml::config(text)
+        crate::format::yaml::config(text)
     }
 
     /// The effective value-size limit.

@@ -25,6 +25,5 @@ pub mod transfer;
 pub mod verify;
 pub mod view;
 pub mod watch;
-mod yaml;
 
 pub use error::{Error, Result};

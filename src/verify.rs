@@ -354,7 +354,7 @@ pub fn acceptable(report: &Report) -> Vec<&Finding> {
 ///
 /// Reads the `recorded:` lines only, so it costs one search through the bytes.
 pub fn recorded_ahead(ws: &Workspace, now: crate::core::time::TxTime) -> Result<Vec<Finding>> {
-    let threshold = crate::engine::ahead_threshold(now);
+    let threshold = crate::core::time::ahead_threshold(now);
     let mut out = Vec::new();
     let _shared = ws.lock_shared()?;
     for file in ws.scan()? {

@@ -111,6 +111,15 @@ impl ValidTime {
     }
 }
 
+/// How far ahead of this machine's clock an entry may be recorded before mem7 says so
+/// (5 minutes: more than clocks kept by NTP drift, less than a wrong time zone).
+pub const AHEAD_TOLERANCE_MICROS: i64 = 5 * 60 * 1_000_000;
+
+/// The instant after which an entry counts as recorded ahead of `now`.
+pub fn ahead_threshold(now: TxTime) -> TxTime {
+    TxTime::from_micros(now.micros().saturating_add(AHEAD_TOLERANCE_MICROS))
+}
+
 /// A time that could not be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", describe(.text, *.out_of_range))]

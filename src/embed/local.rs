@@ -340,7 +340,7 @@ impl Part<'_> {
             let o = self.first + j;
             let wo = &self.w[o * n..(o + 1) * n];
             for (r, y) in values.iter_mut().enumerate() {
-                *y = self.bias[o] + crate::index::vectors::dot(self.row(r), wo);
+                *y = self.bias[o] + super::dot(self.row(r), wo);
             }
         }
     }

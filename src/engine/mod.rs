@@ -148,18 +148,11 @@ pub struct Engine {
     clock: Option<TxTime>,
 }
 
-/// How far ahead of this machine's clock an entry may be recorded before mem7 says so
-/// (5 minutes: more than clocks kept by NTP drift, less than a wrong time zone).
-pub const AHEAD_TOLERANCE_MICROS: i64 = 5 * 60 * 1_000_000;
+pub use crate::core::time::{AHEAD_TOLERANCE_MICROS, ahead_threshold};
 
 /// A catch-up of at least this many entries checkpoints the index's write-ahead log
 /// (see [`Index::checkpoint`]); a few appended entries leave it to SQLite.
 const LARGE_CATCH_UP: usize = 1000;
-
-/// The instant after which an entry counts as recorded ahead of `now`.
-pub fn ahead_threshold(now: TxTime) -> TxTime {
-    TxTime::from_micros(now.micros().saturating_add(AHEAD_TOLERANCE_MICROS))
-}
 
 impl Engine {
     /// Opens the workspace at `root` and brings its index up to date.

@@ -2,7 +2,7 @@
 //!
 //! mem7 writes one plain `name: value` per line, which a fast line parser reads. A
 //! person editing by hand may write any YAML mapping instead (quoted strings, block
-//! lists); those envelopes go through the YAML fallback in [`crate::yaml`].
+//! lists); those envelopes go through the YAML fallback in [`super::yaml`].
 
 /// The envelope's fields, as text. Interpretation (times, ops) happens later, so one bad
 /// field is reported against its entry rather than failing the file.
@@ -47,7 +47,7 @@ impl Fields {
             Some(fields) => Ok(fields),
             None => {
                 let text: String = lines.clone().map(|l| format!("{l}\n")).collect();
-                match crate::yaml::envelope_pairs(&text) {
+                match super::yaml::envelope_pairs(&text) {
                     Ok(pairs) => {
                         let mut fields = Fields::default();
                         for (name, value) in pairs {

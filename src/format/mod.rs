@@ -4,6 +4,7 @@
 mod envelope;
 mod parse;
 mod write;
+pub(crate) mod yaml;
 
 pub(crate) use envelope::FieldValue as FieldValueExport;
 pub use envelope::Fields;

@@ -58,7 +58,7 @@ pub struct SyncReport {
     /// Torn tails moved aside: (memory file, where its bytes went).
     pub set_aside: Vec<(String, String)>,
     /// Entries applied that were recorded ahead of the caller's clock (see
-    /// `engine::ahead_threshold`), in the order applied.
+    /// `core::time::ahead_threshold`), in the order applied.
     pub ahead: Vec<Ahead>,
 }
 

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use super::Index;
 use super::embeddings::{EmbeddingCache, Stamp};
-use crate::embed::version_text;
+use crate::embed::{dot, version_text};
 use crate::error::Result;
 
 /// A version's id and the hash of its embedded text.
@@ -660,21 +660,6 @@ fn pick_differing() -> fn(&[u64], &[u64]) -> u32 {
         return |a, b| unsafe { differing_popcnt(a, b) };
     }
     differing_portable
-}
-
-/// A dot product written so that the compiler keeps eight independent sums in SIMD lanes.
-#[inline]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let (ca, ra) = a.as_chunks::<8>();
-    let (cb, rb) = b.as_chunks::<8>();
-    for (x, y) in ca.iter().zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    acc.iter().sum::<f32>() + tail
 }
 
 /// Every distinct text hash of the versions of `index` (what `embed --prune` keeps).

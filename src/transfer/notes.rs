@@ -256,7 +256,7 @@ fn split<'a>(rel: &str, text: &'a str) -> std::result::Result<Split<'a>, Bad> {
         let l = text[offset..end].trim_end();
         if l == "---" || l == "..." {
             let yaml = &text[yaml_start..offset];
-            let fields = crate::yaml::frontmatter(yaml).map_err(|(problem, at)| Bad {
+            let fields = crate::format::yaml::frontmatter(yaml).map_err(|(problem, at)| Bad {
                 file: rel.into(),
                 line: 1 + at.unwrap_or(1),
                 problem,

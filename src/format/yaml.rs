@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::format::FieldValueExport as FieldValue;
+use super::FieldValueExport as FieldValue;
 
 /// Reads a hand-written envelope as a YAML mapping of scalars and lists of scalars.
 pub(crate) fn envelope_pairs(text: &str) -> Result<Vec<(String, FieldValue)>, String> {

@@ -1,0 +1,136 @@
+//! The house's layout as tests (issue 13): every source file opens with a `//!` line
+//! that says what it owns, and no two top-level modules of `src/` import each other,
+//! directly or through others (the front ends sit on the shell, the shell on the core).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn all_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    sources(&src(), &mut files);
+    files.sort();
+    files
+}
+
+#[test]
+fn every_source_file_says_what_it_owns() {
+    let missing: Vec<_> = all_sources()
+        .into_iter()
+        .filter(|p| {
+            !std::fs::read_to_string(p)
+                .unwrap()
+                .trim_start()
+                .starts_with("//!")
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a //! opening: {missing:?}"
+    );
+}
+
+/// The top-level module a file belongs to (`src/index/mod.rs` → `index`).
+fn top_module(path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(src()).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (!matches!(name, "lib" | "main")).then(|| name.to_string())
+}
+
+/// `crate::name` paths and `use crate::{a, b::c}` groups in code (comments left out).
+fn imported(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            for part in group.split(',') {
+                let name: String = part
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if modules.contains(&name) {
+                    out.insert(name);
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if modules.contains(&name) {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_import_cycle_between_top_level_modules() {
+    let files = all_sources();
+    let modules: BTreeSet<String> = files.iter().filter_map(|p| top_module(p)).collect();
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let Some(top) = top_module(f) else { continue };
+        let text = std::fs::read_to_string(f).unwrap();
+        let entry = deps.entry(top.clone()).or_default();
+        entry.extend(imported(&text, &modules).into_iter().filter(|m| *m != top));
+    }
+    // A path back to `start` from one of its imports is a cycle.
+    fn path_to(
+        deps: &BTreeMap<String, BTreeSet<String>>,
+        from: &str,
+        to: &str,
+        seen: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        for d in deps.get(from).into_iter().flatten() {
+            if d == to {
+                return Some(vec![from.to_string(), d.clone()]);
+            }
+            if seen.insert(d.clone())
+                && let Some(mut rest) = path_to(deps, d, to, seen)
+            {
+                rest.insert(0, from.to_string());
+                return Some(rest);
+            }
+        }
+        None
+    }
+    let cycles: Vec<String> = modules
+        .iter()
+        .filter_map(|m| path_to(&deps, m, m, &mut BTreeSet::new()))
+        .map(|p| p.join(" → "))
+        .collect();
+    assert!(cycles.is_empty(), "import cycles: {cycles:#?}");
+    // The front ends are leaves: nothing below them imports them.
+    for front in ["cli", "mcp"] {
+        let importers: Vec<&String> = deps
+            .iter()
+            .filter(|(m, d)| m.as_str() != "cli" && d.contains(front))
+            .map(|(m, _)| m)
+            .collect();
+        assert!(importers.is_empty(), "{front} is imported by {importers:?}");
+    }
+}
