@@ -361,6 +361,27 @@ const NEW_SLOTS: &[(&str, &str, Option<&str>)] = &[
 const POOL: usize = 30;
 const LIMIT: usize = 10;
 
+/// The meaning side's hits for `text` (the pool), at the evaluation's clocks.
+fn by_meaning(
+    engine: &mut Engine,
+    text: String,
+    valid_at: ValidTime,
+    as_of: TxTime,
+) -> Vec<SearchHit> {
+    engine
+        .search(&SearchRequest {
+            text,
+            raw: false,
+            valid_at,
+            as_of,
+            tags: Vec::new(),
+            key_prefix: None,
+            limit: POOL,
+            mode: SearchMode::Semantic,
+        })
+        .expect("semantic")
+}
+
 fn rank_of(hits: &[SearchHit], key: &str) -> Option<usize> {
     hits.iter()
         .position(|h| h.version.key == key)
@@ -480,18 +501,7 @@ fn main() {
     // meaning hit, and the share of unrelated questions that get no meaning hit at all.
     let mut noise: Vec<f32> = Vec::new();
     for query in UNRELATED {
-        let hits = engine
-            .search(&SearchRequest {
-                text: query.to_string(),
-                raw: false,
-                valid_at,
-                as_of,
-                tags: Vec::new(),
-                key_prefix: None,
-                limit: POOL,
-                mode: SearchMode::Semantic,
-            })
-            .expect("semantic");
+        let hits = by_meaning(&mut engine, query.to_string(), valid_at, as_of);
         noise.push(hits.first().and_then(|h| h.similarity).unwrap_or(0.0));
     }
     println!();
@@ -528,18 +538,12 @@ fn main() {
     // nearest existing fact when they belong nowhere.
     let (mut same, mut other) = (Vec::new(), Vec::new());
     for (key, value, belongs) in NEW_SLOTS {
-        let hits = engine
-            .search(&SearchRequest {
-                text: mem7::embed::version_text(key, value),
-                raw: false,
-                valid_at,
-                as_of,
-                tags: Vec::new(),
-                key_prefix: None,
-                limit: POOL,
-                mode: SearchMode::Semantic,
-            })
-            .expect("semantic");
+        let hits = by_meaning(
+            &mut engine,
+            mem7::embed::version_text(key, value),
+            valid_at,
+            as_of,
+        );
         match belongs {
             Some(slot) => same.push((
                 *key,

@@ -75,3 +75,19 @@ pub fn check_store(
     }
     Ok(())
 }
+
+/// Reads line `n` of a JSON Lines input as one `T`: a line that is not such an object is
+/// an input error naming the line and the column (serde_json counts lines within the
+/// one line, so only the column means anything), with `hint` as the fix.
+pub fn json_line<T: serde::de::DeserializeOwned>(line: &str, n: usize, hint: &str) -> Result<T> {
+    serde_json::from_str(line).map_err(|e| {
+        Error::input(
+            format!(
+                "line {n}: {} (column {})",
+                e.to_string().split(" at line ").next().unwrap_or(""),
+                e.column()
+            ),
+            hint,
+        )
+    })
+}

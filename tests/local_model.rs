@@ -42,6 +42,15 @@ fn model_dir() -> &'static PathBuf {
     })
 }
 
+/// Runs mem7 in `s` with the local model's directory, at a fixed clock; it must succeed.
+fn with_model(s: &Sandbox, args: &[&str]) -> common::Run {
+    let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
+    cmd.env("MEM7_MODEL_DIR", model_dir());
+    let r = finish(cmd.output().unwrap());
+    assert_eq!(r.code, 0, "mem7 {args:?}: {}", r.stderr);
+    r
+}
+
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -119,14 +128,7 @@ fn a_text_embeds_the_same_alone_and_padded_in_a_batch() {
 #[test]
 fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
     let s = Sandbox::new();
-    let dir = model_dir().to_str().unwrap().to_string();
-    let run = |args: &[&str]| {
-        let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
-        cmd.env("MEM7_MODEL_DIR", &dir);
-        let r = finish(cmd.output().unwrap());
-        assert_eq!(r.code, 0, "mem7 {args:?}: {}", r.stderr);
-        r
-    };
+    let run = |args: &[&str]| with_model(&s, args);
     run(&["store", "pets.note", "the cat sat on the mat"]);
     run(&["store", "finance.note", "quarterly tax filing deadline"]);
     run(&["store", "infra.note", "the build server runs debian"]);
@@ -160,14 +162,7 @@ fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
 #[test]
 fn an_unrelated_query_finds_nothing_and_a_related_question_is_still_found() {
     let s = Sandbox::new();
-    let dir = model_dir().to_str().unwrap().to_string();
-    let run = |args: &[&str]| {
-        let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
-        cmd.env("MEM7_MODEL_DIR", &dir);
-        let r = finish(cmd.output().unwrap());
-        assert_eq!(r.code, 0, "mem7 {args:?}: {}", r.stderr);
-        r
-    };
+    let run = |args: &[&str]| with_model(&s, args);
     run(&[
         "store",
         "team:oncall",
@@ -212,14 +207,7 @@ fn an_unrelated_query_finds_nothing_and_a_related_question_is_still_found() {
 #[test]
 fn look_alike_slots_and_near_keys_by_meaning() {
     let s = Sandbox::new();
-    let dir = model_dir().to_str().unwrap().to_string();
-    let run = |args: &[&str]| {
-        let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
-        cmd.env("MEM7_MODEL_DIR", &dir);
-        let r = finish(cmd.output().unwrap());
-        assert_eq!(r.code, 0, "mem7 {args:?}: {}", r.stderr);
-        r
-    };
+    let run = |args: &[&str]| with_model(&s, args);
     run(&["store", "team:ci_provider", "CI runs on CircleCI"]);
     run(&[
         "store",

@@ -1331,20 +1331,9 @@ fn import_records(
             )?);
             continue;
         }
-        let bad = |problem: String| {
-            Error::input(
-                format!("line {n}: {problem}"),
-                "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}",
-            )
-        };
-        let rec: ImportLine = serde_json::from_str(line).map_err(|e| {
-            // serde_json counts lines within the one line; only the column means anything.
-            bad(format!(
-                "{} (column {})",
-                e.to_string().split(" at line ").next().unwrap_or(""),
-                e.column()
-            ))
-        })?;
+        const HINT: &str = "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}";
+        let bad = |problem: String| Error::input(format!("line {n}: {problem}"), HINT);
+        let rec: ImportLine = request::json_line(line, n, HINT)?;
         let valid_from = rec
             .valid_from
             .as_deref()

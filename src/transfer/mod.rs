@@ -46,19 +46,9 @@ pub fn op_record(
     agent: &dyn Fn(Option<&str>) -> String,
     allow_secret: bool,
 ) -> Result<ImportRecord> {
-    let bad = |problem: String| {
-        Error::input(
-            format!("line {n}: {problem}"),
-            "a record with `op` is one of {\"op\": \"store\", \"key\", \"value\", …}, {\"op\": \"forget\", \"key\"}, {\"op\": \"forget_entity\", \"entity\"}, {\"op\": \"forget_tagged\", \"tags\"} (see docs/cli.md, mem7 import)",
-        )
-    };
-    let rec: OpLine = serde_json::from_str(line).map_err(|e| {
-        bad(format!(
-            "{} (column {})",
-            e.to_string().split(" at line ").next().unwrap_or(""),
-            e.column()
-        ))
-    })?;
+    const HINT: &str = "a record with `op` is one of {\"op\": \"store\", \"key\", \"value\", …}, {\"op\": \"forget\", \"key\"}, {\"op\": \"forget_entity\", \"entity\"}, {\"op\": \"forget_tagged\", \"tags\"} (see docs/cli.md, mem7 import)";
+    let bad = |problem: String| Error::input(format!("line {n}: {problem}"), HINT);
+    let rec: OpLine = crate::request::json_line(line, n, HINT)?;
     let recorded = rec
         .recorded
         .as_deref()
