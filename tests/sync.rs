@@ -937,12 +937,18 @@ fn watch_syncs_on_a_timer_and_picks_up_what_others_pushed() {
 impl Clone {
     /// Appends an unsealed entry by hand, recorded far ahead so that it sorts last.
     fn append_entry_by_hand(&self, key: &str, value: &str) {
+        // Appended in one write, as an editor's save or git would leave it: rewriting
+        // the whole file lets a watcher see it cut short in between (and rebuild).
+        use std::io::Write;
         let file = self.memory_file("2026-03-01");
-        let mut text = std::fs::read_to_string(&file).unwrap();
-        text.push_str(&format!(
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        f.write_all(format!(
             "\n## {key}\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> {value}\n\n---\n"
-        ));
-        std::fs::write(&file, text).unwrap();
+        ).as_bytes())
+        .unwrap();
     }
 }
 

@@ -123,11 +123,17 @@ impl Sandbox {
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|x| x == "md"))
             .expect("a memory file to append to");
-        let mut text = std::fs::read_to_string(&file).unwrap();
-        text.push_str(&format!(
+        // Appended in one write: rewriting the whole file would let a watcher see it
+        // cut short in between (and rebuild instead of catching up).
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        f.write_all(format!(
             "\n## {key}\n\n```mem7\nop: store\nrecorded: 2099-01-01T00:00:00Z\nagent: a person\n```\n\n> {value}\n\n---\n"
-        ));
-        std::fs::write(&file, text).unwrap();
+        ).as_bytes())
+        .unwrap();
     }
 
     /// Every memory file's name and content, for "nothing changed on disk" checks.
