@@ -312,7 +312,7 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(Error::input(
+                    Err(Error::internal(
                         "a verify thread panicked",
                         "report this as a bug",
                     ))

@@ -33,7 +33,7 @@ impl Watcher {
     pub fn new(dir: &Path, debounce: Duration) -> Result<Watcher> {
         let (tx, events) = channel();
         let fail = |e: notify::Error| {
-            Error::input(
+            Error::internal(
                 format!("cannot watch {}: {e}", dir.display()),
                 "check that the directory exists and that the system's file-watch limit is not reached",
             )

@@ -432,6 +432,62 @@ fn git_conflict_markers_are_never_read_as_memory() {
 }
 
 #[test]
+fn an_internal_failure_exits_3_and_says_so_while_bad_input_exits_2() {
+    let s = Sandbox::new();
+    s.ok(&["store", "k", "hello world"], Some(T1));
+    s.ok(&["search", "hello", "--mode", "lexical"], Some(NOW));
+    // Break the full-text index under mem7's feet: the request is fine, mem7 is not.
+    let mut broken = 0;
+    for e in std::fs::read_dir(s.ws.join(".mem7")).unwrap() {
+        let dir = e.unwrap().path();
+        if dir.extension().is_some_and(|x| x == "tantivy") {
+            std::fs::write(dir.join("meta.json"), "not json").unwrap();
+            broken += 1;
+        }
+    }
+    assert_eq!(broken, 1, "one generation's full-text index");
+    let before = s.snapshot();
+    let r = s.run(&["search", "hello", "--mode", "lexical"], Some(NOW));
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("mem7: error: full-text index at "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("a failure inside mem7, not a problem with the request"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("mem7 reindex"),
+        "the hint names the cure: {}",
+        r.stderr
+    );
+    assert_eq!(s.snapshot(), before, "a failed read changes nothing");
+    s.ok(&["reindex"], Some(NOW));
+    let r = s.ok(
+        &["search", "hello", "--mode", "lexical", "--json"],
+        Some(NOW),
+    );
+    assert_eq!(r.strings("key"), ["k"]);
+
+    // What the user names is theirs to fix: exit 2, and the hint says what is wrong.
+    let missing = s.dir.path().join("nowhere.jsonl");
+    let r = s.run(&["import", missing.to_str().unwrap()], Some(NOW));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("nowhere.jsonl"), "{}", r.stderr);
+    assert!(r.stderr.contains("it does not exist"), "{}", r.stderr);
+    assert!(!r.stderr.contains("inside mem7"), "{}", r.stderr);
+    let out = s.dir.path().join("no-such-dir").join("out.jsonl");
+    let r = s.run(&["export", "-o", out.to_str().unwrap()], Some(NOW));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no-such-dir"), "{}", r.stderr);
+    assert!(!out.exists());
+}
+
+#[test]
 fn torn_tails_are_reported_and_skipped() {
     let s = Sandbox::new();
     s.ok(&["store", "k", "v"], Some(T1));

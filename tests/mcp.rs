@@ -339,6 +339,8 @@ async fn tools_store_recall_search_history_forget_and_get() {
     .await;
     assert!(is_error && text.contains("as_of"), "{text}");
     assert_eq!(sb.snapshot(), files, "a refused call changed files");
+    // Bad input is the model's to fix, and says nothing of mem7 failing.
+    assert!(!text.contains("inside mem7"), "{text}");
 
     // Forget: gone now, still there as of before.
     let forgot = call_json(&client, "memory_forget", json!({"key": key})).await;
@@ -1010,5 +1012,36 @@ async fn every_tool_answers_structured_content_and_compact_text() {
         json!({"path": "memory/2026-01-01.md"}),
     )
     .await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_inside_mem7_is_a_tool_error_that_says_it_is_not_the_request() {
+    let sb = Sandbox::new();
+    sb.ok(&["store", "k", "hello world"], None);
+    sb.ok(&["search", "hello", "--mode", "lexical"], None);
+    for e in std::fs::read_dir(sb.ws.join(".mem7")).unwrap() {
+        let dir = e.unwrap().path();
+        if dir.extension().is_some_and(|x| x == "tantivy") {
+            std::fs::write(dir.join("meta.json"), "not json").unwrap();
+        }
+    }
+    let client = connect(&sb).await;
+    let (is_error, text) = call(
+        &client,
+        "memory_search",
+        json!({"query": "hello", "mode": "lexical"}),
+    )
+    .await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("full-text index"), "{text}");
+    assert!(
+        text.contains("a failure inside mem7, not a problem with the request"),
+        "{text}"
+    );
+    // The server goes on: a recall does not need the full-text index.
+    let (is_error, text) = call(&client, "memory_recall", json!({"key": "k"})).await;
+    assert!(!is_error, "{text}");
+    assert!(text.contains("hello world"), "{text}");
     client.cancel().await.unwrap();
 }

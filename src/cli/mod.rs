@@ -26,8 +26,10 @@ use crate::{render, request, store};
 pub const EXIT_OK: u8 = 0;
 /// Exit code when a check failed (verify).
 pub const EXIT_CHECK_FAILED: u8 = 1;
-/// Exit code for usage and input errors.
-pub const EXIT_ERROR: u8 = 2;
+/// Exit code for usage and input errors ([`crate::error::Kind::Input`]).
+pub const EXIT_ERROR: u8 = crate::error::EXIT_INPUT;
+/// Exit code for a failure inside mem7 ([`crate::error::Kind::Internal`]).
+pub const EXIT_INTERNAL: u8 = crate::error::EXIT_INTERNAL;
 
 /// Runs the CLI with the process's arguments and environment.
 pub fn run() -> ExitCode {
@@ -48,20 +50,23 @@ pub fn run() -> ExitCode {
         Err(e) => {
             let _ = out.flush();
             report_error(&e);
-            EXIT_ERROR
+            e.exit_code()
         }
     };
     if let Err(e) = out.flush()
         && e.kind() != io::ErrorKind::BrokenPipe
     {
-        eprintln!("mem7: error: {e}");
-        return ExitCode::from(EXIT_ERROR);
+        eprintln!("mem7: error: <stdout>: {e}");
+        return ExitCode::from(EXIT_INTERNAL);
     }
     ExitCode::from(code)
 }
 
 fn report_error(e: &Error) {
     eprintln!("mem7: error: {e}");
+    if e.kind() == crate::error::Kind::Internal {
+        eprintln!("  (a failure inside mem7, not a problem with the request)");
+    }
     if let Some(hint) = e.hint() {
         eprintln!("  hint: {hint}");
     }
@@ -896,7 +901,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                     })?;
                 s
             } else {
-                std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?
+                std::fs::read_to_string(file).map_err(|e| Error::named_file(file, e))?
             };
             let records = import_records(&text, env, *allow_secret)?;
             let root = env.workspace(cli.workspace.as_deref());

@@ -105,7 +105,7 @@ pub struct LocalModel {
 const WORDS: &str = "embeddings.word_embeddings.weight";
 
 fn model_error(dir: &Path, e: impl std::fmt::Display) -> Error {
-    Error::input(
+    Error::embedding(
         format!("the local embedding model in {}: {e}", dir.display()),
         "fetch it again with `just model` (or scripts/fetch-model), or set MEM7_EMBED_PROVIDER=none",
     )

@@ -250,7 +250,7 @@ pub fn version_text(key: &str, value: &str) -> String {
 
 /// A provider failure, with the provider named and what to check.
 pub(crate) fn provider_error(id: &str, problem: impl std::fmt::Display) -> Error {
-    Error::input(
+    Error::embedding(
         format!("embedding provider {id}: {problem}"),
         "check that the provider is running and MEM7_EMBED_URL / MEM7_EMBED_MODEL are right; \
          versions are stored anyway and their vectors are filled in by `mem7 embed` later",

@@ -89,10 +89,7 @@ fn register_analyzers(index: &Index) {
 }
 
 fn ft_err(dir: &Path, e: impl std::fmt::Display) -> Error {
-    Error::input(
-        format!("full-text index at {}: {e}", dir.display()),
-        "the index is disposable: `mem7 reindex` rebuilds it from the markdown",
-    )
+    Error::full_text(dir, e)
 }
 
 /// What to search for.

@@ -873,7 +873,7 @@ impl Index {
             return Ok(ft);
         }
         let ft = fulltext::FullText::open(&self.fulltext_dir)
-            .ok_or_else(|| Error::input("the full-text index is missing", "run `mem7 reindex`"))?;
+            .ok_or_else(|| Error::full_text(&self.fulltext_dir, "missing"))?;
         Ok(self.fulltext.get_or_init(|| ft))
     }
 

@@ -218,9 +218,15 @@ pub struct GetParams {
     pub to_line: Option<usize>,
 }
 
-/// A tool error for the model: the problem and, where there is one, the fix.
+/// A tool error for the model: the problem and, where there is one, the fix. A failure
+/// inside mem7 says so, so that the model does not rewrite a good request; it is also
+/// logged for the person running the server.
 fn tool_error(e: &Error) -> CallToolResult {
     let mut text = format!("error: {e}");
+    if e.kind() == crate::error::Kind::Internal {
+        eprintln!("mem7 mcp: error: {e}");
+        text.push_str("\n(a failure inside mem7, not a problem with the request: retrying the same call later may work)");
+    }
     if let Some(hint) = e.hint() {
         text.push_str(&format!("\nhint: {hint}"));
     }

@@ -354,7 +354,7 @@ impl Workspace {
                 }
             })
             .unwrap_or_else(|| {
-                Err(Error::input(
+                Err(Error::internal(
                     "no free name in memory/torn/",
                     "clean up memory/torn/",
                 ))

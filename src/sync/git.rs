@@ -203,7 +203,7 @@ impl Git {
         match commit {
             Some(c) => self
                 .resolve(&format!("{c}^{{tree}}"))?
-                .ok_or_else(|| Error::input(format!("git has no tree for {c}"), BUG)),
+                .ok_or_else(|| Error::internal(format!("git has no tree for {c}"), BUG)),
             None => self.empty_tree(),
         }
     }
@@ -422,13 +422,13 @@ impl Git {
         let _ = feeder.join();
         let status = child.wait().map_err(|e| Error::io("git cat-file", e))?;
         if !status.success() {
-            return Err(Error::input("`git cat-file --batch` failed", BUG));
+            return Err(Error::internal("`git cat-file --batch` failed", BUG));
         }
         let mut out = Vec::with_capacity(requests.len());
         let mut at = 0;
         for _ in requests {
             let Some(nl) = bytes[at..].iter().position(|&b| b == b'\n') else {
-                return Err(Error::input("`git cat-file --batch` stopped early", BUG));
+                return Err(Error::internal("`git cat-file --batch` stopped early", BUG));
             };
             let header = String::from_utf8_lossy(&bytes[at..at + nl]).into_owned();
             at += nl + 1;
@@ -552,14 +552,17 @@ pub fn failed(args: &[&str], out: &Output, hint: &str) -> Error {
         .filter(|a| !a.starts_with("--porcelain") && !matches!(*a, "--quiet" | LITERAL))
         .collect();
     let said = out.said();
-    Error::input(
-        if said.is_empty() {
-            format!("`git {}` failed", shown.join(" "))
-        } else {
-            format!("`git {}` failed: {said}", shown.join(" "))
-        },
-        hint,
-    )
+    let problem = if said.is_empty() {
+        format!("`git {}` failed", shown.join(" "))
+    } else {
+        format!("`git {}` failed: {said}", shown.join(" "))
+    };
+    // A failure the user cannot cause (BUG) is mem7's; the others come with their remedy.
+    if hint == BUG {
+        Error::internal(problem, hint)
+    } else {
+        Error::input(problem, hint)
+    }
 }
 
 /// The value `mem7 setup-git` gives `merge.union.driver`: mem7 at `exe` as the driver.

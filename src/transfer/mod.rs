@@ -180,14 +180,16 @@ pub fn write_output(
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                 _ => std::path::PathBuf::from("."),
             };
-            let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::io(&dir, e))?;
+            let tmp =
+                tempfile::NamedTempFile::new_in(&dir).map_err(|e| Error::named_file(&dir, e))?;
             let mut buf = std::io::BufWriter::with_capacity(1 << 16, tmp);
             write(&mut buf)?;
             let tmp = buf
                 .into_inner()
                 .map_err(|e| Error::io(path, e.into_error()))?;
             tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-            tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+            tmp.persist(path)
+                .map_err(|e| Error::named_file(path, e.error))?;
             Ok(())
         }
     }

@@ -116,7 +116,7 @@ pub fn collect(path: &Path, max_value_bytes: usize) -> Result<Batch> {
                 .path()
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| path.to_path_buf());
-            Error::io(
+            Error::named_file(
                 at,
                 e.into_io_error()
                     .unwrap_or_else(|| std::io::Error::other("a loop of links")),
@@ -130,7 +130,7 @@ pub fn collect(path: &Path, max_value_bytes: usize) -> Result<Batch> {
         }
         batch.files += 1;
         let rel = rel_name(&root, p);
-        let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
+        let bytes = std::fs::read(p).map_err(|e| Error::named_file(p, e))?;
         let text = match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {

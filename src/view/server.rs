@@ -282,9 +282,11 @@ where
     match done {
         Ok(Ok((status, body))) => html(status, body),
         Ok(Err(e)) => {
-            let status = match e {
-                Error::Input { .. } => StatusCode::BAD_REQUEST,
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            // A conflicted memory file is the workspace's state, not the request's.
+            let status = match (&e, e.kind()) {
+                (Error::Conflict { .. }, _) => StatusCode::CONFLICT,
+                (_, crate::error::Kind::Input) => StatusCode::BAD_REQUEST,
+                (_, crate::error::Kind::Internal) => StatusCode::INTERNAL_SERVER_ERROR,
             };
             if status != StatusCode::BAD_REQUEST {
                 eprintln!("mem7 ui: error: {e}");
