@@ -455,7 +455,7 @@ fn off_error(resolved: &Resolved) -> Error {
     Error::input(
         why,
         "fetch the local model with `just model` (or scripts/fetch-model), or set \
-         MEM7_EMBED_PROVIDER=ollama|openai with MEM7_EMBED_URL; `--mode lexical` searches by words",
+         MEM7_EMBED_PROVIDER=ollama|openai with MEM7_EMBED_URL; the lexical mode searches by words",
     )
 }
 
