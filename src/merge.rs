@@ -4,7 +4,9 @@
 //! sides share, so two entries appended on two branches come out interleaved (their
 //! common `op: store`, fence and `---` lines emitted once). `mem7 setup-git` registers
 //! `mem7 merge-file` as the repository's `union` driver: it keeps our file as it is and
-//! appends every entry of theirs that neither we nor the merge base have, byte for byte.
+//! appends every entry of theirs that neither we nor the merge base have, byte for byte,
+//! and every run of text outside entries (a person's note) that only theirs has, in
+//! their order: nothing either side wrote is lost.
 
 use std::collections::{HashMap, HashSet};
 
@@ -17,6 +19,32 @@ pub struct Merged {
     pub text: String,
     /// Both sides edited the same old entry differently (ours was kept).
     pub conflict: bool,
+}
+
+/// The runs of text outside entries, without their surrounding blank lines, with the
+/// offset each run starts at.
+fn outside_entries<'a>(text: &'a str, entries: &[ParsedEntry]) -> Vec<(usize, &'a str)> {
+    let mut runs = Vec::new();
+    let mut at = 0;
+    let bounds = entries
+        .iter()
+        .map(|e| (e.start, e.end))
+        .chain(std::iter::once((text.len(), text.len())));
+    for (start, end) in bounds {
+        let gap = &text[at..start.max(at)];
+        let lead = gap.len() - gap.trim_start_matches(['\n', '\r', ' ', '\t']).len();
+        // Back to the start of the first non-blank line, forward past the last one's end.
+        let first = gap[..lead].rfind('\n').map_or(0, |i| i + 1);
+        let body = gap[first..].trim_end();
+        if !body.is_empty() {
+            let end_of_line = gap[first + body.len()..]
+                .find('\n')
+                .map_or(gap.len(), |i| first + body.len() + i + 1);
+            runs.push((at + first, &gap[first..end_of_line]));
+        }
+        at = end.max(at);
+    }
+    runs
 }
 
 fn identity(e: &ParsedEntry) -> ChainHash {
@@ -46,7 +74,18 @@ pub fn merge_entries(base: &str, ours: &str, theirs: &str) -> Merged {
         .map(|e| (identity(e), e.computed))
         .collect();
     let mut replace: HashMap<usize, &str> = HashMap::new();
-    let mut added: Vec<&str> = Vec::new();
+    // What only theirs has, by its offset in theirs: entries and runs of other text.
+    let mut added: Vec<(usize, &str)> = Vec::new();
+    let known_text: HashSet<&str> = outside_entries(ours, &ours_parsed.entries)
+        .into_iter()
+        .chain(outside_entries(base, &base_parsed.entries))
+        .map(|(_, t)| t.trim_end())
+        .collect();
+    added.extend(
+        outside_entries(theirs, &theirs_parsed.entries)
+            .into_iter()
+            .filter(|(_, t)| !known_text.contains(t.trim_end())),
+    );
     let mut conflict = false;
     for e in theirs_parsed
         .entries
@@ -68,11 +107,12 @@ pub fn merge_entries(base: &str, ours: &str, theirs: &str) -> Merged {
                     _ => conflict = true,
                 }
             }
-            None => added.push(bytes),
+            None => added.push((e.start, bytes)),
         }
     }
+    added.sort_by_key(|&(at, _)| at);
     let mut out =
-        String::with_capacity(ours.len() + added.iter().map(|a| a.len() + 1).sum::<usize>());
+        String::with_capacity(ours.len() + added.iter().map(|(_, a)| a.len() + 2).sum::<usize>());
     let mut at = 0;
     for (i, e) in ours_parsed.entries.iter().enumerate() {
         if let Some(bytes) = replace.get(&i) {
@@ -82,7 +122,7 @@ pub fn merge_entries(base: &str, ours: &str, theirs: &str) -> Merged {
         }
     }
     out.push_str(&ours[at..]);
-    for bytes in added {
+    for (_, bytes) in added {
         if !out.is_empty() && !out.ends_with("\n\n") {
             out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
         }
@@ -138,6 +178,41 @@ mod tests {
             merge_entries(&base, &merged.text, &theirs).text,
             merged.text
         );
+    }
+
+    #[test]
+    fn a_note_only_theirs_has_survives_in_its_place_among_their_entries() {
+        let (b0, h0) = entry("base", "b", ChainHash::GENESIS, 0);
+        let (o1, _) = entry("a:only", "from A", h0, 1);
+        let (t1, h1) = entry("b:one", "from B", h0, 2);
+        let (t2, _) = entry("b:two", "again B", h1, 3);
+        let base = b0.clone();
+        let ours = format!("{b0}{o1}");
+        let note = "A note by hand: ask Ada before changing the deploy target.\n";
+        let theirs = format!("{b0}{t1}\n{note}\n{t2}");
+        let merged = merge_entries(&base, &ours, &theirs);
+        assert_eq!(merged.text, format!("{b0}{o1}{t1}{note}\n{t2}"));
+        let parsed = parse_file(&merged.text, &ChainKey::Plain);
+        assert_eq!(parsed.entries.len(), 4);
+        assert_eq!(
+            parsed.problems.len(),
+            1,
+            "the note is still foreign text, and still there"
+        );
+        // A note both sides already have, or that the base had, is not repeated.
+        let ours = format!("{b0}{note}\n{o1}");
+        let merged = merge_entries(&base, &ours, &theirs);
+        assert_eq!(merged.text.matches(note).count(), 1, "{}", merged.text);
+        let merged = merge_entries(&format!("{b0}{note}"), &format!("{b0}{o1}"), &theirs);
+        assert_eq!(
+            merged.text.matches(note).count(),
+            0,
+            "ours removed the base's note: {}",
+            merged.text
+        );
+        // Merging again changes nothing.
+        let once = merge_entries(&base, &format!("{b0}{o1}"), &theirs).text;
+        assert_eq!(merge_entries(&base, &once, &theirs).text, once);
     }
 
     #[test]

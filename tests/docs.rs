@@ -55,11 +55,7 @@ fn read(path: &Path) -> (BTreeSet<String>, Vec<(String, usize)>) {
             Event::End(TagEnd::Heading(_)) => {
                 let base = slug(&heading.take().unwrap_or_default());
                 let n = seen.entry(base.clone()).or_insert(0);
-                anchors.insert(if *n == 0 {
-                    base
-                } else {
-                    format!("{base}-{n}")
-                });
+                anchors.insert(if *n == 0 { base } else { format!("{base}-{n}") });
                 *n += 1;
             }
             Event::Text(t) | Event::Code(t) => {
@@ -112,12 +108,17 @@ fn every_relative_link_in_the_docs_reaches_its_file_and_heading() {
                 match read_all.get(&target) {
                     Some((anchors, _)) if anchors.contains(anchor) => {}
                     Some(_) => broken.push(format!("{shown} (no such heading)")),
-                    None => broken.push(format!("{shown} (an anchor into a file that is not markdown)")),
+                    None => broken.push(format!(
+                        "{shown} (an anchor into a file that is not markdown)"
+                    )),
                 }
             }
         }
     }
-    assert!(checked > 50, "the docs link to each other: {checked} links found");
+    assert!(
+        checked > 50,
+        "the docs link to each other: {checked} links found"
+    );
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
@@ -135,5 +136,8 @@ fn the_slug_is_githubs() {
 fn the_architecture_doc_is_a_five_minute_read() {
     let text = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
     let lines = text.lines().count();
-    assert!(lines <= 300, "docs/architecture.md has {lines} lines; detail belongs in docs/internals/ or the modules' docs");
+    assert!(
+        lines <= 300,
+        "docs/architecture.md has {lines} lines; detail belongs in docs/internals/ or the modules' docs"
+    );
 }

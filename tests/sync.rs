@@ -1134,3 +1134,40 @@ fn a_write_after_a_pulled_entry_recorded_ahead_is_seen_everywhere() {
         ["future"]
     );
 }
+
+#[test]
+fn a_note_written_by_hand_on_one_clone_survives_the_merge_on_both() {
+    for a_first in [true, false] {
+        let w = World::new();
+        let (a, b) = w.pair("");
+        a.store("a:fact", "written on a", "2026-03-05T09:00:00Z");
+        b.store("b:fact", "written on b", "2026-03-05T10:00:00Z");
+        // A person adds a note between a's entries and seals it on purpose.
+        let day = a.memory_file("2026-03-05");
+        let note = "Note by hand: the deploy target moves in April; ask Ada first.\n";
+        let mut text = std::fs::read_to_string(&day).unwrap();
+        text.push_str(note);
+        text.push('\n');
+        std::fs::write(&day, &text).unwrap();
+        a.ok(&["seal", "--agent", "alice"], Some("2026-03-05T09:30:00Z"));
+        a.store("a:later", "after the note", "2026-03-05T11:00:00Z");
+        let (x, y) = if a_first { (&a, &b) } else { (&b, &a) };
+        for round in 0..2 {
+            let now = format!("2026-03-07T0{round}:00:00Z");
+            x.sync(&now);
+            y.sync(&now);
+        }
+        for c in [&a, &b] {
+            let merged = std::fs::read_to_string(c.memory_file("2026-03-05")).unwrap();
+            assert_eq!(
+                merged.matches(note).count(),
+                1,
+                "{} (a first: {a_first}):\n{merged}",
+                c.name
+            );
+            c.assert_settled();
+        }
+        let keys = ["a:fact", "b:fact", "a:later"];
+        assert_eq!(a.answers(&keys), b.answers(&keys));
+    }
+}
