@@ -21,8 +21,8 @@ pub struct Merged {
     pub conflict: bool,
 }
 
-/// The runs of text outside entries, without their surrounding blank lines, with the
-/// offset each run starts at.
+/// The paragraphs of text outside entries (runs of non-blank lines, each with its line
+/// feed), with the offset each starts at.
 fn outside_entries<'a>(text: &'a str, entries: &[ParsedEntry]) -> Vec<(usize, &'a str)> {
     let mut runs = Vec::new();
     let mut at = 0;
@@ -31,16 +31,24 @@ fn outside_entries<'a>(text: &'a str, entries: &[ParsedEntry]) -> Vec<(usize, &'
         .map(|e| (e.start, e.end))
         .chain(std::iter::once((text.len(), text.len())));
     for (start, end) in bounds {
-        let gap = &text[at..start.max(at)];
-        let lead = gap.len() - gap.trim_start_matches(['\n', '\r', ' ', '\t']).len();
-        // Back to the start of the first non-blank line, forward past the last one's end.
-        let first = gap[..lead].rfind('\n').map_or(0, |i| i + 1);
-        let body = gap[first..].trim_end();
-        if !body.is_empty() {
-            let end_of_line = gap[first + body.len()..]
-                .find('\n')
-                .map_or(gap.len(), |i| first + body.len() + i + 1);
-            runs.push((at + first, &gap[first..end_of_line]));
+        let gap_start = at;
+        let gap = &text[gap_start..start.max(at)];
+        let mut run: Option<usize> = None;
+        let mut line_start = 0;
+        for line in gap.split_inclusive('\n') {
+            let blank = line.trim().is_empty();
+            match (blank, run) {
+                (false, None) => run = Some(line_start),
+                (true, Some(from)) => {
+                    runs.push((gap_start + from, &gap[from..line_start]));
+                    run = None;
+                }
+                _ => {}
+            }
+            line_start += line.len();
+        }
+        if let Some(from) = run {
+            runs.push((gap_start + from, &gap[from..]));
         }
         at = end.max(at);
     }
@@ -76,16 +84,24 @@ pub fn merge_entries(base: &str, ours: &str, theirs: &str) -> Merged {
     let mut replace: HashMap<usize, &str> = HashMap::new();
     // What only theirs has, by its offset in theirs: entries and runs of other text.
     let mut added: Vec<(usize, &str)> = Vec::new();
-    let known_text: HashSet<&str> = outside_entries(ours, &ours_parsed.entries)
-        .into_iter()
-        .chain(outside_entries(base, &base_parsed.entries))
-        .map(|(_, t)| t.trim_end())
-        .collect();
-    added.extend(
-        outside_entries(theirs, &theirs_parsed.entries)
-            .into_iter()
-            .filter(|(_, t)| !known_text.contains(t.trim_end())),
-    );
+    // Paragraphs outside entries are counted, so a note they wrote twice stays twice.
+    let mut known_text: HashMap<&str, usize> = HashMap::new();
+    for (side, parsed) in [(ours, &ours_parsed), (base, &base_parsed)] {
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for (_, t) in outside_entries(side, &parsed.entries) {
+            *counts.entry(t.trim_end()).or_default() += 1;
+        }
+        for (t, n) in counts {
+            let k = known_text.entry(t).or_default();
+            *k = (*k).max(n);
+        }
+    }
+    for (at, t) in outside_entries(theirs, &theirs_parsed.entries) {
+        match known_text.get_mut(t.trim_end()) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => added.push((at, t)),
+        }
+    }
     let mut conflict = false;
     for e in theirs_parsed
         .entries
@@ -232,5 +248,87 @@ mod tests {
         let merged = merge_entries(&base, &ours, &theirs);
         assert_eq!(merged.text, ours);
         assert!(merged.conflict);
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// One item a side appends: an entry (by its number) or a note by hand.
+        #[derive(Clone, Debug)]
+        enum Item {
+            Entry(u8),
+            Note(u8),
+        }
+
+        fn item() -> impl Strategy<Value = Item> {
+            prop_oneof![
+                4 => any::<u8>().prop_map(Item::Entry),
+                1 => any::<u8>().prop_map(Item::Note),
+            ]
+        }
+
+        /// A file: the shared base, then `items` appended, each entry chained to the one
+        /// before it, as a side writes them.
+        fn side(base: &str, base_head: ChainHash, tag: &str, items: &[Item]) -> String {
+            let mut text = base.to_string();
+            let mut prev = base_head;
+            for (i, it) in items.iter().enumerate() {
+                match it {
+                    Item::Entry(n) => {
+                        let (e, h) = entry(
+                            &format!("{tag}:k{n}"),
+                            &format!("{tag} {i}"),
+                            prev,
+                            10 + i as i64,
+                        );
+                        text.push_str(&e);
+                        prev = h;
+                    }
+                    Item::Note(n) => text.push_str(&format!("{tag} note {n} at {i}\n\n")),
+                }
+            }
+            text
+        }
+
+        fn pieces(text: &str) -> (Vec<ChainHash>, Vec<String>) {
+            let parsed = parse_file(text, &ChainKey::Plain);
+            let notes = outside_entries(text, &parsed.entries)
+                .into_iter()
+                .map(|(_, t)| t.trim_end().to_string())
+                .collect();
+            (parsed.entries.iter().map(|e| e.computed).collect(), notes)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            /// Whichever side merges, every entry and every note either side wrote is in
+            /// the result exactly once, each side's in its own order, and merging again
+            /// changes nothing.
+            #[test]
+            fn nothing_either_side_wrote_is_lost_or_doubled(
+                ours_items in proptest::collection::vec(item(), 0..8),
+                theirs_items in proptest::collection::vec(item(), 0..8),
+            ) {
+                let (b0, h0) = entry("base", "b", ChainHash::GENESIS, 0);
+                let base = format!("{b0}shared note\nof two lines\n\n");
+                let ours = side(&base, h0, "a", &ours_items);
+                let theirs = side(&base, h0, "b", &theirs_items);
+                for (x, y) in [(&ours, &theirs), (&theirs, &ours)] {
+                    let merged = merge_entries(&base, x, y);
+                    prop_assert!(!merged.conflict);
+                    let (entries, notes) = pieces(&merged.text);
+                    let (xe, xn) = pieces(x);
+                    let (ye, yn) = pieces(y);
+                    let mut want_e: Vec<ChainHash> = xe.clone();
+                    want_e.extend(ye.iter().filter(|h| !xe.contains(h)));
+                    prop_assert_eq!(&entries, &want_e);
+                    let mut want_n: Vec<String> = xn.clone();
+                    want_n.extend(yn.iter().filter(|n| !xn.contains(n)).cloned());
+                    prop_assert_eq!(&notes, &want_n);
+                    prop_assert_eq!(merge_entries(&base, &merged.text, y).text, merged.text);
+                }
+            }
+        }
     }
 }

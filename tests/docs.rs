@@ -41,8 +41,11 @@ fn slug(text: &str) -> String {
         .collect()
 }
 
+/// A file's heading anchors, and its links (target, line).
+type Read = (BTreeSet<String>, Vec<(String, usize)>);
+
 /// The anchors of a file's headings, and its links (target, line).
-fn read(path: &Path) -> (BTreeSet<String>, Vec<(String, usize)>) {
+fn read(path: &Path) -> Read {
     let text = std::fs::read_to_string(path).unwrap();
     let mut anchors = BTreeSet::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -73,7 +76,7 @@ fn read(path: &Path) -> (BTreeSet<String>, Vec<(String, usize)>) {
 #[test]
 fn every_relative_link_in_the_docs_reaches_its_file_and_heading() {
     let files = markdown_files();
-    let read_all: BTreeMap<PathBuf, (BTreeSet<String>, Vec<(String, usize)>)> = files
+    let read_all: BTreeMap<PathBuf, Read> = files
         .iter()
         .map(|f| (f.canonicalize().unwrap(), read(f)))
         .collect();
