@@ -402,13 +402,13 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
     if bytes.is_empty() || !bytes.ends_with(b"\n") || text.starts_with('\u{feff}') {
         return None;
     }
-    let (feeds, has_cr) = line_feeds(bytes);
-    if has_cr || has_conflict(text) {
+    if memchr::memchr(b'\r', bytes).is_some() || has_conflict(text) {
         return None;
     }
-    // Lines are taken strictly in order. The file ends with a line feed, so every line
-    // has its own.
-    let mut feeds = feeds.into_iter();
+    // Lines are taken strictly in order, so the line feeds are searched for as they are
+    // needed (the same vectorised search as [`Lines`]). The file ends with a line feed,
+    // so every line has its own.
+    let mut feeds = memchr::memchr_iter(b'\n', bytes);
     let mut line_at = |at: usize| -> (&str, usize) {
         let end = feeds.next().unwrap_or(bytes.len());
         (&text[at..end], (end + 1).min(bytes.len()))
@@ -510,58 +510,6 @@ fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
         problems: Vec::new(),
         torn_tail: None,
     })
-}
-
-/// The offset of every line feed in `bytes`, and whether it holds a carriage return: one
-/// pass, 32 bytes at a time with AVX2 when the CPU has it. (Searching for each line feed
-/// in turn costs a call per line, and lines are short.)
-fn line_feeds(bytes: &[u8]) -> (Vec<usize>, bool) {
-    let mut feeds = Vec::with_capacity(bytes.len() / 32);
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU was just found to support AVX2.
-        let has_cr = unsafe { line_feeds_avx2(bytes, &mut feeds) };
-        return (feeds, has_cr);
-    }
-    let has_cr = line_feeds_from(bytes, 0, &mut feeds);
-    (feeds, has_cr)
-}
-
-/// [`line_feeds`] byte by byte from `start` (offsets stay those of `bytes`).
-fn line_feeds_from(bytes: &[u8], start: usize, feeds: &mut Vec<usize>) -> bool {
-    let mut has_cr = false;
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
-        if b == b'\n' {
-            feeds.push(i);
-        }
-        has_cr |= b == b'\r';
-    }
-    has_cr
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn line_feeds_avx2(bytes: &[u8], feeds: &mut Vec<usize>) -> bool {
-    use std::arch::x86_64::{
-        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
-        _mm256_set1_epi8, _mm256_setzero_si256,
-    };
-    let (lf, cr) = (_mm256_set1_epi8(b'\n' as i8), _mm256_set1_epi8(b'\r' as i8));
-    let mut carriage = _mm256_setzero_si256();
-    let blocks = bytes.len() / 32;
-    for block in 0..blocks {
-        let at = block * 32;
-        // SAFETY: `at + 32 <= bytes.len()`; the load is unaligned.
-        let v = unsafe { _mm256_loadu_si256(bytes.as_ptr().add(at).cast::<__m256i>()) };
-        carriage = _mm256_or_si256(carriage, _mm256_cmpeq_epi8(v, cr));
-        let mut found = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, lf)) as u32;
-        while found != 0 {
-            feeds.push(at + found.trailing_zeros() as usize);
-            found &= found - 1;
-        }
-    }
-    let tail_cr = line_feeds_from(bytes, blocks * 32, feeds);
-    tail_cr || _mm256_movemask_epi8(carriage) != 0
 }
 
 /// The chain fields of an envelope.
@@ -1103,38 +1051,6 @@ mod tests {
     use super::*;
     use crate::core::time::{TxTime, ValidTime};
     use crate::format::{EntryDraft, render_entry};
-
-    #[test]
-    fn line_feeds_are_found_on_every_path() {
-        // Lengths around the 32-byte blocks, line feeds and carriage returns anywhere.
-        for len in [0usize, 1, 31, 32, 33, 63, 64, 65, 200] {
-            for seed in 0..8u64 {
-                let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-                let bytes: Vec<u8> = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        match x % 9 {
-                            0 | 1 => b'\n',
-                            2 if seed % 2 == 0 => b'\r',
-                            _ => b'a' + (x % 26) as u8,
-                        }
-                    })
-                    .collect();
-                let want: Vec<usize> = (0..len).filter(|&i| bytes[i] == b'\n').collect();
-                let want_cr = bytes.contains(&b'\r');
-                let mut portable = Vec::new();
-                let portable_cr = line_feeds_from(&bytes, 0, &mut portable);
-                assert_eq!(
-                    (portable, portable_cr),
-                    (want.clone(), want_cr),
-                    "{len}/{seed}"
-                );
-                assert_eq!(line_feeds(&bytes), (want, want_cr), "{len}/{seed}");
-            }
-        }
-    }
 
     fn draft(value: &str) -> EntryDraft<'_> {
         EntryDraft {
