@@ -6,6 +6,7 @@ mod args;
 mod demo;
 mod setup;
 mod sync;
+mod watch;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use crate::engine::{Engine, ForgetOutcome, SealOutcome, StoreRequest};
 use crate::env::absolute;
 pub use crate::env::{CHAIN_KEY_CONTEXT, Env, safe_agent};
 use crate::error::{Error, Result};
+use crate::shell::{self, Voice};
 use crate::{render, request, store};
 
 /// Exit code for success.
@@ -90,31 +92,6 @@ fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, Option<TxT
     )
 }
 
-/// Turns meaning search on as `mem7.yaml` and the `MEM7_EMBED_*` variables say (for the
-/// commands that search or fill vectors; the others never touch a provider).
-pub(crate) fn enable_embeddings(engine: &mut Engine, env: &Env) -> Result<()> {
-    let resolved = crate::embed::resolve(&engine.workspace().config().embeddings, &env.embed)?;
-    engine.set_embeddings(resolved);
-    Ok(())
-}
-
-/// Like [`enable_embeddings`], for commands whose main job is not search (reindex,
-/// context, watch, the MCP server): a bad embedding setting is a warning there, and they
-/// go on with words only.
-fn try_enable_embeddings(engine: &mut Engine, env: &Env, who: &str) {
-    if let Err(e) = enable_embeddings(engine, env) {
-        let hint = e.hint().map(|h| format!(" ({h})")).unwrap_or_default();
-        eprintln!("{who}: warning: {e}{hint}; searching by words only");
-    }
-}
-
-/// Prints what the engine noted for a person (why search fell back to words, …).
-fn print_notes(engine: &mut Engine) {
-    for n in engine.take_notes() {
-        eprintln!("mem7: note: {n}");
-    }
-}
-
 /// A progress bar on stderr when it is a terminal.
 fn progress_bar() -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
@@ -148,68 +125,8 @@ fn fill_embeddings(engine: &mut Engine) -> Result<crate::engine::FillStats> {
     result
 }
 
-/// `watch` fills in missing vectors after each catch-up and logs what it did; a provider
-/// failure is logged once until it changes, and retried on the next wake.
-fn fill_for_watch(engine: &mut Engine, out: &mut dyn Write, last_error: &mut String) -> Result<()> {
-    if engine.embedding_model().is_none() {
-        return Ok(());
-    }
-    match engine.fill_embeddings(None, &mut |_, _| {}) {
-        Ok(f) => {
-            last_error.clear();
-            if f.computed > 0 {
-                write_out(
-                    out,
-                    &format!(
-                        "{} embedded {} text{} with {}\n",
-                        now_text(),
-                        f.computed,
-                        if f.computed == 1 { "" } else { "s" },
-                        f.model
-                    ),
-                )?;
-            }
-        }
-        Err(e) => {
-            let e = e.to_string();
-            if *last_error != e {
-                eprintln!(
-                    "{} mem7 watch: vectors not filled in (retrying on the next change): {e}",
-                    now_text()
-                );
-                *last_error = e;
-            }
-        }
-    }
-    Ok(())
-}
-
 fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
-    let root = env.workspace(cli.workspace.as_deref());
-    let now = env.now()?;
-    let mut engine = Engine::open_at(&root, env.chain_key()?, now)?;
-    print_ahead(&mut engine, now);
-    let report = engine.sync_report();
-    if let Some(reason) = &report.rebuilt
-        && reason != "no usable index"
-    {
-        eprintln!("mem7: reindexed ({reason})");
-    }
-    for w in &report.warnings {
-        eprintln!("mem7: warning: {w}");
-    }
-    if report.warnings.is_empty() {
-        // Problems found by an earlier process stay visible until they are fixed.
-        let known = engine.index().warnings()?;
-        if let Some(first) = known.first() {
-            eprintln!(
-                "mem7: warning: {} problem{} in the memory files (first: {first}); `mem7 verify` lists them",
-                known.len(),
-                if known.len() == 1 { "" } else { "s" }
-            );
-        }
-    }
-    Ok(engine)
+    shell::open(env, cli.workspace.as_deref())
 }
 
 /// Whether `root` is inside a git work tree that lacks mem7's merge driver. False when
@@ -281,42 +198,6 @@ fn index_findings(check: &crate::index::IndexCheck) -> Vec<crate::verify::Findin
     out
 }
 
-fn now_text() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// One log line per thing a catch-up did.
-fn log_catch_up(out: &mut dyn Write, c: &crate::engine::CatchUp, clock: TxTime) -> Result<()> {
-    let now = now_text();
-    let mut text = String::new();
-    if let Some(reason) = &c.sync.rebuilt {
-        text.push_str(&format!(
-            "{now} rebuilt the index ({reason}): {} entries\n",
-            c.sync.applied
-        ));
-    } else if c.sync.applied > 0 {
-        text.push_str(&format!(
-            "{now} applied {} new entr{}\n",
-            c.sync.applied,
-            if c.sync.applied == 1 { "y" } else { "ies" }
-        ));
-    }
-    if c.indexed > 0 {
-        text.push_str(&format!(
-            "{now} indexed {} version{} for search\n",
-            c.indexed,
-            if c.indexed == 1 { "" } else { "s" }
-        ));
-    }
-    for w in &c.sync.warnings {
-        text.push_str(&format!("{now} warning: {w}\n"));
-    }
-    for line in crate::index::describe_ahead(&c.sync.ahead, clock) {
-        text.push_str(&format!("{now} note: {line}\n"));
-    }
-    write_out(out, &text)
-}
-
 /// Prints versions as a JSON array (`[]` when empty) or as text; an empty text result
 /// is said on standard error, so standard output stays the result alone.
 fn print_versions(
@@ -341,23 +222,13 @@ fn print_versions(
 fn print_near_keys(engine: &mut Engine, env: &Env, key: &str, now: TxTime) -> Result<()> {
     // Meaning search adds keys whose value is near the key's words, when it is on; a
     // bad embedding setting only leaves the suggestions by name.
-    if enable_embeddings(engine, env).is_err() {
-        engine.set_embeddings(crate::embed::Resolved::Off { explained: None });
-    }
+    shell::embeddings_or_off(engine, env);
     let near = engine.near_keys(key, now)?;
     engine.take_notes();
     if let Some(hint) = render::near_keys_hint(&near) {
         eprintln!("mem7: {hint}");
     }
     Ok(())
-}
-
-/// Says which entries the last catch-up met that were recorded ahead of this machine's
-/// clock (once each: the next process does not meet them again).
-fn print_ahead(engine: &mut Engine, now: TxTime) {
-    for line in crate::index::describe_ahead(&engine.take_ahead(), now) {
-        eprintln!("mem7: note: {line}");
-    }
 }
 
 fn print_set_aside(engine: &Engine) {
@@ -449,13 +320,11 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             let mut engine = open_engine(cli, env)?;
             // Look-alike slots of a new key, by name and (meaning search on) by meaning.
-            if enable_embeddings(&mut engine, env).is_err() {
-                engine.set_embeddings(crate::embed::Resolved::Off { explained: None });
-            }
+            shell::embeddings_or_off(&mut engine, env);
             let similar = engine.look_alikes(&req.key, &req.value, now)?;
             engine.take_notes();
             let outcome = engine.store(&req, now)?;
-            print_ahead(&mut engine, now);
+            Voice::CLI.ahead(&mut engine, &[], now);
             print_set_aside(&engine);
             let text = if a.json {
                 render::store_json(&outcome, &similar)
@@ -584,7 +453,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let mut engine = open_engine(cli, env)?;
             let as_of = engine.as_of(as_of, now)?;
             if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
-                enable_embeddings(&mut engine, env)?;
+                shell::enable_embeddings(&mut engine, env)?;
             }
             let req = crate::index::fulltext::SearchRequest {
                 text: query.clone(),
@@ -597,7 +466,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 mode,
             };
             let hits = engine.search(&req);
-            print_notes(&mut engine);
+            Voice::CLI.notes(&mut engine);
             let hits = hits?;
             if *json {
                 write_out(out, &render::hits_json(&hits))?;
@@ -645,104 +514,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         Command::Watch {
             interval,
             sync_every,
-        } => {
-            let every_flag = sync_every
-                .as_deref()
-                .map(|t| {
-                    crate::sync::parse_every(t).map_err(|e| {
-                        Error::input(format!("--sync-every: {e}"), "e.g. --sync-every 5m")
-                    })
-                })
-                .transpose()?;
-            let mut engine = open_engine(cli, env)?;
-            let sync_every = match every_flag {
-                Some(d) => Some(d),
-                None => engine
-                    .workspace()
-                    .config()
-                    .sync
-                    .every
-                    .as_deref()
-                    .map(|t| {
-                        crate::sync::parse_every(t).map_err(|e| {
-                            Error::input(
-                                format!("mem7.yaml: sync.every: {e}"),
-                                "fix it in mem7.yaml (e.g. `sync: {every: 5m}`), or remove it",
-                            )
-                        })
-                    })
-                    .transpose()?,
-            };
-            let memory = engine.workspace().root().join(store::MEMORY_DIR);
-            std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
-            let watcher =
-                crate::watch::Watcher::new(&memory, std::time::Duration::from_millis(200))?;
-            try_enable_embeddings(&mut engine, env, "mem7 watch");
-            // Whatever changed before the watcher started is caught up first.
-            let now = env.now()?;
-            log_catch_up(out, &engine.catch_up(now)?, now)?;
-            let mut fill_error = String::new();
-            fill_for_watch(&mut engine, out, &mut fill_error)?;
-            write_out(
-                out,
-                &format!(
-                    "mem7 watch: keeping the index of {} current (Ctrl-C to stop)\n",
-                    engine.workspace().root().display()
-                ),
-            )?;
-            if let Some(every) = sync_every {
-                write_out(
-                    out,
-                    &format!(
-                        "mem7 watch: syncing through git every {}\n",
-                        sync::duration_text(every.as_secs() as i64)
-                    ),
-                )?;
-            }
-            out.flush().map_err(|e| Error::io("<stdout>", e))?;
-            let interval = std::time::Duration::from_secs((*interval).max(1));
-            // The files as they were when a catch-up last failed: reading them wakes the
-            // watcher again, so a failure is retried only once they change.
-            let mut failed_on: Option<Vec<store::FileStat>> = None;
-            // The first sync runs at once, then one every period.
-            let mut next_sync = sync_every.map(|_| std::time::Instant::now());
-            loop {
-                let wait = next_sync.map_or(interval, |due| {
-                    interval.min(due.saturating_duration_since(std::time::Instant::now()))
-                });
-                if watcher.next(wait) == crate::watch::Wake::Closed {
-                    break;
-                }
-                if let (Some(due), Some(every)) = (next_sync, sync_every)
-                    && std::time::Instant::now() >= due
-                {
-                    sync::watch_sync(cli, env, out, every)?;
-                    out.flush().map_err(|e| Error::io("<stdout>", e))?;
-                    next_sync = Some(std::time::Instant::now() + every);
-                    // What the sync brought in is caught up below, failed or not.
-                    failed_on = None;
-                }
-                if failed_on.is_some() && engine.workspace().scan().ok() == failed_on {
-                    continue;
-                }
-                let now = env.now()?;
-                match engine.catch_up(now) {
-                    Ok(c) => {
-                        failed_on = None;
-                        log_catch_up(out, &c, now)?;
-                        fill_for_watch(&mut engine, out, &mut fill_error)?;
-                    }
-                    // A conflict or a damaged file is reported and waited out: the person
-                    // fixing it will change the file again, which wakes us.
-                    Err(e) => {
-                        eprintln!("{} mem7: error: {e}", now_text());
-                        failed_on = engine.workspace().scan().ok();
-                    }
-                }
-                out.flush().map_err(|e| Error::io("<stdout>", e))?;
-            }
-            Ok(EXIT_OK)
-        }
+        } => watch::run(cli, env, out, *interval, sync_every.as_deref()),
         Command::Rekey {
             from,
             to,
@@ -1079,7 +851,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             )?;
             // The rebuild kept every cached vector. A rebuild does not embed unless
             // asked: it says how many texts wait and how to fill them.
-            try_enable_embeddings(&mut engine, env, "mem7");
+            shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
             if engine.embedding_model().is_some() && !*embed {
                 let waiting = engine.fill_embeddings(Some(0), &mut |_, _| {})?;
                 if waiting.missing > 0 {
@@ -1116,9 +888,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         }
         Command::Embed { prune, json } => {
             let mut engine = open_engine(cli, env)?;
-            enable_embeddings(&mut engine, env)?;
+            shell::enable_embeddings(&mut engine, env)?;
             let filled = fill_embeddings(&mut engine);
-            print_notes(&mut engine);
+            Voice::CLI.notes(&mut engine);
             let filled = filled?;
             let pruned = if *prune {
                 Some(engine.prune_embeddings()?)
@@ -1171,7 +943,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let mut engine = open_engine(cli, env)?;
             let as_of = engine.as_of(as_of, now)?;
             if query.as_deref().is_some_and(|q| !q.trim().is_empty()) {
-                try_enable_embeddings(&mut engine, env, "mem7");
+                shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
             }
             let req = crate::context::ContextRequest {
                 query: query.clone(),
@@ -1180,7 +952,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
                 max_chars: *max_chars,
             };
             let gathered = crate::context::gather(&mut engine, &req);
-            print_notes(&mut engine);
+            Voice::CLI.notes(&mut engine);
             let block = crate::context::render(&gathered?, &req);
             let text = match hook {
                 Some(args::Client::ClaudeCode) => crate::context::claude_code_hook(&block),
@@ -1191,7 +963,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         }
         Command::Mcp => {
             let mut engine = open_engine(cli, env)?;
-            try_enable_embeddings(&mut engine, env, "mem7");
+            shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
             let server = crate::mcp::MemoryServer::new(engine, env.clone());
             server.spawn_watcher()?;
             runtime()?.block_on(async {
@@ -1211,7 +983,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         Command::Serve { listen, token } => {
             crate::auth::check_token(token)?;
             let mut engine = open_engine(cli, env)?;
-            try_enable_embeddings(&mut engine, env, "mem7");
+            shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
             let server = crate::mcp::MemoryServer::new(engine, env.clone());
             server.spawn_watcher()?;
             runtime()?.block_on(async {
@@ -1234,7 +1006,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             let token = crate::auth::token_for("mem7 ui", *listen, token.as_deref())?;
             let chain_key = env.chain_key()?;
             let mut engine = open_engine(cli, env)?;
-            try_enable_embeddings(&mut engine, env, "mem7 ui");
+            shell::try_enable_embeddings(&mut engine, env, Voice("mem7 ui"));
             runtime()?.block_on(async {
                 let (listener, addr) = bind(*listen).await?;
                 write_out(

@@ -14,7 +14,7 @@ pub mod http;
 pub mod output;
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -27,11 +27,13 @@ use serde::Deserialize;
 
 use crate::context::{self, ContextRequest};
 use crate::core::time::TxTime;
-use crate::engine::{Engine, ForgetOutcome, StoreRequest};
+use crate::engine::{CatchUp, Engine, ForgetOutcome, StoreRequest};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::index::fulltext::SearchRequest;
 use crate::request;
+use crate::shell::watch::{Log, Options, Watch};
+use crate::shell::{Session, Voice};
 
 /// How often the background thread reconciles when no file event arrives.
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
@@ -48,25 +50,11 @@ memory_recall / memory_search / memory_list to look things up, with valid_at to 
 moment and as_of to ask what was believed at a past moment. Times are YYYY-MM-DD or RFC 3339. \
 Never store secrets.";
 
-/// Shared by every session of a server: one engine (SQLite connection and tantivy
-/// reader) behind a lock, and the environment read at start.
-struct Shared {
-    engine: Mutex<Engine>,
-    env: Env,
-}
-
-impl Shared {
-    fn engine(&self) -> MutexGuard<'_, Engine> {
-        // A panic while holding the lock leaves the engine usable: every call catches
-        // up from the files first.
-        self.engine.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// The mem7 MCP server (one per connection; clones share the engine).
+/// The mem7 MCP server (one per connection; clones share the engine: one
+/// [`Session`] for every connection and the watcher thread).
 #[derive(Clone)]
 pub struct MemoryServer {
-    shared: Arc<Shared>,
+    session: Arc<Session>,
     tool_router: ToolRouter<MemoryServer>,
 }
 
@@ -556,10 +544,7 @@ impl MemoryServer {
     /// A server on an open engine; `env` gives the clock and the default agent.
     pub fn new(engine: Engine, env: Env) -> MemoryServer {
         MemoryServer {
-            shared: Arc::new(Shared {
-                engine: Mutex::new(engine),
-                env,
-            }),
+            session: Arc::new(Session::new(engine, env, VOICE)),
             tool_router: Self::tool_router(),
         }
     }
@@ -570,19 +555,10 @@ impl MemoryServer {
     where
         F: FnOnce(&mut Engine, &Env) -> Result<output::Out> + Send + 'static,
     {
-        let shared = self.shared.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let mut engine = shared.engine();
-            let now = shared.env.now()?;
-            engine.catch_up(now)?;
-            let result = f(&mut engine, &shared.env);
-            report_ahead(&mut engine, now);
-            for n in engine.take_notes() {
-                eprintln!("mem7 mcp: note: {n}");
-            }
-            result
-        })
-        .await;
+        let session = self.session.clone();
+        let done =
+            tokio::task::spawn_blocking(move || session.call(|engine, _now, env| f(engine, env)))
+                .await;
         Ok(match done {
             Ok(Ok(out)) => {
                 let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
@@ -597,32 +573,20 @@ impl MemoryServer {
     }
 
     /// Keeps the index current in the background: catches up when files change and
-    /// every [`RECONCILE_EVERY`] anyway. Runs until the process ends.
+    /// every [`RECONCILE_EVERY`] anyway, and fills in missing vectors a step at a time.
+    /// Runs until the process ends.
     pub fn spawn_watcher(&self) -> Result<()> {
-        let memory = self
-            .shared
-            .engine()
-            .workspace()
-            .root()
-            .join(crate::store::MEMORY_DIR);
-        std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
-        let watcher = crate::watch::Watcher::new(&memory, Duration::from_millis(200))?;
-        let shared = self.shared.clone();
+        let watch = Watch::start(&self.session.engine())?;
+        let session = self.session.clone();
         std::thread::Builder::new()
             .name("mem7-watch".into())
             .spawn(move || {
-                let mut last_fill_error = String::new();
-                while watcher.next(RECONCILE_EVERY) != crate::watch::Wake::Closed {
-                    let caught_up = shared.env.now().and_then(|now| {
-                        let mut engine = shared.engine();
-                        engine.catch_up(now)?;
-                        report_ahead(&mut engine, now);
-                        Ok(())
-                    });
-                    if let Err(e) = caught_up {
-                        eprintln!("mem7 mcp: catching up with the files failed: {e}");
-                    }
-                    fill_in_steps(&shared, &mut last_fill_error);
+                let opts = Options {
+                    interval: RECONCILE_EVERY,
+                    sync_every: None,
+                };
+                if let Err(e) = watch.run(&session, &opts, &mut WatchLog) {
+                    eprintln!("mem7 mcp: the watcher stopped: {e}");
                 }
             })
             .map_err(|e| Error::io("<thread>", e))?;
@@ -630,41 +594,34 @@ impl MemoryServer {
     }
 }
 
-/// Says on standard error (the client's log) which entries a catch-up met that were
-/// recorded ahead of this machine's clock, once each.
-fn report_ahead(engine: &mut Engine, now: TxTime) {
-    for line in crate::index::describe_ahead(&engine.take_ahead(), now) {
-        eprintln!("mem7 mcp: note: {line}");
+/// Who speaks on standard error (the client's log).
+const VOICE: Voice = Voice("mem7 mcp");
+
+/// The watcher thread's log, on standard error: failures only, and the entries a
+/// catch-up met that were recorded ahead of this machine's clock.
+struct WatchLog;
+
+impl Log for WatchLog {
+    fn caught_up(&mut self, engine: &mut Engine, c: &CatchUp, now: TxTime) -> Result<()> {
+        VOICE.ahead(engine, &c.sync.ahead, now);
+        Ok(())
     }
-}
 
-/// Texts embedded per step in the background, between which tool calls get the engine.
-const FILL_STEP: usize = 32;
+    fn catch_up_failed(&mut self, e: &Error) {
+        eprintln!("mem7 mcp: catching up with the files failed: {e}");
+    }
 
-/// Fills in missing vectors a step at a time, releasing the engine between steps. A
-/// provider failure is logged once (until it changes) and retried on the next tick.
-fn fill_in_steps(shared: &Shared, last_error: &mut String) {
-    loop {
-        let mut engine = shared.engine();
-        if engine.embedding_model().is_none() {
-            return;
-        }
-        match engine.fill_embeddings(Some(FILL_STEP), &mut |_, _| {}) {
-            Ok(f) => {
-                last_error.clear();
-                if f.computed == 0 || f.computed >= f.missing {
-                    return;
-                }
-            }
-            Err(e) => {
-                let e = e.to_string();
-                if *last_error != e {
-                    eprintln!("mem7 mcp: filling in vectors failed (retrying later): {e}");
-                    *last_error = e;
-                }
-                return;
-            }
-        }
+    fn filled(&mut self, _: &crate::engine::FillStats) -> Result<()> {
+        Ok(())
+    }
+
+    fn fill_failed(&mut self, e: &Error) {
+        eprintln!("mem7 mcp: filling in vectors failed (retrying later): {e}");
+    }
+
+    fn synced(&mut self, _: Result<crate::sync::Outcome>, _: Duration) -> Result<()> {
+        // The server's watcher runs no sync (its options have no period).
+        Ok(())
     }
 }
 
