@@ -340,7 +340,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             crate::core::validate::lookup_key(key)?;
             let mut engine = open_engine(cli, env)?;
             let as_of = engine.as_of(as_of, now)?;
-            let versions = engine.index().recall(key, valid_at, as_of)?;
+            let versions = engine.recall(key, &[], valid_at, as_of)?;
             print_versions(
                 out,
                 &versions,

@@ -13,7 +13,6 @@
 pub mod http;
 pub mod output;
 
-use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +33,7 @@ use crate::index::fulltext::SearchRequest;
 use crate::request;
 use crate::shell::watch::{Log, Options, Watch};
 use crate::shell::{Session, Voice};
+use crate::store::Workspace;
 
 /// How often the background thread reconciles when no file event arrives.
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
@@ -293,9 +293,7 @@ impl MemoryServer {
             let versions = match p.key.as_deref() {
                 Some(key) => {
                     crate::core::validate::lookup_key(key)?;
-                    let mut v = engine.index().recall(key, valid_at, as_of)?;
-                    v.retain(|v| tags.iter().all(|t| v.tags.contains(t)));
-                    v
+                    engine.recall(key, &tags, valid_at, as_of)?
                 }
                 None if tags.is_empty() => {
                     return Err(Error::input(
@@ -524,7 +522,7 @@ impl MemoryServer {
         Parameters(p): Parameters<GetParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, _env| {
-            let text = read_workspace_file(engine.workspace().root(), &p)?;
+            let text = read_workspace_file(engine.workspace(), &p)?;
             Ok(output::object(serde_json::json!({ "text": text }), text))
         })
         .await
@@ -659,52 +657,10 @@ fn times(
     Ok((valid_at, engine.as_of(as_of, now)?))
 }
 
-/// `memory_get`: lines of a file inside `root`, after a header naming the range. Hidden
-/// paths (`.git/`, `.mem7/`, dotfiles) are refused: git's config can hold credentials.
-fn read_workspace_file(root: &Path, p: &GetParams) -> Result<String> {
-    let refuse = |why: &str| {
-        Error::input(
-            format!("path {:?} is refused: {why}", p.path),
-            "give a path relative to the workspace, like memory/2026-04-05.md (a version's `file`)",
-        )
-    };
-    let rel = Path::new(&p.path);
-    if p.path.is_empty() {
-        return Err(refuse("it is empty"));
-    }
-    if rel.is_absolute()
-        || rel
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(refuse("it leaves the workspace"));
-    }
-    if rel.components().any(|c| match c {
-        Component::Normal(name) => name.to_string_lossy().starts_with('.'),
-        _ => false,
-    }) {
-        return Err(refuse(
-            "hidden files (.git, .mem7, dotfiles) are not memory",
-        ));
-    }
-    let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
-    let full: PathBuf = root.join(rel);
-    let real = full.canonicalize().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::input(
-            format!("no file {} in the workspace", p.path),
-            "memory files are memory/YYYY-MM-DD.md; memory_history gives each version's file",
-        ),
-        _ => Error::io(&full, e),
-    })?;
-    // A symlink inside the workspace must not lead out of it either.
-    if !real.starts_with(&root) {
-        return Err(refuse("it leads outside the workspace"));
-    }
-    if real.is_dir() {
-        return Err(refuse("it is a directory"));
-    }
-    let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
-    let text = String::from_utf8(bytes).map_err(|_| refuse("it is not a text file"))?;
+/// `memory_get`: lines of a file of the workspace (the workspace's path checks,
+/// [`Workspace::read_visible`]), after a header naming the range.
+fn read_workspace_file(ws: &Workspace, p: &GetParams) -> Result<String> {
+    let text = ws.read_visible(&p.path)?;
     let from = p.from_line.unwrap_or(1).max(1);
     let to = p
         .to_line
