@@ -1,15 +1,25 @@
 //! The command-line interface: reads the environment, resolves arguments into requests,
 //! runs them through the engine, renders the answers, and maps errors to exit codes.
 //! The only module that reads env variables or prints.
+//!
+//! This file holds the entry (`run`), the error funnel, the dispatch (`execute`) and
+//! `import`; each other command lives with its kind: `read.rs`, `write.rs`, `index.rs`,
+//! `verify.rs`, `git.rs`, `sync.rs`, `watch.rs`, `serve.rs`, `setup.rs`, `demo.rs`. The
+//! engine is opened, and long-running work is done, by [`crate::shell`].
 
 mod args;
 mod demo;
+mod git;
+mod index;
+mod read;
+mod serve;
 mod setup;
 mod sync;
+mod verify;
 mod watch;
+mod write;
 
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -17,12 +27,11 @@ use clap::Parser;
 pub use args::{Cli, Command};
 
 use crate::core::time::{TxTime, ValidTime};
-use crate::engine::{Engine, ForgetOutcome, SealOutcome, StoreRequest};
-use crate::env::absolute;
+use crate::engine::{Engine, StoreRequest};
 pub use crate::env::{CHAIN_KEY_CONTEXT, Env, safe_agent};
 use crate::error::{Error, Result};
-use crate::shell::{self, Voice};
-use crate::{render, request, store};
+use crate::shell;
+use crate::{request, store};
 
 /// Exit code for success.
 pub const EXIT_OK: u8 = 0;
@@ -92,143 +101,8 @@ fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, Option<TxT
     )
 }
 
-/// A progress bar on stderr when it is a terminal.
-fn progress_bar() -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{msg:<22} [{bar:30}] {pos}/{len}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar
-    })
-}
-
-/// Fills in missing vectors with a progress bar. Returns the stats, or the provider's
-/// error (what was computed before it stays cached).
-fn fill_embeddings(engine: &mut Engine) -> Result<crate::engine::FillStats> {
-    let bar = progress_bar();
-    if let Some(bar) = &bar {
-        bar.set_message("embedding");
-    }
-    let result = engine.fill_embeddings(None, &mut |done, total| {
-        if let Some(bar) = &bar {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
-    });
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    result
-}
-
 fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
     shell::open(env, cli.workspace.as_deref())
-}
-
-/// Whether `root` is inside a git work tree that lacks mem7's merge driver. False when
-/// git is not installed.
-fn in_git_without_driver(root: &Path) -> bool {
-    // Spawning git costs milliseconds: ask it only when a `.git` is somewhere above.
-    if !root.ancestors().any(|dir| dir.join(".git").exists()) {
-        return false;
-    }
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(root)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-    };
-    let inside = git(&["rev-parse", "--is-inside-work-tree"]).is_some_and(|o| o.status.success());
-    inside
-        && !git(&["config", "--get", "merge.union.driver"])
-            .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("merge-file"))
-}
-
-/// `verify --index` differences as findings.
-fn index_findings(check: &crate::index::IndexCheck) -> Vec<crate::verify::Finding> {
-    let finding = |file: &str, line: u32, key: &str, message: String| crate::verify::Finding {
-        file: file.to_string(),
-        line,
-        key: key.to_string(),
-        kind: "index-mismatch",
-        is_break: true,
-        message,
-        computed: None,
-    };
-    let mut out = Vec::new();
-    for v in &check.missing {
-        out.push(finding(
-            &v.source.file,
-            v.source.line,
-            &v.key,
-            format!(
-                "the index lacks the version valid {} → {} recorded {} → {}",
-                v.valid_from, v.valid_to, v.tx_from, v.tx_to
-            ),
-        ));
-    }
-    for v in &check.extra {
-        out.push(finding(&v.source.file, v.source.line, &v.key, format!(
-            "the index holds a version the markdown does not imply (valid {} → {}, recorded {} → {})",
-            v.valid_from, v.valid_to, v.tx_from, v.tx_to
-        )));
-    }
-    for (file, what) in &check.files {
-        out.push(finding(
-            file,
-            0,
-            "",
-            format!("file fingerprint differs: {what}"),
-        ));
-    }
-    if let Some((recorded, actual)) = check.head {
-        out.push(finding(
-            "",
-            0,
-            "",
-            format!("the index's chain head is {recorded}, the markdown's is {actual}"),
-        ));
-    }
-    out
-}
-
-/// Prints versions as a JSON array (`[]` when empty) or as text; an empty text result
-/// is said on standard error, so standard output stays the result alone.
-fn print_versions(
-    out: &mut dyn Write,
-    versions: &[crate::core::Version],
-    json: bool,
-    empty: impl FnOnce() -> String,
-    human: impl FnOnce(&[crate::core::Version]) -> String,
-) -> Result<()> {
-    if json {
-        write_out(out, &render::versions_json(versions))
-    } else if versions.is_empty() {
-        eprintln!("{}", empty());
-        Ok(())
-    } else {
-        write_out(out, &human(versions))
-    }
-}
-
-/// After a read that found nothing: the existing keys near the one asked for, on
-/// standard error (standard output stays the result, `[]` with `--json`).
-fn print_near_keys(engine: &mut Engine, env: &Env, key: &str, now: TxTime) -> Result<()> {
-    // Meaning search adds keys whose value is near the key's words, when it is on; a
-    // bad embedding setting only leaves the suggestions by name.
-    shell::embeddings_or_off(engine, env);
-    let near = engine.near_keys(key, now)?;
-    engine.take_notes();
-    if let Some(hint) = render::near_keys_hint(&near) {
-        eprintln!("mem7: {hint}");
-    }
-    Ok(())
 }
 
 fn print_set_aside(engine: &Engine) {
@@ -242,417 +116,30 @@ fn print_set_aside(engine: &Engine) {
 /// Runs one parsed command; returns the exit code.
 pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
     match &cli.command {
-        Command::Init { dir } => {
-            let target = match dir {
-                Some(d) => absolute(&env.cwd, d),
-                None => cli
-                    .workspace
-                    .as_deref()
-                    .or(env.workspace.as_deref())
-                    .map(|d| absolute(&env.cwd, d))
-                    .unwrap_or_else(|| env.cwd.clone()),
-            };
-            let outcome = store::init(&target)?;
-            let msg = match outcome {
-                store::InitOutcome::Created { kept } => {
-                    let mut msg = format!("Created a mem7 workspace in {}\n", target.display());
-                    for k in &kept {
-                        msg.push_str(&format!("  kept your existing {k}"));
-                        msg.push_str(match k.as_str() {
-                            ".gitignore" => {
-                                ": add the line `.mem7/` to it (the index is not for git)\n"
-                            }
-                            ".gitattributes" => {
-                                ": add `memory/*.md merge=union` and `*.md text eol=lf` to it\n"
-                            }
-                            _ => "\n",
-                        });
-                    }
-                    msg.push_str(&format!(
-                        "  next: mem7 --workspace {} store project:hello \"world\"\n",
-                        target.display()
-                    ));
-                    msg
-                }
-                store::InitOutcome::AlreadyWorkspace => {
-                    format!(
-                        "{} is already a mem7 workspace; nothing changed\n",
-                        target.display()
-                    )
-                }
-            };
-            write_out(out, &msg)?;
-            Ok(EXIT_OK)
-        }
-        Command::Store(a) => {
-            let now = env.now()?;
-            let value = if a.value == "-" {
-                read_stdin()?
-            } else {
-                a.value.clone()
-            };
-            let valid_from = a
-                .valid_from
-                .as_deref()
-                .map(|t| parse_valid("valid-from", t))
-                .transpose()?;
-            let valid_to = a
-                .valid_to
-                .as_deref()
-                .map(|t| request::valid_end("--valid-to", t))
-                .transpose()?;
-            let req = StoreRequest {
-                key: a.key.clone(),
-                value,
-                valid_from,
-                valid_to,
-                tags: a.tags.clone(),
-                agent: env.agent(a.agent.as_deref()),
-                allow_secret: a.allow_secret,
-            };
-            // Check the request before anything (even the index) is opened or created.
-            let root = env.workspace(cli.workspace.as_deref());
-            request::check_store(
-                &req,
-                store::Workspace::open(&root)?.config(),
-                now,
-                ("--valid-from", "--valid-to"),
-            )?;
-            let mut engine = open_engine(cli, env)?;
-            // Look-alike slots of a new key, by name and (meaning search on) by meaning.
-            shell::embeddings_or_off(&mut engine, env);
-            let similar = engine.look_alikes(&req.key, &req.value, now)?;
-            engine.take_notes();
-            let outcome = engine.store(&req, now)?;
-            Voice::CLI.ahead(&mut engine, &[], now);
-            print_set_aside(&engine);
-            let text = if a.json {
-                render::store_json(&outcome, &similar)
-            } else {
-                render::store_human(&outcome, &similar)
-            };
-            write_out(out, &text)?;
-            Ok(EXIT_OK)
-        }
-        Command::Recall { key, at, json } => {
-            let now = env.now()?;
-            let (valid_at, as_of) = read_times(at, now)?;
-            crate::core::validate::lookup_key(key)?;
-            let mut engine = open_engine(cli, env)?;
-            let as_of = engine.as_of(as_of, now)?;
-            let versions = engine.recall(key, &[], valid_at, as_of)?;
-            print_versions(
-                out,
-                &versions,
-                *json,
-                || format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}"),
-                render::versions_human,
-            )?;
-            if versions.is_empty() {
-                print_near_keys(&mut engine, env, key, now)?;
-            }
-            Ok(EXIT_OK)
-        }
-        Command::History {
-            key,
-            as_of,
-            json,
-            svg,
-            valid_at,
-        } => {
-            let as_of = as_of.as_deref().map(|t| parse_tx("as-of", t)).transpose()?;
-            let valid_at = valid_at
-                .as_deref()
-                .map(|t| parse_valid("valid-at", t))
-                .transpose()?;
-            let now = env.now()?;
-            crate::core::validate::lookup_key(key)?;
-            let mut engine = open_engine(cli, env)?;
-            if *svg {
-                // The picture shows every version; the read's clocks are drawn as lines.
-                let versions = engine.index().history(key, None)?;
-                let picture = crate::view::svg::Picture {
-                    key,
-                    versions: &versions,
-                    now: (now.as_valid(), engine.believed_now(now)?),
-                    valid_at,
-                    as_of,
-                    link: None,
-                };
-                write_out(out, &crate::view::svg::render(&picture))?;
-                if versions.is_empty() {
-                    eprintln!("mem7: no history for {key}");
-                }
-                return Ok(EXIT_OK);
-            }
-            let versions = engine.index().history(key, as_of)?;
-            print_versions(
-                out,
-                &versions,
-                *json,
-                || format!("mem7: no history for {key}"),
-                render::versions_human,
-            )?;
-            if versions.is_empty() {
-                print_near_keys(&mut engine, env, key, now)?;
-            }
-            Ok(EXIT_OK)
-        }
+        Command::Init { dir } => write::init(cli, env, out, dir),
+        Command::Store(a) => write::store(cli, env, out, a),
+        Command::Recall { key, at, json } => read::recall(cli, env, out, key, at, *json),
+        Command::History(a) => read::history(cli, env, out, a),
         Command::List {
             prefix,
             tags,
             at,
             json,
-        } => {
-            let now = env.now()?;
-            let (valid_at, as_of) = read_times(at, now)?;
-            let engine = open_engine(cli, env)?;
-            let as_of = engine.as_of(as_of, now)?;
-            let versions = engine
-                .index()
-                .list(prefix.as_deref(), tags, valid_at, as_of)?;
-            print_versions(
-                out,
-                &versions,
-                *json,
-                || format!("mem7: no keys match at valid_at {valid_at} as of {as_of}"),
-                render::versions_human,
-            )?;
-            Ok(EXIT_OK)
-        }
-        Command::Search {
-            query,
-            at,
-            tags,
-            key_prefix,
-            limit,
-            raw,
-            mode,
-            json,
-        } => {
-            let now = env.now()?;
-            let (valid_at, as_of) = read_times(at, now)?;
-            let mode = match mode {
-                None => crate::index::fulltext::SearchMode::Auto,
-                Some(args::SearchModeArg::Lexical) => crate::index::fulltext::SearchMode::Lexical,
-                Some(args::SearchModeArg::Semantic) => crate::index::fulltext::SearchMode::Semantic,
-                Some(args::SearchModeArg::Hybrid) => crate::index::fulltext::SearchMode::Hybrid,
-            };
-            if *raw
-                && !matches!(
-                    mode,
-                    crate::index::fulltext::SearchMode::Auto
-                        | crate::index::fulltext::SearchMode::Lexical
-                )
-            {
-                return Err(Error::input(
-                    "--raw is tantivy query syntax, which only the word side understands",
-                    "drop --raw, or search with --mode lexical",
-                ));
-            }
-            let mut engine = open_engine(cli, env)?;
-            let as_of = engine.as_of(as_of, now)?;
-            if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
-                shell::enable_embeddings(&mut engine, env)?;
-            }
-            let req = crate::index::fulltext::SearchRequest {
-                text: query.clone(),
-                raw: *raw,
-                valid_at,
-                as_of,
-                tags: tags.clone(),
-                key_prefix: key_prefix.clone(),
-                limit: *limit,
-                mode,
-            };
-            let hits = engine.search(&req);
-            Voice::CLI.notes(&mut engine);
-            let hits = hits?;
-            if *json {
-                write_out(out, &render::hits_json(&hits))?;
-            } else if hits.is_empty() {
-                eprintln!("mem7: nothing matches {query:?} at valid_at {valid_at} as of {as_of}");
-            } else {
-                use std::io::IsTerminal;
-                write_out(out, &render::hits_human(&hits, io::stdout().is_terminal()))?;
-            }
-            Ok(EXIT_OK)
-        }
-        Command::Timeline {
-            clock,
-            since,
-            until,
-            key_prefix,
-            json,
-        } => {
-            let since = since
-                .as_deref()
-                .map(|t| parse_valid("since", t))
-                .transpose()?;
-            let until = until
-                .as_deref()
-                .map(|t| parse_valid("until", t))
-                .transpose()?;
-            env.now()?;
-            let engine = open_engine(cli, env)?;
-            let versions = engine.index().timeline(
-                *clock == args::Clock::Tx,
-                since.map(|t| t.micros()),
-                until.map(|t| t.micros()),
-                key_prefix.as_deref(),
-            )?;
-            let by_tx = *clock == args::Clock::Tx;
-            print_versions(
-                out,
-                &versions,
-                *json,
-                || "mem7: no versions in that range".to_string(),
-                |v| render::timeline_human(v, by_tx),
-            )?;
-            Ok(EXIT_OK)
-        }
+        } => read::list(cli, env, out, prefix.as_deref(), tags, at, *json),
+        Command::Search(a) => read::search(cli, env, out, a),
+        Command::Timeline(a) => read::timeline(cli, env, out, a),
         Command::Watch {
             interval,
             sync_every,
         } => watch::run(cli, env, out, *interval, sync_every.as_deref()),
-        Command::Rekey {
-            from,
-            to,
-            dry_run,
-            agent,
-            json,
-        } => {
-            let now = env.now()?;
-            let agent = env.agent(agent.as_deref());
-            crate::core::validate::agent(&agent)?;
-            crate::core::validate::lookup_key(from)?;
-            crate::core::validate::key(to)?;
-            let mut engine = open_engine(cli, env)?;
-            let plan = if *dry_run {
-                engine.plan_rekey(from, to)?
-            } else {
-                engine.rekey(from, to, &agent, now)?
-            };
-            let text = if *json {
-                render::rekey_json(&plan, !*dry_run)
-            } else {
-                render::rekey_human(from, to, &plan, !*dry_run)
-            };
-            write_out(out, &text)?;
-            Ok(EXIT_OK)
-        }
-        Command::Forget { key, agent } => {
-            let now = env.now()?;
-            crate::core::validate::lookup_key(key)?;
-            let agent = env.agent(agent.as_deref());
-            crate::core::validate::agent(&agent)?;
-            let mut engine = open_engine(cli, env)?;
-            let outcome = engine.forget(key, &agent, now)?;
-            print_set_aside(&engine);
-            match outcome {
-                ForgetOutcome::Forgotten { closed, source } => write_out(
-                    out,
-                    &format!(
-                        "forgot {key}: {closed} version{} no longer believed ({}:{})\n",
-                        if closed == 1 { "" } else { "s" },
-                        source.file,
-                        source.line
-                    ),
-                )?,
-                ForgetOutcome::NothingBelieved => write_out(
-                    out,
-                    &format!(
-                        "nothing to forget: no version of {key} is believed; nothing written\n"
-                    ),
-                )?,
-            }
-            Ok(EXIT_OK)
-        }
+        Command::Rekey(a) => write::rekey(cli, env, out, a),
+        Command::Forget { key, agent } => write::forget(cli, env, out, key, agent.as_deref()),
         Command::Verify {
             index,
             expect_head,
             json,
-        } => {
-            let root = env.workspace(cli.workspace.as_deref());
-            let ws = store::Workspace::open(&root)?;
-            // Asking git about the merge driver takes a process or two: meanwhile, verify.
-            let git_hint = std::thread::spawn({
-                let root = root.clone();
-                move || in_git_without_driver(&root)
-            });
-            let now = env.now()?;
-            let mut report = crate::verify::verify(&ws, &env.chain_key()?, expect_head.as_deref())?;
-            report
-                .findings
-                .extend(crate::verify::recorded_ahead(&ws, now)?);
-            if *index {
-                let mut engine = open_engine(cli, env)?;
-                let check = engine.check_index()?;
-                report.findings.extend(index_findings(&check));
-                report
-                    .findings
-                    .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-                if check.matches() {
-                    eprintln!(
-                        "mem7: the index matches the markdown ({} versions, chain head, file fingerprints)",
-                        check.expected_versions
-                    );
-                } else {
-                    eprintln!("mem7: the index differed from the markdown; it was rebuilt");
-                }
-            }
-            let text = if *json {
-                // The summary goes to standard error so standard output stays one array.
-                eprint!("{}", render::verify_summary(&report));
-                render::verify_json(&report)
-            } else {
-                render::verify_human(&report)
-            };
-            write_out(out, &text)?;
-            if git_hint.join().unwrap_or(false) {
-                eprintln!(
-                    "mem7: hint: this workspace is in a git repository whose merges would interleave entries \
-                     (git's line-wise union merge); run `mem7 setup-git` once per clone"
-                );
-            }
-            Ok(if report.is_broken() {
-                EXIT_CHECK_FAILED
-            } else {
-                EXIT_OK
-            })
-        }
-        Command::Seal { agent } => {
-            let now = env.now()?;
-            let agent = env.agent(agent.as_deref());
-            let mut engine = open_engine(cli, env)?;
-            let outcome = engine.seal(&agent, now)?;
-            print_set_aside(&engine);
-            match outcome {
-                SealOutcome::NothingToSeal { entries } => write_out(
-                    out,
-                    &format!("nothing to seal: all {entries} entries verify\n"),
-                )?,
-                SealOutcome::Sealed { accepted, source } => {
-                    let mut text = format!(
-                        "sealed {} ({}:{}):\n",
-                        crate::verify::count_accepted(&accepted),
-                        source.file,
-                        source.line
-                    );
-                    for f in &accepted {
-                        // Foreign text has no key.
-                        let key = if f.key.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" {}", f.key)
-                        };
-                        text.push_str(&format!("  {}:{}{key} ({})\n", f.file, f.line, f.kind));
-                    }
-                    write_out(out, &text)?;
-                }
-            }
-            Ok(EXIT_OK)
-        }
+        } => verify::verify(cli, env, out, *index, expect_head.as_deref(), *json),
+        Command::Seal { agent } => write::seal(cli, env, out, agent.as_deref()),
         Command::Import { file, allow_secret } => {
             let now = env.now()?;
             let text = if file.as_os_str() == "-" {
@@ -714,61 +201,13 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             at,
             format,
             output,
-        } => {
-            let now = env.now()?;
-            let (valid_at, as_of) = read_times(at, now)?;
-            let engine = open_engine(cli, env)?;
-            let format = match format {
-                args::ExportFormatArg::Json => crate::transfer::export::Format::Json,
-                args::ExportFormatArg::Csv => crate::transfer::export::Format::Csv,
-            };
-            if *history {
-                let mut stats = Default::default();
-                crate::transfer::write_output(output.as_deref(), out, &mut |w| {
-                    stats = crate::transfer::export::history(engine.workspace(), format, w)?;
-                    Ok(())
-                })?;
-                let stats: crate::transfer::export::HistoryStats = stats;
-                if stats.sorted_in_memory {
-                    eprintln!(
-                        "mem7: note: an entry sits in another day's file; the history was sorted in memory"
-                    );
-                }
-                if stats.skipped > 0 {
-                    eprintln!(
-                        "mem7: warning: {} entr{} the index skips (see `mem7 verify`) not exported",
-                        stats.skipped,
-                        if stats.skipped == 1 { "y" } else { "ies" }
-                    );
-                }
-            } else {
-                let as_of = engine.as_of(as_of, now)?;
-                crate::transfer::write_output(output.as_deref(), out, &mut |w| {
-                    crate::transfer::export::snapshot(engine.index(), valid_at, as_of, format, w)
-                        .map(|_| ())
-                })?;
-            }
-            Ok(EXIT_OK)
-        }
+        } => read::export(cli, env, out, *history, at, *format, output),
         Command::ImportNotes {
             path,
             write,
             skip_bad,
-        } => import_notes(cli, env, out, path, *write, *skip_bad),
-        Command::SetupGit => {
-            let root = env.workspace(cli.workspace.as_deref());
-            store::Workspace::open(&root)?;
-            let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
-            let driver = crate::sync::git::register_driver(&root, &exe)?;
-            write_out(
-                out,
-                &format!(
-                    "git merges in {} now keep memory entries whole (merge.union.driver = {driver})\n",
-                    root.display()
-                ),
-            )?;
-            Ok(EXIT_OK)
-        }
+        } => write::import_notes(cli, env, out, path, *write, *skip_bad),
+        Command::SetupGit => git::setup_git(cli, env, out),
         Command::Sync {
             remote,
             no_push,
@@ -779,155 +218,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             ours,
             theirs,
             path,
-        } => {
-            let is_memory = path
-                .as_deref()
-                .is_none_or(|p| p.rsplit('/').next().is_some_and(store::is_day_file_name));
-            if !is_memory {
-                // Not a memory file: behave exactly like git's own union merge.
-                let status = std::process::Command::new("git")
-                    .arg("merge-file")
-                    .arg("--union")
-                    .arg(ours)
-                    .arg(base)
-                    .arg(theirs)
-                    .status()
-                    .map_err(|e| Error::io("git merge-file", e))?;
-                return Ok(if status.success() {
-                    EXIT_OK
-                } else {
-                    EXIT_CHECK_FAILED
-                });
-            }
-            let read = |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| Error::io(p, e));
-            let merged = crate::merge::merge_entries(&read(base)?, &read(ours)?, &read(theirs)?);
-            std::fs::write(ours, &merged.text).map_err(|e| Error::io(ours, e))?;
-            if merged.conflict {
-                eprintln!(
-                    "mem7: both sides edited the same old entry in {}; kept ours. Compare with `git diff` and run `mem7 verify`",
-                    path.as_deref().unwrap_or("the memory file")
-                );
-                return Ok(EXIT_CHECK_FAILED);
-            }
-            Ok(EXIT_OK)
-        }
-        Command::Reindex { embed } => {
-            let root = env.workspace(cli.workspace.as_deref());
-            let started = std::time::Instant::now();
-            let bar = progress_bar();
-            let mut show = |p: crate::index::Progress| {
-                if let Some(bar) = &bar {
-                    match p {
-                        crate::index::Progress::Reading { done, total } => {
-                            bar.set_message("reading memory files");
-                            bar.set_length(total);
-                            bar.set_position(done);
-                        }
-                        crate::index::Progress::Folding { done, total } => {
-                            bar.set_message("folding versions");
-                            bar.set_length(total);
-                            bar.set_position(done);
-                        }
-                        crate::index::Progress::Finishing => bar.set_message("writing indexes"),
-                    }
-                }
-            };
-            let (mut engine, stats) = Engine::open_rebuilt(&root, env.chain_key()?, &mut show)?;
-            if let Some(bar) = &bar {
-                bar.finish_and_clear();
-            }
-            for w in &stats.warnings {
-                eprintln!("mem7: warning: {w}");
-            }
-            write_out(
-                out,
-                &format!(
-                    "reindexed {} entries from {} files into {} versions in {:.2?}\n",
-                    stats.entries,
-                    stats.files,
-                    stats.versions,
-                    started.elapsed()
-                ),
-            )?;
-            // The rebuild kept every cached vector. A rebuild does not embed unless
-            // asked: it says how many texts wait and how to fill them.
-            shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
-            if engine.embedding_model().is_some() && !*embed {
-                let waiting = engine.fill_embeddings(Some(0), &mut |_, _| {})?;
-                if waiting.missing > 0 {
-                    write_out(
-                        out,
-                        &format!(
-                            "{} text{} wait for vectors of {}: run `mem7 embed` (or `mem7 reindex --embed`), \
-                             or leave `mem7 watch` or the MCP server running, which fill them in the background\n",
-                            waiting.missing,
-                            if waiting.missing == 1 { "" } else { "s" },
-                            waiting.model
-                        ),
-                    )?;
-                }
-            }
-            if engine.embedding_model().is_some() && *embed {
-                match fill_embeddings(&mut engine) {
-                    Ok(f) if f.computed > 0 => write_out(
-                        out,
-                        &format!(
-                            "embedded {} new text{} with {}\n",
-                            f.computed,
-                            if f.computed == 1 { "" } else { "s" },
-                            f.model
-                        ),
-                    )?,
-                    Ok(_) => {}
-                    Err(e) => eprintln!(
-                        "mem7: warning: vectors not filled in: {e}; the index is rebuilt, `mem7 embed` retries"
-                    ),
-                }
-            }
-            Ok(EXIT_OK)
-        }
-        Command::Embed { prune, json } => {
-            let mut engine = open_engine(cli, env)?;
-            shell::enable_embeddings(&mut engine, env)?;
-            let filled = fill_embeddings(&mut engine);
-            Voice::CLI.notes(&mut engine);
-            let filled = filled?;
-            let pruned = if *prune {
-                Some(engine.prune_embeddings()?)
-            } else {
-                None
-            };
-            let cached = engine.cached_vectors()?;
-            if *json {
-                let v = serde_json::json!({
-                    "model": filled.model,
-                    "missing": filled.missing,
-                    "computed": filled.computed,
-                    "pruned": pruned,
-                    "cached": cached,
-                });
-                write_out(
-                    out,
-                    &format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()),
-                )?;
-            } else {
-                let mut s = format!(
-                    "embedded {} new text{} with {}; the cache holds {cached} vector{}\n",
-                    filled.computed,
-                    if filled.computed == 1 { "" } else { "s" },
-                    filled.model,
-                    if cached == 1 { "" } else { "s" },
-                );
-                if let Some(n) = pruned {
-                    s.push_str(&format!(
-                        "pruned {n} vector{} of other models or texts no longer held\n",
-                        if n == 1 { "" } else { "s" }
-                    ));
-                }
-                write_out(out, &s)?;
-            }
-            Ok(EXIT_OK)
-        }
+        } => git::merge_file(base, ours, theirs, path.as_deref()),
+        Command::Reindex { embed } => index::reindex(cli, env, out, *embed),
+        Command::Embed { prune, json } => index::embed(cli, env, out, *prune, *json),
         Command::Demo => {
             demo::run(out)?;
             Ok(EXIT_OK)
@@ -937,97 +230,10 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             at,
             max_chars,
             hook,
-        } => {
-            let now = env.now()?;
-            let (valid_at, as_of) = read_times(at, now)?;
-            let mut engine = open_engine(cli, env)?;
-            let as_of = engine.as_of(as_of, now)?;
-            if query.as_deref().is_some_and(|q| !q.trim().is_empty()) {
-                shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
-            }
-            let req = crate::context::ContextRequest {
-                query: query.clone(),
-                valid_at,
-                as_of,
-                max_chars: *max_chars,
-            };
-            let gathered = crate::context::gather(&mut engine, &req);
-            Voice::CLI.notes(&mut engine);
-            let block = crate::context::render(&gathered?, &req);
-            let text = match hook {
-                Some(args::Client::ClaudeCode) => crate::context::claude_code_hook(&block),
-                Some(args::Client::Codex) | None => block,
-            };
-            write_out(out, &text)?;
-            Ok(EXIT_OK)
-        }
-        Command::Mcp => {
-            let mut engine = open_engine(cli, env)?;
-            shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
-            let server = crate::mcp::MemoryServer::new(engine, env.clone());
-            server.spawn_watcher()?;
-            runtime()?.block_on(async {
-                use rmcp::ServiceExt;
-                let running = server
-                    .serve(rmcp::transport::stdio())
-                    .await
-                    .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
-                running
-                    .waiting()
-                    .await
-                    .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
-                Ok::<(), Error>(())
-            })?;
-            Ok(EXIT_OK)
-        }
-        Command::Serve { listen, token } => {
-            crate::auth::check_token(token)?;
-            let mut engine = open_engine(cli, env)?;
-            shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
-            let server = crate::mcp::MemoryServer::new(engine, env.clone());
-            server.spawn_watcher()?;
-            runtime()?.block_on(async {
-                let (listener, addr) = bind(*listen).await?;
-                eprintln!(
-                    "mem7 serve: MCP on http://{addr}{} for {} (Ctrl-C to stop)",
-                    crate::mcp::http::MCP_PATH,
-                    env.workspace(cli.workspace.as_deref()).display()
-                );
-                if !addr.ip().is_loopback() {
-                    eprintln!(
-                        "mem7 serve: warning: {addr} is reachable from other machines; the token is all that guards it, and HTTP is not encrypted"
-                    );
-                }
-                crate::mcp::http::serve(server, listener, token).await
-            })?;
-            Ok(EXIT_OK)
-        }
-        Command::Ui { listen, token } => {
-            let token = crate::auth::token_for("mem7 ui", *listen, token.as_deref())?;
-            let chain_key = env.chain_key()?;
-            let mut engine = open_engine(cli, env)?;
-            shell::try_enable_embeddings(&mut engine, env, Voice("mem7 ui"));
-            runtime()?.block_on(async {
-                let (listener, addr) = bind(*listen).await?;
-                write_out(
-                    out,
-                    &format!("mem7 ui: serving http://{addr}/ (Ctrl-C stops)\n"),
-                )?;
-                out.flush().map_err(|e| Error::io("<stdout>", e))?;
-                if token.is_some() {
-                    eprintln!(
-                        "mem7 ui: requests need the token: `Authorization: Bearer <token>`, or open http://{addr}/?token=<token> once in a browser"
-                    );
-                }
-                if !addr.ip().is_loopback() {
-                    eprintln!(
-                        "mem7 ui: warning: {addr} is reachable from other machines; the token is all that guards it, and HTTP is not encrypted"
-                    );
-                }
-                crate::view::server::serve(engine, env.clone(), chain_key, listener, token).await
-            })?;
-            Ok(EXIT_OK)
-        }
+        } => read::context(cli, env, out, query.as_deref(), at, *max_chars, *hook),
+        Command::Mcp => serve::mcp(cli, env),
+        Command::Serve { listen, token } => serve::serve(cli, env, *listen, token),
+        Command::Ui { listen, token } => serve::ui(cli, env, out, *listen, token.as_deref()),
         Command::Setup {
             client,
             scope,
@@ -1041,31 +247,6 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             *write,
         ),
     }
-}
-
-/// Binds a server's listener; a busy or foreign address is an input error (exit 2).
-async fn bind(
-    listen: std::net::SocketAddr,
-) -> Result<(tokio::net::TcpListener, std::net::SocketAddr)> {
-    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
-        Error::input(
-            format!("cannot listen on {listen}: {e}"),
-            "pick another port with --listen 127.0.0.1:PORT (0 picks a free one)",
-        )
-    })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| Error::io("<listener>", e))?;
-    Ok((listener, addr))
-}
-
-/// The async runtime of the servers: two workers (tool calls run on blocking threads).
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::io("<tokio runtime>", e))
 }
 
 /// One JSON Lines record of `mem7 import` (the wire type).
@@ -1141,146 +322,4 @@ fn import_records(
         });
     }
     Ok(out)
-}
-
-/// `mem7 import-notes`: reads the notes (`crate::transfer::notes`), names the bad ones,
-/// then prints what it would store or stores it in one batch through the import path.
-fn import_notes(
-    cli: &Cli,
-    env: &Env,
-    out: &mut dyn Write,
-    path: &Path,
-    write: bool,
-    skip_bad: bool,
-) -> Result<u8> {
-    use crate::transfer::notes;
-    let now = env.now()?;
-    let root = env.workspace(cli.workspace.as_deref());
-    let max = store::Workspace::open(&root)?.config().max_value_bytes();
-    if !path.exists() {
-        return Err(Error::input(
-            format!("{} does not exist", path.display()),
-            "give a notes folder, a Claude Code memory folder (~/.claude/projects/<project>/memory) or one .md file",
-        ));
-    }
-    let batch = notes::collect(path, max)?;
-    let shown = |file: &str| path.join(file).display().to_string();
-    if !batch.bad.is_empty() {
-        for b in &batch.bad {
-            let verb = if skip_bad { "skipped " } else { "" };
-            eprintln!("mem7: {verb}{}:{}: {}", shown(&b.file), b.line, b.problem);
-        }
-        if !skip_bad {
-            return Err(Error::input(
-                format!(
-                    "{} bad note{}; nothing was written",
-                    batch.bad.len(),
-                    if batch.bad.len() == 1 { "" } else { "s" }
-                ),
-                "fix them, or pass --skip-bad to import the rest",
-            ));
-        }
-    }
-    let mut engine = open_engine(cli, env)?;
-    let mut records = Vec::new();
-    let mut unchanged = 0;
-    let mut text = String::new();
-    for (i, f) in batch.facts.iter().enumerate() {
-        let believed = engine.index().believed(&f.key)?;
-        let mut want = f.tags.clone();
-        want.sort();
-        let holds = believed.iter().any(|v| {
-            let mut tags = v.tags.clone();
-            tags.sort();
-            v.value == f.value
-                && tags == want
-                && match f.valid_from {
-                    Some(from) => v.valid_from == from,
-                    None => v.valid_from <= now.as_valid() && now.as_valid() < v.valid_to,
-                }
-        });
-        let from = f
-            .valid_from
-            .map_or_else(|| "now".to_string(), |t| t.to_string());
-        if holds {
-            unchanged += 1;
-            text.push_str(&format!(
-                "unchanged {} (holds; {}:{})\n",
-                f.key,
-                shown(&f.file),
-                f.line
-            ));
-            continue;
-        }
-        if !write {
-            text.push_str(&format!(
-                "would store {} = {} (valid from {from}; {}:{})\n",
-                f.key,
-                notes::shorten(&f.value, 60),
-                shown(&f.file),
-                f.line
-            ));
-        }
-        records.push(crate::engine::ImportRecord {
-            op: crate::engine::ImportOp::Store,
-            req: StoreRequest {
-                key: f.key.clone(),
-                value: f.value.clone(),
-                valid_from: f.valid_from,
-                valid_to: None,
-                tags: f.tags.clone(),
-                agent: notes::agent_for(&f.file),
-                allow_secret: false,
-            },
-            recorded: None,
-            line: i + 1,
-            keep_ties: false,
-        });
-    }
-    let files = format!(
-        "{} file{}",
-        batch.files,
-        if batch.files == 1 { "" } else { "s" }
-    );
-    if !write {
-        text.push_str(&format!(
-            "dry run: {} to store, {unchanged} unchanged, {} bad, from {files}; nothing written (pass --write to store)\n",
-            records.len(),
-            batch.bad.len()
-        ));
-        write_out(out, &text)?;
-        return Ok(EXIT_OK);
-    }
-    let outcome = if records.is_empty() {
-        Default::default()
-    } else {
-        engine.import(&records, now)?
-    };
-    print_set_aside(&engine);
-    let outcome: crate::engine::ImportOutcome = outcome;
-    text.push_str(&format!(
-        "imported notes: {} stored, {} unchanged, {} bad skipped, from {files}\n",
-        outcome.stored,
-        unchanged + outcome.unchanged,
-        batch.bad.len()
-    ));
-    write_out(out, &text)?;
-    Ok(EXIT_OK)
-}
-
-/// Reads a value from standard input; one trailing line break is dropped (as `$(…)` would).
-fn read_stdin() -> Result<String> {
-    let mut bytes = Vec::new();
-    io::stdin()
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io("<stdin>", e))?;
-    let mut text = String::from_utf8(bytes)
-        .map_err(|_| Error::input("standard input is not valid UTF-8", "values are UTF-8 text"))?;
-    if text.ends_with('\n') {
-        text.pop();
-        if text.ends_with('\r') {
-            text.pop();
-        }
-    }
-    Ok(text)
 }
