@@ -36,16 +36,15 @@ pub(super) fn hash_lf_entry(
     const CHUNK: usize = 1024;
     let len = prev.0.len() + first.len() + second.len();
     if len <= CHUNK {
-        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); CHUNK];
+        // Zeroing the buffer costs less than a call to the hasher; no byte of it is read
+        // unwritten, so it needs no `unsafe`.
+        let mut buf = [0u8; CHUNK];
         let mut at = 0;
         for part in [&prev.0[..], first, second] {
-            for (slot, byte) in buf[at..at + part.len()].iter_mut().zip(part) {
-                slot.write(*byte);
-            }
+            buf[at..at + part.len()].copy_from_slice(part);
             at += part.len();
         }
-        // SAFETY: the first `len` bytes were all just written.
-        let input = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len) };
+        let input = &buf[..len];
         let hash = match key {
             ChainKey::Keyed(k) if keyed => blake3::keyed_hash(k, input),
             _ => blake3::hash(input),
