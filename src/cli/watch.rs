@@ -35,8 +35,14 @@ pub(super) fn run(
     let root = engine.workspace().root().display().to_string();
     let session = Session::new(engine, env.clone(), voice);
     let mut log = WatchLog { out };
+    let opts = Options {
+        interval: Duration::from_secs(interval.max(1)),
+        sync_every,
+        // Nobody else waits for this engine: the vectors are filled in at one go.
+        fill_step: None,
+    };
     // Whatever changed before the watcher started is caught up first.
-    watch.first(&session, &mut log)?;
+    watch.first(&session, &opts, &mut log)?;
     write_out(
         log.out,
         &format!("mem7 watch: keeping the index of {root} current (Ctrl-C to stop)\n"),
@@ -51,10 +57,6 @@ pub(super) fn run(
         )?;
     }
     log.flush()?;
-    let opts = Options {
-        interval: Duration::from_secs(interval.max(1)),
-        sync_every,
-    };
     watch.run(&session, &opts, &mut log)?;
     Ok(EXIT_OK)
 }

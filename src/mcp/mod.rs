@@ -441,6 +441,7 @@ impl MemoryServer {
                 let opts = Options {
                     interval: RECONCILE_EVERY,
                     sync_every: None,
+                    fill_step: Some(crate::shell::fill::FILL_STEP),
                 };
                 if let Err(e) = watch.run(&session, &opts, &mut WatchLog) {
                     eprintln!("mem7 mcp: the watcher stopped: {e}");

@@ -21,6 +21,9 @@ pub struct Options {
     pub interval: Duration,
     /// How often to sync through git (the first sync runs at once); `None`: never.
     pub sync_every: Option<Duration>,
+    /// Texts embedded per step of the vector fill, between which requests get the
+    /// engine ([`fill::FILL_STEP`] for a server); `None`: all at once.
+    pub fill_step: Option<usize>,
 }
 
 /// Where the loop reports. An error returned here (a closed output) ends the loop.
@@ -91,14 +94,14 @@ impl Watch {
 
     /// Catches up with whatever changed before the watcher started, then fills in
     /// vectors. A failure here is the caller's (nothing has been waited out yet).
-    pub fn first(&mut self, session: &Session, log: &mut dyn Log) -> Result<()> {
+    pub fn first(&mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
         let now = session.env().now()?;
         {
             let mut engine = session.engine();
             let c = engine.catch_up(now)?;
             log.caught_up(&mut engine, &c, now)?;
         }
-        self.fill(session, log)
+        self.fill(session, opts, log)
     }
 
     /// Runs until the watcher closes (or `log` fails).
@@ -137,7 +140,7 @@ impl Watch {
             }?;
             if caught {
                 self.failed_on = None;
-                self.fill(session, log)?;
+                self.fill(session, opts, log)?;
             } else {
                 // A conflict or a damaged file is waited out: the person fixing it will
                 // change the file again, which wakes us.
@@ -151,8 +154,8 @@ impl Watch {
         session.engine().workspace().scan().ok()
     }
 
-    fn fill(&mut self, session: &Session, log: &mut dyn Log) -> Result<()> {
-        match fill::in_steps(session) {
+    fn fill(&mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
+        match fill::in_steps(session, opts.fill_step) {
             None => Ok(()),
             Some(Ok(f)) => {
                 self.fill_error.clear();
