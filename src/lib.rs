@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod merge;
 pub mod render;
 pub mod request;
+pub mod shell;
 pub mod store;
 pub mod sync;
 pub mod transfer;

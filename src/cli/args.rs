@@ -71,21 +71,7 @@ grey and dashed, open ends as arrows, a red line at now on both clocks. --as-of 
 as lines instead of filtering. The output is deterministic: the same history gives the same bytes, so \
 it can be committed and diffed (GitHub shows it in a markdown preview)."
     )]
-    History {
-        key: String,
-        /// Only what was believed at this transaction time.
-        #[arg(long, value_name = "T", help = format!("Only what mem7 believed at T: {TIME_HELP}"))]
-        as_of: Option<String>,
-        /// Print a JSON array of versions.
-        #[arg(long, conflicts_with = "svg")]
-        json: bool,
-        /// Write the bitemporal picture as one standalone SVG document to stdout.
-        #[arg(long)]
-        svg: bool,
-        /// With --svg: draw a line at this valid time.
-        #[arg(long, value_name = "T", requires = "svg", help = format!("With --svg, draw a line at valid time T: {TIME_HELP}"))]
-        valid_at: Option<String>,
-    },
+    History(HistoryArgs),
     /// Keys and their values at a time (all keys, or under a prefix or tag).
     List {
         /// Only keys starting with P.
@@ -108,52 +94,12 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
     /// (`host`); values match with English stemming (`deploying` finds `deploy`). With an
     /// embedding provider (see `mem7 embed`), versions that mean the same thing are found
     /// too, and the two rankings are fused (see --mode).
-    Search {
-        /// The words to look for.
-        #[arg(allow_hyphen_values = true)]
-        query: String,
-        #[command(flatten)]
-        at: TimeArgs,
-        /// Only versions carrying TAG (repeat to require several).
-        #[arg(long = "tag", value_name = "TAG")]
-        tags: Vec<String>,
-        /// Only keys starting with P.
-        #[arg(long, value_name = "P")]
-        key_prefix: Option<String>,
-        /// At most N results.
-        #[arg(long, value_name = "N", default_value_t = 10)]
-        limit: usize,
-        /// Treat QUERY as tantivy query syntax (fields: value, key, tags_text).
-        #[arg(long)]
-        raw: bool,
-        /// Rank by words (BM25), by meaning (cosine similarity of embeddings), or both
-        /// fused by reciprocal rank. Default: hybrid when the workspace has vectors of the
-        /// configured model, else lexical.
-        #[arg(long, value_enum, value_name = "MODE")]
-        mode: Option<SearchModeArg>,
-        /// Print a JSON array of versions, each with a `score` and a `snippet`.
-        #[arg(long)]
-        json: bool,
-    },
+    Search(SearchArgs),
     /// Every version in the order of one clock: what changed, and when.
     ///
     /// `--clock valid` (default) lists what mem7 believes now, by when it held in the
     /// world; `--clock tx` lists every version ever recorded, by when mem7 learned it.
-    Timeline {
-        /// Which clock orders the list.
-        #[arg(long, value_enum, default_value_t = Clock::Valid)]
-        clock: Clock,
-        #[arg(long, value_name = "T", help = format!("From T on (inclusive): {TIME_HELP}"))]
-        since: Option<String>,
-        #[arg(long, value_name = "T", help = format!("Before T (exclusive): {TIME_HELP}"))]
-        until: Option<String>,
-        /// Only keys starting with P.
-        #[arg(long, value_name = "P")]
-        key_prefix: Option<String>,
-        /// Print a JSON array of versions.
-        #[arg(long)]
-        json: bool,
-    },
+    Timeline(TimelineArgs),
     /// Keep the index current while files change (another process, `git pull`, an
     /// editor), logging what was applied. Runs until interrupted.
     ///
@@ -177,21 +123,7 @@ ci_provider and ci_platform). The move is made of ordinary appended entries: TO'
 FROM's periods are superseded (and printed), TO keeps its values outside them, FROM holds nothing \
 afterwards, and both keys stay readable with --as-of before the move."
     )]
-    Rekey {
-        /// The key the fact is under now.
-        from: String,
-        /// The key it belongs under.
-        to: String,
-        /// Print what would move and what it would supersede; write nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Who is moving it (default: $MEM7_AGENT, else $USER).
-        #[arg(long, value_name = "NAME")]
-        agent: Option<String>,
-        /// Print the plan as a JSON object {moved, superseded, written}.
-        #[arg(long)]
-        json: bool,
-    },
+    Rekey(RekeyArgs),
     /// Stop believing KEY from now on; reads as of earlier times still see it.
     Forget {
         key: String,
@@ -501,4 +433,88 @@ pub enum SearchModeArg {
     Semantic,
     /// Both, fused by reciprocal rank.
     Hybrid,
+}
+
+// The arguments of `mem7 history` (no doc comment: the variant's is the command's help).
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    pub key: String,
+    /// Only what was believed at this transaction time.
+    #[arg(long, value_name = "T", help = format!("Only what mem7 believed at T: {TIME_HELP}"))]
+    pub as_of: Option<String>,
+    /// Print a JSON array of versions.
+    #[arg(long, conflicts_with = "svg")]
+    pub json: bool,
+    /// Write the bitemporal picture as one standalone SVG document to stdout.
+    #[arg(long)]
+    pub svg: bool,
+    /// With --svg: draw a line at this valid time.
+    #[arg(long, value_name = "T", requires = "svg", help = format!("With --svg, draw a line at valid time T: {TIME_HELP}"))]
+    pub valid_at: Option<String>,
+}
+
+// The arguments of `mem7 search` (no doc comment: the variant's is the command's help).
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The words to look for.
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+    #[command(flatten)]
+    pub at: TimeArgs,
+    /// Only versions carrying TAG (repeat to require several).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Only keys starting with P.
+    #[arg(long, value_name = "P")]
+    pub key_prefix: Option<String>,
+    /// At most N results.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub limit: usize,
+    /// Treat QUERY as tantivy query syntax (fields: value, key, tags_text).
+    #[arg(long)]
+    pub raw: bool,
+    /// Rank by words (BM25), by meaning (cosine similarity of embeddings), or both
+    /// fused by reciprocal rank. Default: hybrid when the workspace has vectors of the
+    /// configured model, else lexical.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<SearchModeArg>,
+    /// Print a JSON array of versions, each with a `score` and a `snippet`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+// The arguments of `mem7 timeline` (no doc comment: the variant's is the command's help).
+#[derive(Debug, Args)]
+pub struct TimelineArgs {
+    /// Which clock orders the list.
+    #[arg(long, value_enum, default_value_t = Clock::Valid)]
+    pub clock: Clock,
+    #[arg(long, value_name = "T", help = format!("From T on (inclusive): {TIME_HELP}"))]
+    pub since: Option<String>,
+    #[arg(long, value_name = "T", help = format!("Before T (exclusive): {TIME_HELP}"))]
+    pub until: Option<String>,
+    /// Only keys starting with P.
+    #[arg(long, value_name = "P")]
+    pub key_prefix: Option<String>,
+    /// Print a JSON array of versions.
+    #[arg(long)]
+    pub json: bool,
+}
+
+// The arguments of `mem7 rekey` (no doc comment: the variant's is the command's help).
+#[derive(Debug, Args)]
+pub struct RekeyArgs {
+    /// The key the fact is under now.
+    pub from: String,
+    /// The key it belongs under.
+    pub to: String,
+    /// Print what would move and what it would supersede; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Who is moving it (default: $MEM7_AGENT, else $USER).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Print the plan as a JSON object {moved, superseded, written}.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, now_text, write_out};
+use super::watch::now_text;
+use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, write_out};
 use crate::error::{Error, Result};
 use crate::sync::{self, Outcome, RefusedBy, Report, Side};
 use crate::verify::Finding;
@@ -73,11 +74,16 @@ pub(super) fn run(
     }
 }
 
-/// One timed sync of `mem7 watch`: its report as log lines on standard output, a
-/// failure or refusal on standard error. Never fails the watch (only a closed output does).
-pub(super) fn watch_sync(cli: &Cli, env: &Env, out: &mut dyn Write, every: Duration) -> Result<()> {
+/// One timed sync of `mem7 watch` (run by [`crate::shell::watch`]): its report as log
+/// lines on standard output, a failure or refusal on standard error. Never fails the
+/// watch (only a closed output does).
+pub(super) fn watch_sync(
+    out: &mut dyn Write,
+    outcome: Result<Outcome>,
+    every: Duration,
+) -> Result<()> {
     let next = format!("next try in {}", duration_text(every.as_secs() as i64));
-    match run_sync(cli, env, None, true) {
+    match outcome {
         Ok(Outcome::Synced(report)) => {
             for w in &report.warnings {
                 eprintln!("{} mem7 watch: warning: {w}", now_text());

@@ -1139,3 +1139,19 @@ fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index,
         },
     ))
 }
+
+impl Engine {
+    /// The versions of `key` valid at `valid_at` as believed at `as_of`, only those
+    /// carrying every tag of `tags` (all of them when `tags` is empty).
+    pub fn recall(
+        &self,
+        key: &str,
+        tags: &[String],
+        valid_at: ValidTime,
+        as_of: TxTime,
+    ) -> Result<Vec<Version>> {
+        let mut versions = self.index.recall(key, valid_at, as_of)?;
+        versions.retain(|v| tags.iter().all(|t| v.tags.contains(t)));
+        Ok(versions)
+    }
+}

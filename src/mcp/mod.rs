@@ -7,31 +7,40 @@
 //! and the fix; nothing a client sends can stop the server.
 //!
 //! The server keeps its index current while it runs: every call first applies what
-//! changed in the files (the cheap start-up check), and a watcher thread catches up in
-//! the background when files change or, since watchers miss events, every few seconds.
+//! changed in the files (the cheap start-up check, [`Session::call`]), and a watcher
+//! thread ([`crate::shell::watch`]) catches up in the background when files change or,
+//! since watchers miss events, every few seconds. The tools' argument structs are in
+//! `params.rs`, their answers in `output.rs`.
 
 pub mod http;
 pub mod output;
+mod params;
 
-use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use params::search_mode;
+pub use params::{
+    ContextParams, ForgetParams, GetParams, HistoryParams, ListParams, RecallParams, RekeyParams,
+    SearchParams, StoreParams,
+};
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::schemars::{self, JsonSchema};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
-use serde::Deserialize;
 
 use crate::context::{self, ContextRequest};
 use crate::core::time::TxTime;
-use crate::engine::{Engine, ForgetOutcome, StoreRequest};
+use crate::engine::{CatchUp, Engine, ForgetOutcome, StoreRequest};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::index::fulltext::SearchRequest;
 use crate::request;
+use crate::shell::watch::{Log, Options, Watch};
+use crate::shell::{Session, Voice};
+use crate::store::Workspace;
 
 /// How often the background thread reconciles when no file event arrives.
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
@@ -48,174 +57,12 @@ memory_recall / memory_search / memory_list to look things up, with valid_at to 
 moment and as_of to ask what was believed at a past moment. Times are YYYY-MM-DD or RFC 3339. \
 Never store secrets.";
 
-/// Shared by every session of a server: one engine (SQLite connection and tantivy
-/// reader) behind a lock, and the environment read at start.
-struct Shared {
-    engine: Mutex<Engine>,
-    env: Env,
-}
-
-impl Shared {
-    fn engine(&self) -> MutexGuard<'_, Engine> {
-        // A panic while holding the lock leaves the engine usable: every call catches
-        // up from the files first.
-        self.engine.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// The mem7 MCP server (one per connection; clones share the engine).
+/// The mem7 MCP server (one per connection; clones share the engine: one
+/// [`Session`] for every connection and the watcher thread).
 #[derive(Clone)]
 pub struct MemoryServer {
-    shared: Arc<Shared>,
+    session: Arc<Session>,
     tool_router: ToolRouter<MemoryServer>,
-}
-
-/// `memory_store` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StoreParams {
-    /// The fact's key: one word of letters, digits and `_ - . : / @ +`, e.g.
-    /// `project:deploy_target` or `user:current_ticket` (at most 200 bytes).
-    pub key: String,
-    /// The value: short markdown text stating the fact.
-    pub value: String,
-    /// When the fact started to hold in the world (YYYY-MM-DD or RFC 3339). Default: now.
-    /// Give a past time for a fact that was already true.
-    pub valid_from: Option<String>,
-    /// When it stopped holding (exclusive). Default: until the next already-known change
-    /// of this key. `infinity` overrides every later version.
-    pub valid_to: Option<String>,
-    /// Tags for filtering, e.g. ["deploy", "infra"].
-    pub tags: Option<Vec<String>>,
-    /// Who is writing. Default: the MEM7_AGENT of the server, else the client's name.
-    pub agent: Option<String>,
-}
-
-/// `memory_recall` arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecallParams {
-    /// The key to look up. Without it, every key matching `tags` is returned.
-    pub key: Option<String>,
-    /// Only versions carrying all these tags.
-    pub tags: Option<Vec<String>>,
-    /// The moment in the world to ask about (YYYY-MM-DD or RFC 3339). Default: now.
-    pub valid_at: Option<String>,
-    /// Answer as mem7 believed at this moment (YYYY-MM-DD or RFC 3339). Default: now.
-    pub as_of: Option<String>,
-    /// At most this many versions (default 50).
-    pub limit: Option<usize>,
-}
-
-/// `memory_search` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchParams {
-    /// Words to look for in keys, values and tags (plain text; punctuation is fine).
-    pub query: String,
-    /// Only versions valid at this moment in the world. Default: now.
-    pub valid_at: Option<String>,
-    /// Only what mem7 believed at this moment. Default: now.
-    pub as_of: Option<String>,
-    /// Only versions carrying all these tags.
-    pub tags: Option<Vec<String>>,
-    /// At most this many results (default 10).
-    pub limit: Option<usize>,
-    /// `lexical` (words, BM25), `semantic` (meaning, embeddings) or `hybrid` (both, fused
-    /// by reciprocal rank). Default: hybrid when vectors exist, else lexical.
-    pub mode: Option<String>,
-}
-
-/// Reads `memory_search`'s `mode`.
-fn search_mode(mode: Option<&str>) -> Result<crate::index::fulltext::SearchMode> {
-    use crate::index::fulltext::SearchMode;
-    Ok(match mode.map(str::trim) {
-        None | Some("") => SearchMode::Auto,
-        Some("lexical") => SearchMode::Lexical,
-        Some("semantic") => SearchMode::Semantic,
-        Some("hybrid") => SearchMode::Hybrid,
-        Some(other) => {
-            return Err(Error::input(
-                format!("mode {other:?} is not a search mode"),
-                "use lexical, semantic or hybrid (or leave it out)",
-            ));
-        }
-    })
-}
-
-/// `memory_context` arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ContextParams {
-    /// Only facts relevant to this text. Default: all current facts.
-    pub query: Option<String>,
-    /// The moment in the world to describe. Default: now.
-    pub valid_at: Option<String>,
-    /// As mem7 believed at this moment. Default: now.
-    pub as_of: Option<String>,
-    /// The block's length budget in characters (default 6000).
-    pub max_chars: Option<usize>,
-}
-
-/// `memory_list` arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListParams {
-    /// Only keys starting with this text, e.g. `project:`.
-    pub prefix: Option<String>,
-    /// Only versions carrying all these tags.
-    pub tags: Option<Vec<String>>,
-    /// The moment in the world to ask about. Default: now.
-    pub valid_at: Option<String>,
-    /// As mem7 believed at this moment. Default: now.
-    pub as_of: Option<String>,
-}
-
-/// `memory_history` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HistoryParams {
-    /// The key whose versions to list.
-    pub key: String,
-    /// Only what mem7 believed at this moment. Default: every version ever recorded.
-    pub as_of: Option<String>,
-}
-
-/// `memory_forget` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ForgetParams {
-    /// The key to stop believing.
-    pub key: String,
-    /// Who is forgetting. Default: as for memory_store.
-    pub agent: Option<String>,
-}
-
-/// `memory_rekey` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RekeyParams {
-    /// The key the fact is stored under now (the drifted one).
-    pub from: String,
-    /// The key it belongs under.
-    pub to: String,
-    /// Only say what would move and what it would supersede; write nothing.
-    pub dry_run: Option<bool>,
-    /// Who is moving it. Default: as for memory_store.
-    pub agent: Option<String>,
-}
-
-/// `memory_get` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetParams {
-    /// A file inside the workspace, relative to it, e.g. `memory/2026-04-05.md` (as in a
-    /// version's `file`).
-    pub path: String,
-    /// First line to return (1-based, default 1).
-    pub from_line: Option<usize>,
-    /// Last line to return (inclusive, default: 2000 lines after from_line).
-    pub to_line: Option<usize>,
 }
 
 /// A tool error for the model: the problem and, where there is one, the fix. A failure
@@ -311,9 +158,7 @@ impl MemoryServer {
             let versions = match p.key.as_deref() {
                 Some(key) => {
                     crate::core::validate::lookup_key(key)?;
-                    let mut v = engine.index().recall(key, valid_at, as_of)?;
-                    v.retain(|v| tags.iter().all(|t| v.tags.contains(t)));
-                    v
+                    engine.recall(key, &tags, valid_at, as_of)?
                 }
                 None if tags.is_empty() => {
                     return Err(Error::input(
@@ -542,7 +387,7 @@ impl MemoryServer {
         Parameters(p): Parameters<GetParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, _env| {
-            let text = read_workspace_file(engine.workspace().root(), &p)?;
+            let text = read_workspace_file(engine.workspace(), &p)?;
             Ok(output::object(serde_json::json!({ "text": text }), text))
         })
         .await
@@ -562,10 +407,7 @@ impl MemoryServer {
     /// A server on an open engine; `env` gives the clock and the default agent.
     pub fn new(engine: Engine, env: Env) -> MemoryServer {
         MemoryServer {
-            shared: Arc::new(Shared {
-                engine: Mutex::new(engine),
-                env,
-            }),
+            session: Arc::new(Session::new(engine, env, VOICE)),
             tool_router: Self::tool_router(),
         }
     }
@@ -576,19 +418,10 @@ impl MemoryServer {
     where
         F: FnOnce(&mut Engine, &Env) -> Result<output::Out> + Send + 'static,
     {
-        let shared = self.shared.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let mut engine = shared.engine();
-            let now = shared.env.now()?;
-            engine.catch_up(now)?;
-            let result = f(&mut engine, &shared.env);
-            report_ahead(&mut engine, now);
-            for n in engine.take_notes() {
-                eprintln!("mem7 mcp: note: {n}");
-            }
-            result
-        })
-        .await;
+        let session = self.session.clone();
+        let done =
+            tokio::task::spawn_blocking(move || session.call(|engine, _now, env| f(engine, env)))
+                .await;
         Ok(match done {
             Ok(Ok(out)) => {
                 let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
@@ -603,32 +436,21 @@ impl MemoryServer {
     }
 
     /// Keeps the index current in the background: catches up when files change and
-    /// every [`RECONCILE_EVERY`] anyway. Runs until the process ends.
+    /// every [`RECONCILE_EVERY`] anyway, and fills in missing vectors a step at a time.
+    /// Runs until the process ends.
     pub fn spawn_watcher(&self) -> Result<()> {
-        let memory = self
-            .shared
-            .engine()
-            .workspace()
-            .root()
-            .join(crate::store::MEMORY_DIR);
-        std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
-        let watcher = crate::watch::Watcher::new(&memory, Duration::from_millis(200))?;
-        let shared = self.shared.clone();
+        let watch = Watch::start(&self.session.engine())?;
+        let session = self.session.clone();
         std::thread::Builder::new()
             .name("mem7-watch".into())
             .spawn(move || {
-                let mut last_fill_error = String::new();
-                while watcher.next(RECONCILE_EVERY) != crate::watch::Wake::Closed {
-                    let caught_up = shared.env.now().and_then(|now| {
-                        let mut engine = shared.engine();
-                        engine.catch_up(now)?;
-                        report_ahead(&mut engine, now);
-                        Ok(())
-                    });
-                    if let Err(e) = caught_up {
-                        eprintln!("mem7 mcp: catching up with the files failed: {e}");
-                    }
-                    fill_in_steps(&shared, &mut last_fill_error);
+                let opts = Options {
+                    interval: RECONCILE_EVERY,
+                    sync_every: None,
+                    fill_step: Some(crate::shell::fill::FILL_STEP),
+                };
+                if let Err(e) = watch.run(&session, &opts, &mut WatchLog) {
+                    eprintln!("mem7 mcp: the watcher stopped: {e}");
                 }
             })
             .map_err(|e| Error::io("<thread>", e))?;
@@ -636,41 +458,34 @@ impl MemoryServer {
     }
 }
 
-/// Says on standard error (the client's log) which entries a catch-up met that were
-/// recorded ahead of this machine's clock, once each.
-fn report_ahead(engine: &mut Engine, now: TxTime) {
-    for line in crate::index::describe_ahead(&engine.take_ahead(), now) {
-        eprintln!("mem7 mcp: note: {line}");
+/// Who speaks on standard error (the client's log).
+const VOICE: Voice = Voice("mem7 mcp");
+
+/// The watcher thread's log, on standard error: failures only, and the entries a
+/// catch-up met that were recorded ahead of this machine's clock.
+struct WatchLog;
+
+impl Log for WatchLog {
+    fn caught_up(&mut self, engine: &mut Engine, c: &CatchUp, now: TxTime) -> Result<()> {
+        VOICE.ahead(engine, &c.sync.ahead, now);
+        Ok(())
     }
-}
 
-/// Texts embedded per step in the background, between which tool calls get the engine.
-const FILL_STEP: usize = 32;
+    fn catch_up_failed(&mut self, e: &Error) {
+        eprintln!("mem7 mcp: catching up with the files failed: {e}");
+    }
 
-/// Fills in missing vectors a step at a time, releasing the engine between steps. A
-/// provider failure is logged once (until it changes) and retried on the next tick.
-fn fill_in_steps(shared: &Shared, last_error: &mut String) {
-    loop {
-        let mut engine = shared.engine();
-        if engine.embedding_model().is_none() {
-            return;
-        }
-        match engine.fill_embeddings(Some(FILL_STEP), &mut |_, _| {}) {
-            Ok(f) => {
-                last_error.clear();
-                if f.computed == 0 || f.computed >= f.missing {
-                    return;
-                }
-            }
-            Err(e) => {
-                let e = e.to_string();
-                if *last_error != e {
-                    eprintln!("mem7 mcp: filling in vectors failed (retrying later): {e}");
-                    *last_error = e;
-                }
-                return;
-            }
-        }
+    fn filled(&mut self, _: &crate::engine::FillStats) -> Result<()> {
+        Ok(())
+    }
+
+    fn fill_failed(&mut self, e: &Error) {
+        eprintln!("mem7 mcp: filling in vectors failed (retrying later): {e}");
+    }
+
+    fn synced(&mut self, _: Result<crate::sync::Outcome>, _: Duration) -> Result<()> {
+        // The server's watcher runs no sync (its options have no period).
+        Ok(())
     }
 }
 
@@ -708,52 +523,10 @@ fn times(
     Ok((valid_at, engine.as_of(as_of, now)?))
 }
 
-/// `memory_get`: lines of a file inside `root`, after a header naming the range. Hidden
-/// paths (`.git/`, `.mem7/`, dotfiles) are refused: git's config can hold credentials.
-fn read_workspace_file(root: &Path, p: &GetParams) -> Result<String> {
-    let refuse = |why: &str| {
-        Error::input(
-            format!("path {:?} is refused: {why}", p.path),
-            "give a path relative to the workspace, like memory/2026-04-05.md (a version's `file`)",
-        )
-    };
-    let rel = Path::new(&p.path);
-    if p.path.is_empty() {
-        return Err(refuse("it is empty"));
-    }
-    if rel.is_absolute()
-        || rel
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(refuse("it leaves the workspace"));
-    }
-    if rel.components().any(|c| match c {
-        Component::Normal(name) => name.to_string_lossy().starts_with('.'),
-        _ => false,
-    }) {
-        return Err(refuse(
-            "hidden files (.git, .mem7, dotfiles) are not memory",
-        ));
-    }
-    let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
-    let full: PathBuf = root.join(rel);
-    let real = full.canonicalize().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::input(
-            format!("no file {} in the workspace", p.path),
-            "memory files are memory/YYYY-MM-DD.md; memory_history gives each version's file",
-        ),
-        _ => Error::io(&full, e),
-    })?;
-    // A symlink inside the workspace must not lead out of it either.
-    if !real.starts_with(&root) {
-        return Err(refuse("it leads outside the workspace"));
-    }
-    if real.is_dir() {
-        return Err(refuse("it is a directory"));
-    }
-    let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
-    let text = String::from_utf8(bytes).map_err(|_| refuse("it is not a text file"))?;
+/// `memory_get`: lines of a file of the workspace (the workspace's path checks,
+/// [`Workspace::read_visible`]), after a header naming the range.
+fn read_workspace_file(ws: &Workspace, p: &GetParams) -> Result<String> {
+    let text = ws.read_visible(&p.path)?;
     let from = p.from_line.unwrap_or(1).max(1);
     let to = p
         .to_line

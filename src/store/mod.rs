@@ -1,7 +1,9 @@
 //! The workspace on disk: finding it, creating it, listing memory files, the writers'
-//! lock, and crash-safe appends. Knows nothing about the index.
+//! lock, crash-safe appends, and (`visible.rs`) which of its files a client may read.
+//! Knows nothing about the index.
 
 mod lock;
+mod visible;
 
 pub use lock::WorkspaceLock;
 

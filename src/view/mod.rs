@@ -6,6 +6,7 @@
 pub mod page;
 pub mod server;
 pub mod svg;
+mod url;
 
 /// Text for XML character data and attribute values: markup characters escaped, and
 /// characters XML 1.0 cannot carry replaced (a value may hold any Unicode).

@@ -10,7 +10,7 @@
 //! carry `Authorization: Bearer TOKEN`, or the cookie set by opening `/?token=TOKEN` once.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -27,6 +27,7 @@ use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::index::fulltext::{SearchMode, SearchRequest};
 use crate::request;
+use crate::shell::{Session, Voice};
 
 /// The policy on every response: nothing runs, nothing loads from elsewhere.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
@@ -35,22 +36,14 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data
 /// The cookie that `/?token=TOKEN` sets, so that a browser can open the page.
 pub const COOKIE: &str = "mem7_ui";
 
-/// What every request shares: one engine and the environment read at start.
+/// What every request shares: one engine and the environment read at start (the
+/// shell's [`Session`]), and the chain key.
 struct Ui {
-    engine: Mutex<Engine>,
-    env: Env,
+    session: Session,
     chain_key: ChainKey,
     /// The last verify report and the files it read (names, sizes, modification
     /// times): `/verify` hashes every byte only when a file changed.
     verified: Mutex<Option<(Vec<crate::store::FileStat>, crate::verify::Report)>>,
-}
-
-impl Ui {
-    fn engine(&self) -> MutexGuard<'_, Engine> {
-        // A panic while holding the lock leaves the engine usable: every request catches
-        // up from the files first.
-        self.engine.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 /// Who may ask: everyone on a loopback host, or the holders of the token.
@@ -82,8 +75,7 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| Error::io("<listener>", e))?;
     let ui = Arc::new(Ui {
-        engine: Mutex::new(engine),
-        env,
+        session: Session::new(engine, env, Voice("mem7 ui")),
         chain_key,
         verified: Mutex::new(None),
     });
@@ -259,26 +251,16 @@ fn loopback_host(req: &Request) -> bool {
 /// What a view answers: a status and a page.
 type Answer = (StatusCode, String);
 
-/// Runs a view on a blocking thread: catch up with the files, then `f`. Input errors
+/// Runs a view on a blocking thread: catch up with the files, then `f` (the shell's
+/// [`Session::call`]). Input errors
 /// become 400 pages naming the problem; other failures 500 pages.
 async fn view<F>(ui: Arc<Ui>, f: F) -> Response
 where
     F: FnOnce(&mut Engine, TxTime, &Ui) -> Result<Answer> + Send + 'static,
 {
-    let done = tokio::task::spawn_blocking(move || {
-        let now = ui.env.now()?;
-        let mut engine = ui.engine();
-        engine.catch_up(now)?;
-        for line in crate::index::describe_ahead(&engine.take_ahead(), now) {
-            eprintln!("mem7 ui: note: {line}");
-        }
-        let answer = f(&mut engine, now, &ui);
-        for n in engine.take_notes() {
-            eprintln!("mem7 ui: note: {n}");
-        }
-        answer
-    })
-    .await;
+    let done =
+        tokio::task::spawn_blocking(move || ui.session.call(|engine, now, _| f(engine, now, &ui)))
+            .await;
     match done {
         Ok(Ok((status, body))) => html(status, body),
         Ok(Err(e)) => {

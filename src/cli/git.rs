@@ -1,0 +1,83 @@
+//! git's other doors: `setup-git` (registering the merge driver), `merge-file` (the
+//! driver itself), and whether a workspace sits in a clone without the driver.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, write_out};
+use crate::error::{Error, Result};
+use crate::store;
+
+/// `mem7 setup-git`.
+pub(super) fn setup_git(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
+    let root = env.workspace(cli.workspace.as_deref());
+    store::Workspace::open(&root)?;
+    let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+    let driver = crate::sync::git::register_driver(&root, &exe)?;
+    write_out(
+        out,
+        &format!(
+            "git merges in {} now keep memory entries whole (merge.union.driver = {driver})\n",
+            root.display()
+        ),
+    )?;
+    Ok(EXIT_OK)
+}
+
+/// `mem7 merge-file`.
+pub(super) fn merge_file(
+    base: &Path,
+    ours: &Path,
+    theirs: &Path,
+    path: Option<&str>,
+) -> Result<u8> {
+    let is_memory = path.is_none_or(|p| p.rsplit('/').next().is_some_and(store::is_day_file_name));
+    if !is_memory {
+        // Not a memory file: behave exactly like git's own union merge.
+        let status = std::process::Command::new("git")
+            .arg("merge-file")
+            .arg("--union")
+            .arg(ours)
+            .arg(base)
+            .arg(theirs)
+            .status()
+            .map_err(|e| Error::io("git merge-file", e))?;
+        return Ok(if status.success() {
+            EXIT_OK
+        } else {
+            EXIT_CHECK_FAILED
+        });
+    }
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io(p, e));
+    let merged = crate::merge::merge_entries(&read(base)?, &read(ours)?, &read(theirs)?);
+    std::fs::write(ours, &merged.text).map_err(|e| Error::io(ours, e))?;
+    if merged.conflict {
+        eprintln!(
+            "mem7: both sides edited the same old entry in {}; kept ours. Compare with `git diff` and run `mem7 verify`",
+            path.unwrap_or("the memory file")
+        );
+        return Ok(EXIT_CHECK_FAILED);
+    }
+    Ok(EXIT_OK)
+}
+
+/// Whether `root` is inside a git work tree that lacks mem7's merge driver. False when
+/// git is not installed.
+pub(super) fn in_git_without_driver(root: &Path) -> bool {
+    // Spawning git costs milliseconds: ask it only when a `.git` is somewhere above.
+    if !root.ancestors().any(|dir| dir.join(".git").exists()) {
+        return false;
+    }
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let inside = git(&["rev-parse", "--is-inside-work-tree"]).is_some_and(|o| o.status.success());
+    inside
+        && !git(&["config", "--get", "merge.union.driver"])
+            .is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("merge-file"))
+}

@@ -1,0 +1,344 @@
+//! The writing commands: `init`, `store`, `rekey`, `forget`, `seal` and `import-notes`
+//! (`import` stays beside the dispatch in `mod.rs`).
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::{Cli, EXIT_OK, Env, args, open_engine, parse_valid, print_set_aside, write_out};
+use crate::engine::{ForgetOutcome, SealOutcome, StoreRequest};
+use crate::env::absolute;
+use crate::error::{Error, Result};
+use crate::shell::{self, Voice};
+use crate::{render, request, store};
+
+/// `mem7 init`.
+pub(super) fn init(cli: &Cli, env: &Env, out: &mut dyn Write, dir: &Option<PathBuf>) -> Result<u8> {
+    let target = match dir {
+        Some(d) => absolute(&env.cwd, d),
+        None => cli
+            .workspace
+            .as_deref()
+            .or(env.workspace.as_deref())
+            .map(|d| absolute(&env.cwd, d))
+            .unwrap_or_else(|| env.cwd.clone()),
+    };
+    let outcome = store::init(&target)?;
+    let msg = match outcome {
+        store::InitOutcome::Created { kept } => {
+            let mut msg = format!("Created a mem7 workspace in {}\n", target.display());
+            for k in &kept {
+                msg.push_str(&format!("  kept your existing {k}"));
+                msg.push_str(match k.as_str() {
+                    ".gitignore" => ": add the line `.mem7/` to it (the index is not for git)\n",
+                    ".gitattributes" => {
+                        ": add `memory/*.md merge=union` and `*.md text eol=lf` to it\n"
+                    }
+                    _ => "\n",
+                });
+            }
+            msg.push_str(&format!(
+                "  next: mem7 --workspace {} store project:hello \"world\"\n",
+                target.display()
+            ));
+            msg
+        }
+        store::InitOutcome::AlreadyWorkspace => {
+            format!(
+                "{} is already a mem7 workspace; nothing changed\n",
+                target.display()
+            )
+        }
+    };
+    write_out(out, &msg)?;
+    Ok(EXIT_OK)
+}
+
+/// `mem7 store`.
+pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreArgs) -> Result<u8> {
+    let now = env.now()?;
+    let value = if a.value == "-" {
+        read_stdin()?
+    } else {
+        a.value.clone()
+    };
+    let valid_from = a
+        .valid_from
+        .as_deref()
+        .map(|t| parse_valid("valid-from", t))
+        .transpose()?;
+    let valid_to = a
+        .valid_to
+        .as_deref()
+        .map(|t| request::valid_end("--valid-to", t))
+        .transpose()?;
+    let req = StoreRequest {
+        key: a.key.clone(),
+        value,
+        valid_from,
+        valid_to,
+        tags: a.tags.clone(),
+        agent: env.agent(a.agent.as_deref()),
+        allow_secret: a.allow_secret,
+    };
+    // Check the request before anything (even the index) is opened or created.
+    let root = env.workspace(cli.workspace.as_deref());
+    request::check_store(
+        &req,
+        store::Workspace::open(&root)?.config(),
+        now,
+        ("--valid-from", "--valid-to"),
+    )?;
+    let mut engine = open_engine(cli, env)?;
+    // Look-alike slots of a new key, by name and (meaning search on) by meaning.
+    shell::embeddings_or_off(&mut engine, env);
+    let similar = engine.look_alikes(&req.key, &req.value, now)?;
+    engine.take_notes();
+    let outcome = engine.store(&req, now)?;
+    Voice::CLI.ahead(&mut engine, &[], now);
+    print_set_aside(&engine);
+    let text = if a.json {
+        render::store_json(&outcome, &similar)
+    } else {
+        render::store_human(&outcome, &similar)
+    };
+    write_out(out, &text)?;
+    Ok(EXIT_OK)
+}
+
+/// `mem7 rekey`.
+pub(super) fn rekey(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::RekeyArgs) -> Result<u8> {
+    let args::RekeyArgs {
+        from,
+        to,
+        dry_run,
+        agent,
+        json,
+    } = a;
+    let now = env.now()?;
+    let agent = env.agent(agent.as_deref());
+    crate::core::validate::agent(&agent)?;
+    crate::core::validate::lookup_key(from)?;
+    crate::core::validate::key(to)?;
+    let mut engine = open_engine(cli, env)?;
+    let plan = if *dry_run {
+        engine.plan_rekey(from, to)?
+    } else {
+        engine.rekey(from, to, &agent, now)?
+    };
+    let text = if *json {
+        render::rekey_json(&plan, !*dry_run)
+    } else {
+        render::rekey_human(from, to, &plan, !*dry_run)
+    };
+    write_out(out, &text)?;
+    Ok(EXIT_OK)
+}
+
+/// `mem7 forget`.
+pub(super) fn forget(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    key: &str,
+    agent: Option<&str>,
+) -> Result<u8> {
+    let now = env.now()?;
+    crate::core::validate::lookup_key(key)?;
+    let agent = env.agent(agent);
+    crate::core::validate::agent(&agent)?;
+    let mut engine = open_engine(cli, env)?;
+    let outcome = engine.forget(key, &agent, now)?;
+    print_set_aside(&engine);
+    match outcome {
+        ForgetOutcome::Forgotten { closed, source } => write_out(
+            out,
+            &format!(
+                "forgot {key}: {closed} version{} no longer believed ({}:{})\n",
+                if closed == 1 { "" } else { "s" },
+                source.file,
+                source.line
+            ),
+        )?,
+        ForgetOutcome::NothingBelieved => write_out(
+            out,
+            &format!("nothing to forget: no version of {key} is believed; nothing written\n"),
+        )?,
+    }
+    Ok(EXIT_OK)
+}
+
+/// `mem7 seal`.
+pub(super) fn seal(cli: &Cli, env: &Env, out: &mut dyn Write, agent: Option<&str>) -> Result<u8> {
+    let now = env.now()?;
+    let agent = env.agent(agent);
+    let mut engine = open_engine(cli, env)?;
+    let outcome = engine.seal(&agent, now)?;
+    print_set_aside(&engine);
+    match outcome {
+        SealOutcome::NothingToSeal { entries } => write_out(
+            out,
+            &format!("nothing to seal: all {entries} entries verify\n"),
+        )?,
+        SealOutcome::Sealed { accepted, source } => {
+            let mut text = format!(
+                "sealed {} ({}:{}):\n",
+                crate::verify::count_accepted(&accepted),
+                source.file,
+                source.line
+            );
+            for f in &accepted {
+                // Foreign text has no key.
+                let key = if f.key.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", f.key)
+                };
+                text.push_str(&format!("  {}:{}{key} ({})\n", f.file, f.line, f.kind));
+            }
+            write_out(out, &text)?;
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// `mem7 import-notes`: reads the notes (`crate::transfer::notes`), names the bad ones,
+/// then prints what it would store or stores it in one batch through the import path.
+pub(super) fn import_notes(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    path: &Path,
+    write: bool,
+    skip_bad: bool,
+) -> Result<u8> {
+    use crate::transfer::notes;
+    let now = env.now()?;
+    let root = env.workspace(cli.workspace.as_deref());
+    let max = store::Workspace::open(&root)?.config().max_value_bytes();
+    if !path.exists() {
+        return Err(Error::input(
+            format!("{} does not exist", path.display()),
+            "give a notes folder, a Claude Code memory folder (~/.claude/projects/<project>/memory) or one .md file",
+        ));
+    }
+    let batch = notes::collect(path, max)?;
+    let shown = |file: &str| path.join(file).display().to_string();
+    if !batch.bad.is_empty() {
+        for b in &batch.bad {
+            let verb = if skip_bad { "skipped " } else { "" };
+            eprintln!("mem7: {verb}{}:{}: {}", shown(&b.file), b.line, b.problem);
+        }
+        if !skip_bad {
+            return Err(Error::input(
+                format!(
+                    "{} bad note{}; nothing was written",
+                    batch.bad.len(),
+                    if batch.bad.len() == 1 { "" } else { "s" }
+                ),
+                "fix them, or pass --skip-bad to import the rest",
+            ));
+        }
+    }
+    let mut engine = open_engine(cli, env)?;
+    let mut records = Vec::new();
+    let mut unchanged = 0;
+    let mut text = String::new();
+    for (i, f) in batch.facts.iter().enumerate() {
+        let believed = engine.index().believed(&f.key)?;
+        let mut want = f.tags.clone();
+        want.sort();
+        let holds = believed.iter().any(|v| {
+            let mut tags = v.tags.clone();
+            tags.sort();
+            v.value == f.value
+                && tags == want
+                && match f.valid_from {
+                    Some(from) => v.valid_from == from,
+                    None => v.valid_from <= now.as_valid() && now.as_valid() < v.valid_to,
+                }
+        });
+        let from = f
+            .valid_from
+            .map_or_else(|| "now".to_string(), |t| t.to_string());
+        if holds {
+            unchanged += 1;
+            text.push_str(&format!(
+                "unchanged {} (holds; {}:{})\n",
+                f.key,
+                shown(&f.file),
+                f.line
+            ));
+            continue;
+        }
+        if !write {
+            text.push_str(&format!(
+                "would store {} = {} (valid from {from}; {}:{})\n",
+                f.key,
+                notes::shorten(&f.value, 60),
+                shown(&f.file),
+                f.line
+            ));
+        }
+        records.push(crate::engine::ImportRecord {
+            op: crate::engine::ImportOp::Store,
+            req: StoreRequest {
+                key: f.key.clone(),
+                value: f.value.clone(),
+                valid_from: f.valid_from,
+                valid_to: None,
+                tags: f.tags.clone(),
+                agent: notes::agent_for(&f.file),
+                allow_secret: false,
+            },
+            recorded: None,
+            line: i + 1,
+            keep_ties: false,
+        });
+    }
+    let files = format!(
+        "{} file{}",
+        batch.files,
+        if batch.files == 1 { "" } else { "s" }
+    );
+    if !write {
+        text.push_str(&format!(
+            "dry run: {} to store, {unchanged} unchanged, {} bad, from {files}; nothing written (pass --write to store)\n",
+            records.len(),
+            batch.bad.len()
+        ));
+        write_out(out, &text)?;
+        return Ok(EXIT_OK);
+    }
+    let outcome = if records.is_empty() {
+        Default::default()
+    } else {
+        engine.import(&records, now)?
+    };
+    print_set_aside(&engine);
+    let outcome: crate::engine::ImportOutcome = outcome;
+    text.push_str(&format!(
+        "imported notes: {} stored, {} unchanged, {} bad skipped, from {files}\n",
+        outcome.stored,
+        unchanged + outcome.unchanged,
+        batch.bad.len()
+    ));
+    write_out(out, &text)?;
+    Ok(EXIT_OK)
+}
+
+/// Reads a value from standard input; one trailing line break is dropped (as `$(…)` would).
+fn read_stdin() -> Result<String> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("<stdin>", e))?;
+    let mut text = String::from_utf8(bytes)
+        .map_err(|_| Error::input("standard input is not valid UTF-8", "values are UTF-8 text"))?;
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    Ok(text)
+}

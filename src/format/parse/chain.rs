@@ -1,0 +1,312 @@
+//! Reading a file for its chain only (what `verify` needs): the fast path for a file
+//! exactly as mem7 writes it (`canonical_chain`), the general scanner otherwise, and the
+//! chain fields of an envelope read in place (`ChainSummary`).
+
+use super::*;
+
+/// Reads one memory file for its chain only (what `verify` needs): no values decoded,
+/// no envelope kept, and plain envelopes read without allocating. Finds the same
+/// entries, problems and hashes as [`parse_file`].
+pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
+    canonical_chain(text, key).unwrap_or_else(|| scan_chain(text, key))
+}
+
+/// [`parse_chain`] by the general scanner, for any file.
+pub(super) fn scan_chain(text: &str, key: &ChainKey) -> ChainFile {
+    let scanned = scan(text, |lines, at, key_text| {
+        let [head, open, close, _] = at;
+        let key_span = span_in(text, lines.text(head)[3..].trim());
+        let summary = ChainSummary::read((open + 1..close).map(|k| lines.text(k)), None, &mut None)
+            .map_err(|e| format!("entry `{key_text}`: {e}"))?;
+        let keyed = summary.keyed;
+        // A value that cannot be decoded makes the entry unreadable, as for the index.
+        if let Some(encoding) = &summary.check_value {
+            decode_value(&body_lines(lines, close, at[3]), Some(encoding))
+                .map_err(|e| format!("entry `{key_text}`: {e}"))?;
+        }
+        Ok(ChainRecord {
+            key_span,
+            link: ChainEntry {
+                line: (head + 1) as u32,
+                prev: summary.prev,
+                claimed: summary.claimed,
+                computed: entry_hash(text, lines, at, summary.prev, keyed, key),
+                legacy: summary.legacy,
+                seal: summary.seal,
+                file: 0,
+                first_in_file: false,
+            },
+            keyed,
+            accepts: summary.accepts,
+        })
+    });
+    ChainFile {
+        entries: scanned.entries,
+        problems: scanned.problems,
+        torn_tail: scanned.torn_tail,
+    }
+}
+
+/// The fast path of [`parse_chain`], for a file exactly as mem7 writes it: LF line
+/// ends, entries separated by empty lines, each a `## key` line, an empty line, a
+/// ```` ```mem7 ```` envelope of plain lines, and a body of `>` lines closed by `---`.
+/// One pass over the bytes, no line table. `None` at the first thing it does not expect
+/// (a conflict, a carriage return, a torn tail, text between entries, a hand-made
+/// heading or body, an unusual line): the general scanner then reads the whole file, so
+/// both give the same answer.
+pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() || !bytes.ends_with(b"\n") || text.starts_with('\u{feff}') {
+        return None;
+    }
+    if memchr::memchr(b'\r', bytes).is_some() || has_conflict(text) {
+        return None;
+    }
+    // Lines are taken strictly in order, so the line feeds are searched for as they are
+    // needed (the same vectorised search as [`Lines`]). The file ends with a line feed,
+    // so every line has its own.
+    let mut feeds = memchr::memchr_iter(b'\n', bytes);
+    let mut line_at = |at: usize| -> (&str, usize) {
+        let end = feeds.next().unwrap_or(bytes.len());
+        (&text[at..end], (end + 1).min(bytes.len()))
+    };
+    let mut entries = Vec::with_capacity(bytes.len() / 400);
+    let mut envelope: Vec<&str> = Vec::with_capacity(16);
+    // The previous entry's `hash` text and value (see `ChainSummary::read`).
+    let mut last_hash: Option<(&str, ChainHash)> = None;
+    let (mut pos, mut line_no) = (0usize, 0u32);
+    while pos < bytes.len() {
+        let head_start = pos;
+        let (head, next) = line_at(pos);
+        line_no += 1;
+        pos = next;
+        if head.is_empty() {
+            continue;
+        }
+        let key_text = head.strip_prefix("## ")?;
+        let head_line = line_no;
+        let (blank, next) = line_at(pos);
+        let (fence, next) = line_at(next);
+        if !blank.is_empty() || fence != concat!("```", "mem7") {
+            return None;
+        }
+        pos = next;
+        line_no += 2;
+        // The envelope, to its closing fence.
+        envelope.clear();
+        let mut hash_line: Option<(usize, usize)> = None;
+        loop {
+            if pos >= bytes.len() {
+                return None;
+            }
+            let (line, next) = line_at(pos);
+            line_no += 1;
+            if line == "```" {
+                pos = next;
+                break;
+            }
+            if line.starts_with('`') || line.starts_with("## ") {
+                return None;
+            }
+            if hash_line.is_none() && line.starts_with("hash:") {
+                hash_line = Some((pos, next));
+            }
+            envelope.push(line);
+            pos = next;
+        }
+        // The body, to its `---`.
+        loop {
+            if pos >= bytes.len() {
+                return None;
+            }
+            let (line, next) = line_at(pos);
+            line_no += 1;
+            pos = next;
+            if line == "---" {
+                break;
+            }
+            // mem7 writes nothing else in a body. A hand-written or Go mem7 body (whose
+            // end and conflict rules differ) is left to the general scanner.
+            if !(line.is_empty() || line.starts_with('>')) {
+                return None;
+            }
+        }
+        let mut hash_text = None;
+        let summary =
+            ChainSummary::read(envelope.iter().copied(), last_hash, &mut hash_text).ok()?;
+        last_hash = hash_text.zip(summary.claimed);
+        if summary.check_value.is_some() {
+            return None;
+        }
+        let computed = hash_lf_entry(
+            bytes,
+            head_start..pos,
+            hash_line.map(|(start, next)| start..next),
+            summary.prev,
+            summary.keyed,
+            key,
+        );
+        entries.push(ChainRecord {
+            key_span: span_in(text, key_text.trim()),
+            link: ChainEntry {
+                line: head_line,
+                prev: summary.prev,
+                claimed: summary.claimed,
+                computed,
+                legacy: summary.legacy,
+                seal: summary.seal,
+                file: 0,
+                first_in_file: false,
+            },
+            keyed: summary.keyed,
+            accepts: summary.accepts,
+        });
+    }
+    Some(ChainFile {
+        entries,
+        problems: Vec::new(),
+        torn_tail: None,
+    })
+}
+
+/// The chain fields of an envelope.
+#[derive(Default)]
+pub(super) struct ChainSummary {
+    pub(super) prev: Option<ChainHash>,
+    pub(super) claimed: Option<ChainHash>,
+    pub(super) keyed: bool,
+    pub(super) seal: bool,
+    pub(super) legacy: bool,
+    pub(super) accepts: Vec<ChainHash>,
+    /// The encoding of a value whose decoding can fail (rare: values with control
+    /// characters), to be checked.
+    pub(super) check_value: Option<String>,
+}
+
+impl ChainSummary {
+    /// Reads plain `name: value` lines in place; anything else (quotes, flow
+    /// mappings, a line without `: `) goes through the full envelope parser, so both
+    /// paths agree on every input.
+    ///
+    /// `known` is the previous entry's `hash` text and value: a `prev` that repeats it
+    /// (the usual case) is not decoded again. `hash_text` receives this entry's `hash`
+    /// text when it was read in place.
+    pub(super) fn read<'a>(
+        envelope: impl Iterator<Item = &'a str> + Clone,
+        known: Option<(&str, ChainHash)>,
+        hash_text: &mut Option<&'a str>,
+    ) -> Result<ChainSummary, String> {
+        let (mut op, mut chain, mut prev, mut hash, mut accepts) = (None, None, None, None, None);
+        let mut encoding = None;
+        let (mut recorded, mut go_times) = (false, false);
+        for line in envelope.clone() {
+            // `name: value` with a name of lowercase letters and `_`, read in one scan.
+            let b = line.as_bytes();
+            let name_len = b
+                .iter()
+                .position(|&c| !(c.is_ascii_lowercase() || c == b'_'))
+                .unwrap_or(b.len());
+            let split = (name_len > 0 && b.get(name_len) == Some(&b':'))
+                .then(|| (&line[..name_len], &line[name_len + 1..]))
+                .and_then(|(name, rest)| Some((name, rest.strip_prefix(' ')?)));
+            let Some((name, value)) = split else {
+                if is_blank(line) || line.starts_with('#') {
+                    continue;
+                }
+                return Self::from_fields(&Fields::parse(envelope)?);
+            };
+            // What the plain envelope reader leaves to YAML: quoted or flow values, block
+            // scalars, anchors, tags, and a list without its closing bracket.
+            let special = value.starts_with(['"', '\'', '{', '|', '>', '&', '*', '!'])
+                || (value.starts_with('[') && !value.trim_end().ends_with(']'));
+            if special {
+                return Self::from_fields(&Fields::parse(envelope)?);
+            }
+            match name {
+                "op" => op = Some(value.trim()),
+                "chain" => chain = Some(value.trim()),
+                "prev" => prev = Some(value),
+                "hash" => hash = Some(value),
+                "accepts" => accepts = Some(value),
+                "encoding" => encoding = Some(value.trim()),
+                "recorded" => recorded = true,
+                "updated" | "created" | "deleted" => go_times = true,
+                _ => {}
+            }
+        }
+        let accepts = accepts.map_or_else(Vec::new, |a| {
+            let a = a.trim();
+            let list = a
+                .strip_prefix('[')
+                .and_then(|inner| inner.strip_suffix(']'))
+                .unwrap_or(a);
+            hashes(list.split(','))
+        });
+        let flags = [recorded, go_times];
+        *hash_text = hash.map(str::trim);
+        let mut summary = Self::summarise(op, chain, None, hash, encoding, flags, accepts);
+        summary.prev = prev.and_then(|p| {
+            let p = p.trim();
+            match known {
+                Some((text, value)) if text == p => Some(value),
+                _ => ChainHash::from_hex(p),
+            }
+        });
+        Ok(summary)
+    }
+
+    pub(super) fn summarise(
+        op: Option<&str>,
+        chain: Option<&str>,
+        prev: Option<&str>,
+        hash: Option<&str>,
+        encoding: Option<&str>,
+        [recorded, go_times]: [bool; 2],
+        accepts: Vec<ChainHash>,
+    ) -> ChainSummary {
+        let seal = op == Some("seal");
+        let legacy = !recorded && (go_times || matches!(op, Some("delete" | "delete_tags")));
+        ChainSummary {
+            prev: prev.and_then(|p| ChainHash::from_hex(p.trim())),
+            claimed: hash.and_then(|h| ChainHash::from_hex(h.trim())),
+            keyed: chain == Some("keyed"),
+            legacy,
+            accepts: if seal { accepts } else { Vec::new() },
+            seal,
+            check_value: (!legacy && has_value(op.unwrap_or("store")) && can_fail(encoding))
+                .then(|| encoding.unwrap_or_default().to_string()),
+        }
+    }
+
+    pub(super) fn from_fields(fields: &Fields) -> Result<ChainSummary, String> {
+        let op = fields.op.as_deref();
+        Ok(ChainSummary {
+            prev: fields
+                .prev
+                .as_deref()
+                .and_then(|p| ChainHash::from_hex(p.trim())),
+            claimed: fields
+                .hash
+                .as_deref()
+                .and_then(|h| ChainHash::from_hex(h.trim())),
+            keyed: fields.chain.as_deref() == Some("keyed"),
+            legacy: fields.is_legacy(),
+            seal: op == Some("seal"),
+            check_value: (!fields.is_legacy()
+                && has_value(op.unwrap_or("store"))
+                && can_fail(fields.encoding.as_deref()))
+            .then(|| fields.encoding.clone().unwrap_or_default()),
+            accepts: if op == Some("seal") {
+                hashes(fields.accepts.iter().map(String::as_str))
+            } else {
+                Vec::new()
+            },
+        })
+    }
+}
+
+pub(super) fn hashes<'a>(items: impl Iterator<Item = &'a str>) -> Vec<ChainHash> {
+    items
+        .filter_map(|h| ChainHash::from_hex(h.trim()))
+        .collect()
+}

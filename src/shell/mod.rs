@@ -1,0 +1,165 @@
+//! The shell both front ends stand on: opening the engine for a front end (the workspace
+//! from [`Env`], what opening found said on standard error, meaning search on or a
+//! warning), one server session shared by every request, the notes for a person, and (in
+//! [`watch`] and [`fill`]) the watcher loop and the background vector fill. The CLI, the
+//! MCP server and the page are thin layers over it; it knows none of them.
+
+pub mod fill;
+pub mod watch;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::core::time::TxTime;
+use crate::engine::Engine;
+use crate::env::Env;
+use crate::error::Result;
+
+/// Who is speaking on standard error: `mem7`, `mem7 mcp`, `mem7 ui`, `mem7 watch`. Every
+/// line a front end says to a person starts with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Voice(pub &'static str);
+
+impl Voice {
+    /// The command line's voice (and what opening says for every front end).
+    pub const CLI: Voice = Voice("mem7");
+
+    /// `mem7: note: …`.
+    pub fn note(self, text: &str) {
+        eprintln!("{}: note: {text}", self.0);
+    }
+
+    /// `mem7: warning: …`.
+    pub fn warning(self, text: &str) {
+        eprintln!("{}: warning: {text}", self.0);
+    }
+
+    /// Says what the engine noted for a person (why search fell back to words, …).
+    pub fn notes(self, engine: &mut Engine) {
+        for n in engine.take_notes() {
+            self.note(&n);
+        }
+    }
+
+    /// Says which entries were recorded ahead of this machine's clock `now`: those a
+    /// catch-up met (`met`) and those the engine's own refreshes met since the last call
+    /// (each once: the next process does not meet them again).
+    pub fn ahead(self, engine: &mut Engine, met: &[crate::index::Ahead], now: TxTime) {
+        let mut ahead = met.to_vec();
+        ahead.extend(engine.take_ahead());
+        for line in crate::index::describe_ahead(&ahead, now) {
+            self.note(&line);
+        }
+    }
+}
+
+/// Opens the engine of the workspace `flag` or the environment names (see
+/// [`Env::workspace`]), catching the index up, and says on standard error what that
+/// found: a rebuild and why, problems in the files (this run's, or an earlier run's until
+/// they are fixed), entries recorded ahead of the clock.
+pub fn open(env: &Env, flag: Option<&Path>) -> Result<Engine> {
+    let root = env.workspace(flag);
+    let now = env.now()?;
+    let mut engine = Engine::open_at(&root, env.chain_key()?, now)?;
+    let voice = Voice::CLI;
+    voice.ahead(&mut engine, &[], now);
+    let report = engine.sync_report();
+    if let Some(reason) = &report.rebuilt
+        && reason != "no usable index"
+    {
+        eprintln!("mem7: reindexed ({reason})");
+    }
+    for w in &report.warnings {
+        voice.warning(&w.to_string());
+    }
+    if report.warnings.is_empty() {
+        // Problems found by an earlier process stay visible until they are fixed.
+        let known = engine.index().warnings()?;
+        if let Some(first) = known.first() {
+            voice.warning(&format!(
+                "{} problem{} in the memory files (first: {first}); `mem7 verify` lists them",
+                known.len(),
+                if known.len() == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    Ok(engine)
+}
+
+/// Turns meaning search on as `mem7.yaml` and the `MEM7_EMBED_*` variables say (for the
+/// commands that search or fill vectors; the others never touch a provider).
+pub fn enable_embeddings(engine: &mut Engine, env: &Env) -> Result<()> {
+    let resolved = crate::embed::resolve(&engine.workspace().config().embeddings, &env.embed)?;
+    engine.set_embeddings(resolved);
+    Ok(())
+}
+
+/// Like [`enable_embeddings`], for front ends whose main job is not search (reindex,
+/// context, watch, the servers): a bad embedding setting is a warning there, and they go
+/// on with words only.
+pub fn try_enable_embeddings(engine: &mut Engine, env: &Env, voice: Voice) {
+    if let Err(e) = enable_embeddings(engine, env) {
+        let hint = e.hint().map(|h| format!(" ({h})")).unwrap_or_default();
+        voice.warning(&format!("{e}{hint}; searching by words only"));
+    }
+}
+
+/// Meaning search as [`enable_embeddings`] sets it, or off without a word when the
+/// setting is bad: for the extras of a command (look-alike keys, near keys) that still
+/// answer by name.
+pub fn embeddings_or_off(engine: &mut Engine, env: &Env) {
+    if enable_embeddings(engine, env).is_err() {
+        engine.set_embeddings(crate::embed::Resolved::Off { explained: None });
+    }
+}
+
+/// One engine shared by every request of a long-running front end (the MCP server's
+/// sessions, the page's requests, the watcher thread), behind a lock, with the
+/// environment read at start.
+pub struct Session {
+    engine: Mutex<Engine>,
+    env: Env,
+    voice: Voice,
+}
+
+impl Session {
+    /// A session on an open engine; `voice` says its notes.
+    pub fn new(engine: Engine, env: Env, voice: Voice) -> Session {
+        Session {
+            engine: Mutex::new(engine),
+            env,
+            voice,
+        }
+    }
+
+    /// The environment read at start (the clock, the default agent).
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
+    /// Who speaks for this session.
+    pub fn voice(&self) -> Voice {
+        self.voice
+    }
+
+    /// The engine, for one request or one step of background work.
+    pub fn engine(&self) -> MutexGuard<'_, Engine> {
+        // A panic while holding the lock leaves the engine usable: every request catches
+        // up from the files first.
+        self.engine.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One request: catch the index up with the files (a cheap check of sizes and
+    /// modification times, so a write by another process shows at once), run `f` with
+    /// the clock, then say the notes it left.
+    pub fn call<T>(&self, f: impl FnOnce(&mut Engine, TxTime, &Env) -> Result<T>) -> Result<T> {
+        let now = self.env.now()?;
+        let mut engine = self.engine();
+        let caught = engine.catch_up(now)?;
+        self.voice.ahead(&mut engine, &caught.sync.ahead, now);
+        let result = f(&mut engine, now, &self.env);
+        self.voice.ahead(&mut engine, &[], now);
+        self.voice.notes(&mut engine);
+        result
+    }
+}

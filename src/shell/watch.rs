@@ -1,0 +1,187 @@
+//! The watcher loop of the long-running front ends (`mem7 watch`, the MCP server's
+//! background thread): wake on a file change or every interval (watchers miss events),
+//! catch the index up, fill in missing vectors, and run the periodic git sync
+//! (`watch --sync-every`, `sync.every`). What happened is handed to a [`Log`], which the
+//! front end writes as it likes.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::Session;
+use super::fill::{self, LastError};
+use crate::core::time::TxTime;
+use crate::engine::{CatchUp, Engine, FillStats};
+use crate::error::{Error, Result};
+use crate::store::{self, FileStat};
+
+/// How the loop wakes.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The longest wait without a file event before catching up anyway.
+    pub interval: Duration,
+    /// How often to sync through git (the first sync runs at once); `None`: never.
+    pub sync_every: Option<Duration>,
+    /// Texts embedded per step of the vector fill, between which requests get the
+    /// engine ([`fill::FILL_STEP`] for a server); `None`: all at once.
+    pub fill_step: Option<usize>,
+}
+
+/// Where the loop reports. An error returned here (a closed output) ends the loop.
+pub trait Log {
+    /// A catch-up ran (`engine` is still held: what it noted can be taken).
+    fn caught_up(&mut self, engine: &mut Engine, c: &CatchUp, now: TxTime) -> Result<()>;
+    /// A catch-up failed (a conflict, a damaged file); it is retried once the files
+    /// change again.
+    fn catch_up_failed(&mut self, e: &Error);
+    /// Missing vectors were filled in (`computed` may be 0).
+    fn filled(&mut self, f: &FillStats) -> Result<()>;
+    /// Filling in vectors failed (said once until the failure changes; retried on the
+    /// next wake).
+    fn fill_failed(&mut self, e: &Error);
+    /// A periodic sync ran, or could not; `every` is its period.
+    fn synced(&mut self, outcome: Result<crate::sync::Outcome>, every: Duration) -> Result<()>;
+    /// The end of one wake: a good time to flush.
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The period of the watcher's git sync: `flag` (`mem7 watch --sync-every`), else
+/// `sync.every` in `mem7.yaml`, else none.
+pub fn sync_every(
+    flag: Option<Duration>,
+    config: &crate::config::Config,
+) -> Result<Option<Duration>> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    config
+        .sync
+        .every
+        .as_deref()
+        .map(|t| {
+            crate::sync::parse_every(t).map_err(|e| {
+                Error::input(
+                    format!("mem7.yaml: sync.every: {e}"),
+                    "fix it in mem7.yaml (e.g. `sync: {every: 5m}`), or remove it",
+                )
+            })
+        })
+        .transpose()
+}
+
+/// A watcher on the workspace's memory files, with what the loop remembers between
+/// wakes.
+pub struct Watch {
+    watcher: crate::watch::Watcher,
+    fill_error: LastError,
+    /// The files as they were when a catch-up last failed: reading them wakes the
+    /// watcher again, so a failure is retried only once they change.
+    failed_on: Option<Vec<FileStat>>,
+}
+
+impl Watch {
+    /// Starts watching the memory folder of `engine`'s workspace (created if missing).
+    pub fn start(engine: &Engine) -> Result<Watch> {
+        let memory = engine.workspace().root().join(store::MEMORY_DIR);
+        std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
+        Ok(Watch {
+            watcher: crate::watch::Watcher::new(&memory, Duration::from_millis(200))?,
+            fill_error: LastError::default(),
+            failed_on: None,
+        })
+    }
+
+    /// Catches up with whatever changed before the watcher started, then fills in
+    /// vectors. A failure here is the caller's (nothing has been waited out yet).
+    pub fn first(&mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
+        let now = session.env().now()?;
+        {
+            let mut engine = session.engine();
+            let c = engine.catch_up(now)?;
+            log.caught_up(&mut engine, &c, now)?;
+        }
+        self.fill(session, opts, log)
+    }
+
+    /// Runs until the watcher closes (or `log` fails).
+    pub fn run(mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
+        let mut next_sync = opts.sync_every.map(|_| Instant::now());
+        loop {
+            let wait = next_sync.map_or(opts.interval, |due| {
+                opts.interval
+                    .min(due.saturating_duration_since(Instant::now()))
+            });
+            if self.watcher.next(wait) == crate::watch::Wake::Closed {
+                return Ok(());
+            }
+            if let (Some(due), Some(every)) = (next_sync, opts.sync_every)
+                && Instant::now() >= due
+            {
+                log.synced(sync(session), every)?;
+                log.flush()?;
+                next_sync = Some(Instant::now() + every);
+                // What the sync brought in is caught up below, failed or not.
+                self.failed_on = None;
+            }
+            if self.failed_on.is_some() && self.scan(session) == self.failed_on {
+                continue;
+            }
+            let now = session.env().now()?;
+            let caught = {
+                let mut engine = session.engine();
+                match engine.catch_up(now) {
+                    Ok(c) => log.caught_up(&mut engine, &c, now).map(|()| true),
+                    Err(e) => {
+                        log.catch_up_failed(&e);
+                        Ok(false)
+                    }
+                }
+            }?;
+            if caught {
+                self.failed_on = None;
+                self.fill(session, opts, log)?;
+            } else {
+                // A conflict or a damaged file is waited out: the person fixing it will
+                // change the file again, which wakes us.
+                self.failed_on = self.scan(session);
+            }
+            log.flush()?;
+        }
+    }
+
+    fn scan(&self, session: &Session) -> Option<Vec<FileStat>> {
+        session.engine().workspace().scan().ok()
+    }
+
+    fn fill(&mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
+        match fill::in_steps(session, opts.fill_step) {
+            None => Ok(()),
+            Some(Ok(f)) => {
+                self.fill_error.clear();
+                log.filled(&f)
+            }
+            Some(Err(e)) => {
+                if self.fill_error.is_new(&e) {
+                    log.fill_failed(&e);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One periodic sync of the session's workspace through git.
+fn sync(session: &Session) -> Result<crate::sync::Outcome> {
+    let root: PathBuf = session.engine().workspace().root().to_path_buf();
+    let env = session.env();
+    let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+    crate::sync::run(&crate::sync::Options {
+        root: &root,
+        remote: None,
+        push: true,
+        now: env.now()?,
+        key: env.chain_key()?,
+        exe: &exe,
+    })
+}
