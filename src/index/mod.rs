@@ -8,6 +8,7 @@
 
 pub mod embeddings;
 pub mod fulltext;
+mod rebuild;
 mod schema;
 mod stem;
 pub mod vectors;
@@ -22,7 +23,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::change::{self, Scope};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Fold, Source, Version, event_order};
+use crate::core::{Event, Source, Version, event_order};
 use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
@@ -479,66 +480,6 @@ impl Index {
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    /// Full rebuild into a fresh generation, then an atomic swap.
-    pub fn rebuild(ws: &Workspace) -> Result<(Index, RebuildStats)> {
-        Self::rebuild_with_progress(ws, &mut |_| {}, None)
-    }
-
-    /// [`Index::rebuild`], reporting progress (for a progress bar).
-    /// Entries recorded after `ahead_after` are listed in the stats.
-    pub fn rebuild_with_progress(
-        ws: &Workspace,
-        progress: &mut dyn FnMut(Progress),
-        ahead_after: Option<TxTime>,
-    ) -> Result<(Index, RebuildStats)> {
-        let dir = ws.index_dir()?;
-        let scan = ws.scan()?;
-        let name = format!(
-            "index-{}-{}.sqlite",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-            std::process::id()
-        );
-        let path = dir.join(&name);
-        // Stream file by file (memory bounded by one day's file plus what is believed);
-        // when files are out of order (a hand-moved entry), fold them all sorted instead.
-        let (conn, mut stats) =
-            match build_generation(ws, &scan, &path, progress, true, ahead_after)? {
-                Some(built) => built,
-                None => build_generation(ws, &scan, &path, progress, false, ahead_after)?
-                    .ok_or_else(|| Error::input("the rebuild gave up", "report this as a bug"))?,
-            };
-        conn.execute_batch("PRAGMA journal_mode = WAL;")?;
-        drop(conn);
-        if let Ok(f) = fs::File::open(&path) {
-            f.sync_all().map_err(|e| Error::io(&path, e))?;
-        }
-        swap_current(&dir, &name)?;
-        // A Go mem7 index's vectors are carried into the (rebuild-proof) cache.
-        if let Some(legacy) = embeddings::legacy_index_for(ws.root()) {
-            match embeddings::EmbeddingCache::open(&dir).and_then(|c| c.import_legacy(&legacy)) {
-                Ok(_) => {}
-                Err(e) => stats.warnings.push(Warning {
-                    file: legacy.display().to_string(),
-                    line: 0,
-                    message: format!("could not carry over the Go mem7 embeddings: {e}"),
-                }),
-            }
-        }
-        let index = Index::open(&dir)?.ok_or_else(|| {
-            Error::input(
-                format!(
-                    "the rebuilt index at {} could not be opened",
-                    path.display()
-                ),
-                "check that the workspace's .mem7/ directory is writable",
-            )
-        })?;
-        Ok((index, stats))
     }
 
     /// Applies appended entries; `Ok(Err(reason))` when only a rebuild can help. Entries
@@ -1377,175 +1318,6 @@ fn note_ahead(ev: &Event, ahead_after: Option<TxTime>, ahead: &mut Vec<Ahead>) {
             line: ev.source.line,
             recorded: ev.tx,
         });
-    }
-}
-
-/// Builds a whole index generation (SQLite and full text) at `path`. When `streaming`,
-/// files are folded one at a time and `None` comes back as soon as one holds an entry
-/// recorded before an entry of an earlier file (the caller then builds sorted).
-fn build_generation(
-    ws: &Workspace,
-    scan: &[FileStat],
-    path: &Path,
-    progress: &mut dyn FnMut(Progress),
-    streaming: bool,
-    ahead_after: Option<TxTime>,
-) -> Result<Option<(Connection, RebuildStats)>> {
-    let _ = fs::remove_file(path);
-    let mut conn = Connection::open(path)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
-    )?;
-    conn.execute_batch(schema::TABLES)?;
-
-    let mut stats = RebuildStats {
-        files: scan.len(),
-        ..RebuildStats::default()
-    };
-    // The full-text index is fed as versions are folded: tantivy's indexing threads
-    // work while this thread writes SQLite.
-    let ft_dir = fulltext_dir(path);
-    if ft_dir.exists() {
-        fs::remove_dir_all(&ft_dir).map_err(|e| Error::io(&ft_dir, e))?;
-    }
-    let ft = fulltext::FullText::create(&ft_dir)?;
-    let mut ft_writer = ft.bulk_writer()?;
-    let mut max_id = 0i64;
-    let tx = conn.transaction()?;
-    let mut versions = 0usize;
-    let mut last: Option<Event> = None;
-    let mut fold_warnings = Vec::new();
-    {
-        let mut insert = tx.prepare_cached(INSERT_VERSION)?;
-        let mut fold = Fold::new();
-        let mut result: Result<()> = Ok(());
-        let mut sink = |v: Version| {
-            if result.is_ok() {
-                result = insert_version(&mut insert, &v)
-                    .map_err(Error::from)
-                    .and_then(|_| {
-                        max_id = tx.last_insert_rowid();
-                        ft.add(&ft_writer, max_id as u64, &v)
-                    });
-                versions += 1;
-            }
-        };
-        let ahead = &mut stats.ahead;
-        let mut apply = |events: &[Event], fold: &mut Fold, sink: &mut dyn FnMut(Version)| {
-            for ev in events {
-                note_ahead(ev, ahead_after, ahead);
-                if let Some(a) = fold.apply(ev, &mut |v| sink(v)) {
-                    fold_warnings.push(Warning {
-                        file: a.source.file,
-                        line: a.source.line,
-                        message: a.message,
-                    });
-                }
-            }
-        };
-        let mut all = Vec::new();
-        let mut legacy_keys = format::LegacyKeys::default();
-        for (n, file) in scan.iter().enumerate() {
-            progress(Progress::Reading {
-                done: n as u64 + 1,
-                total: scan.len() as u64,
-            });
-            let parsed = load_file(ws, &file.name)?;
-            stats.entries += parsed.entries.len();
-            insert_file_row(&tx, file, &parsed)?;
-            let mut events = Vec::new();
-            file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
-            for (line, message) in legacy_keys.note(&file.name, &parsed.entries) {
-                let file = file.name.clone();
-                stats.warnings.push(Warning {
-                    file,
-                    line,
-                    message,
-                });
-            }
-            drop(parsed);
-            if !streaming {
-                all.extend(events);
-                continue;
-            }
-            events.sort_by(event_order);
-            let in_order = match (events.first(), &last) {
-                (Some(first), Some(prev)) => event_order(prev, first).is_lt(),
-                _ => true,
-            };
-            if !in_order {
-                return Ok(None);
-            }
-            apply(&events, &mut fold, &mut sink);
-            if let Some(e) = events.pop() {
-                last = Some(e);
-            }
-        }
-        if !streaming {
-            all.sort_by(event_order);
-            for (n, chunk) in all.chunks(4096).enumerate() {
-                progress(Progress::Folding {
-                    done: (n * 4096) as u64,
-                    total: all.len() as u64,
-                });
-                apply(chunk, &mut fold, &mut sink);
-            }
-            last = all.pop();
-        }
-        fold.finish(&mut sink);
-        result?;
-    }
-    stats.versions = versions;
-    stats.warnings.extend(fold_warnings);
-    if let Some(last) = &last {
-        set_last(&tx, last)?;
-    }
-    set_meta(&tx, "schema", &SCHEMA_VERSION.to_string())?;
-    set_meta(&tx, "fulltext_max_id", &max_id.to_string())?;
-    insert_problems(&tx, &stats.warnings)?;
-    refresh_head(&tx)?;
-    tx.commit()?;
-    progress(Progress::Finishing);
-    conn.execute_batch(schema::INDEXES)?;
-    ft.commit(&mut ft_writer)?;
-    drop(ft_writer);
-    Ok(Some((conn, stats)))
-}
-
-/// Points `CURRENT` at `name` atomically, then removes older generations.
-fn swap_current(dir: &Path, name: &str) -> Result<()> {
-    let tmp = dir.join(format!("{CURRENT}.{}.tmp", std::process::id()));
-    let target = dir.join(CURRENT);
-    {
-        use std::io::Write;
-        let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(format!("{name}\n").as_bytes())
-            .and_then(|_| f.sync_all())
-            .map_err(|e| Error::io(&tmp, e))?;
-    }
-    fs::rename(&tmp, &target).map_err(|e| Error::io(&target, e))?;
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    remove_old_generations(dir, name);
-    Ok(())
-}
-
-fn remove_old_generations(dir: &Path, keep: &str) {
-    let keep = keep.strip_suffix(".sqlite").unwrap_or(keep);
-    let Ok(read) = fs::read_dir(dir) else { return };
-    for item in read.flatten() {
-        let n = item.file_name();
-        let Some(n) = n.to_str() else { continue };
-        let generation = n.split('.').next().unwrap_or(n);
-        if n.starts_with("index-") && generation != keep {
-            let path = item.path();
-            let _ = if path.is_dir() {
-                fs::remove_dir_all(&path)
-            } else {
-                fs::remove_file(&path)
-            };
-        }
     }
 }
 
