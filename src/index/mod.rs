@@ -10,6 +10,7 @@ pub mod embeddings;
 pub mod fulltext;
 mod rebuild;
 mod schema;
+mod scratch;
 mod stem;
 pub mod vectors;
 
@@ -29,6 +30,7 @@ use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
 
 pub use schema::SCHEMA_VERSION;
+pub use scratch::Scratch;
 
 const CURRENT: &str = "CURRENT";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -484,6 +486,14 @@ impl Index {
 
     /// Applies appended entries; `Ok(Err(reason))` when only a rebuild can help. Entries
     /// recorded after `ahead_after` are listed in the report.
+    ///
+    /// Changed files are read one at a time, in name order (which is time order: a day
+    /// file holds the entries recorded that day), and their new entries applied in one
+    /// SQLite transaction; so a catch-up after a large import holds one file's parse, not
+    /// the import. The new entries of each file, sorted by the fold's order, must all
+    /// come after every entry applied before them; when they do not (a merge brought in
+    /// entries recorded earlier, a hand-moved entry), the transaction is dropped and only
+    /// a rebuild can place them.
     pub fn catch_up(
         &mut self,
         ws: &Workspace,
@@ -495,8 +505,19 @@ impl Index {
             return Ok(Err(format!("{gone} was removed")));
         }
         let mut report = SyncReport::default();
-        let mut events = Vec::new();
-        let mut changed = Vec::new();
+        // The last entry applied, in the fold's order: (recorded, content).
+        let mut last: Option<(TxTime, [u8; 32])> = match self.last_tx()? {
+            Some(t) => Some((
+                t,
+                self.meta("last_content")?
+                    .and_then(|h| ChainHash::from_hex(&h))
+                    .unwrap_or(ChainHash([0xff; 32]))
+                    .0,
+            )),
+            None => None,
+        };
+        let mut last_event: Option<Event> = None;
+        let tx = self.conn.transaction()?;
         for file in scan {
             let row = stored.get(&file.name);
             if row.is_some_and(|r| r.size == file.size && r.mtime_ns == file.mtime_ns) {
@@ -517,6 +538,7 @@ impl Index {
             if parsed.entries[known..].iter().any(|e| e.legacy) {
                 return Ok(Err(format!("{} has new Go mem7 entries", file.name)));
             }
+            let mut events = Vec::new();
             file_events(
                 &file.name,
                 &parsed,
@@ -524,38 +546,38 @@ impl Index {
                 &mut events,
                 &mut report.warnings,
             );
-            changed.push((file.clone(), parsed));
-        }
-        events.sort_by(event_order);
-        // The fold's order is (recorded, content): an entry that sorts before the last
-        // one applied (a merge brought in entries recorded earlier, or at the same
-        // instant with a smaller hash) can only be placed by folding again.
-        if let (Some(first), Some(last_tx)) = (events.first(), self.last_tx()?) {
-            let last_content = self
-                .meta("last_content")?
-                .and_then(|h| ChainHash::from_hex(&h))
-                .unwrap_or(ChainHash([0xff; 32]));
-            if (first.tx, first.content.0) <= (last_tx, last_content.0) {
+            events.sort_by(event_order);
+            // The fold's order is (recorded, content): an entry that sorts before one
+            // already applied can only be placed by folding again.
+            if let (Some(first), Some(l)) = (events.first(), last)
+                && (first.tx, first.content.0) <= l
+            {
+                let what = if report.applied == 0 {
+                    "entries already indexed"
+                } else {
+                    "entries of an earlier file"
+                };
                 return Ok(Err(format!(
-                    "{}:{} sorts before entries already indexed (a merge?)",
+                    "{}:{} sorts before {what} (a merge?)",
                     first.source.file, first.source.line
                 )));
             }
-        }
-        let tx = self.conn.transaction()?;
-        for ev in &events {
-            if let Some(w) = apply_event(&tx, ev)? {
-                report.warnings.push(w);
+            for ev in &events {
+                if let Some(w) = apply_event(&tx, ev)? {
+                    report.warnings.push(w);
+                }
+                note_ahead(ev, ahead_after, &mut report.ahead);
+                report.applied += 1;
             }
-            note_ahead(ev, ahead_after, &mut report.ahead);
-            report.applied += 1;
-        }
-        if let Some(last) = events.last() {
-            set_last(&tx, last)?;
-        }
-        for (file, parsed) in &changed {
+            if let Some(e) = events.pop() {
+                last = Some((e.tx, e.content.0));
+                last_event = Some(e);
+            }
             tx.execute("DELETE FROM problems WHERE file = ?1", [&file.name])?;
-            insert_file_row(&tx, file, parsed)?;
+            insert_file_row(&tx, file, &parsed)?;
+        }
+        if let Some(last) = &last_event {
+            set_last(&tx, last)?;
         }
         refresh_head(&tx)?;
         insert_problems(&tx, &report.warnings)?;
