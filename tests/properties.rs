@@ -861,7 +861,16 @@ proptest! {
 /// One random entry: op (0 store, 1 forget, 2 forget_entity, 3 forget_tagged), key,
 /// value, recorded (small: many equal instants), explicit valid_from and end, tag,
 /// and the file it is written to (whatever its day: recorded times out of file order).
-type RandomEntry = (u8, usize, usize, i64, Option<i64>, Option<Option<i64>>, usize, usize);
+type RandomEntry = (
+    u8,
+    usize,
+    usize,
+    i64,
+    Option<i64>,
+    Option<Option<i64>>,
+    usize,
+    usize,
+);
 
 fn random_entry() -> impl Strategy<Value = RandomEntry> {
     (

@@ -771,7 +771,11 @@ fn a_bad_record_anywhere_in_a_big_import_writes_nothing() {
             "line 3001:",
         ),
         (
-            [good.clone(), vec![r#"{"key":"bad key!","value":"v"}"#.into()]].concat(),
+            [
+                good.clone(),
+                vec![r#"{"key":"bad key!","value":"v"}"#.into()],
+            ]
+            .concat(),
             "line 3001:",
         ),
         (out_of_order, "line 1501: recorded"),
@@ -795,12 +799,15 @@ fn a_bad_record_anywhere_in_a_big_import_writes_nothing() {
     let path = input(&good);
     let r = s.ok(&["import", path.to_str().unwrap()], now);
     assert!(
-        r.stdout.starts_with("imported 3000 records: 3000 stored, 0 unchanged, into 3 files"),
+        r.stdout
+            .starts_with("imported 3000 records: 3000 stored, 0 unchanged, into 3 files"),
         "{}",
         r.stdout
     );
     assert!(!spill_left(&s));
     s.ok(&["verify", "--index"], now);
-    let listed = s.ok(&["list", "--json", "--valid-at", "2026-03-01"], now).json();
+    let listed = s
+        .ok(&["list", "--json", "--valid-at", "2026-03-01"], now)
+        .json();
     assert_eq!(listed.as_array().unwrap().len(), 1200);
 }

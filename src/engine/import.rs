@@ -19,8 +19,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::{
-    Engine, ImportOp, ImportOutcome, ImportRecord, confirmed, period_error, step_past,
-    store_draft, store_op, validate_store,
+    Engine, ImportOp, ImportOutcome, ImportRecord, confirmed, period_error, step_past, store_draft,
+    store_op, validate_store,
 };
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::Period;
@@ -212,8 +212,12 @@ impl Engine {
             let op = store_op(req, from, end);
             // The plan the index will execute (an empty period is refused before
             // anything is written).
-            change::plan(&staged_event(tx, op.clone(), ChainHash::GENESIS), tx, &believed)
-                .map_err(|e| at_line(r.line, period_error(e.from, e.to)))?;
+            change::plan(
+                &staged_event(tx, op.clone(), ChainHash::GENESIS),
+                tx,
+                &believed,
+            )
+            .map_err(|e| at_line(r.line, period_error(e.from, e.to)))?;
             // Only a record that is written takes a transaction time.
             let scope = Some(req.key.as_str());
             let (tx, text, hash, content) = place(
@@ -370,4 +374,3 @@ fn place<'a>(
     let own = content(&text, hash);
     (raised, text, hash, own)
 }
-

@@ -21,9 +21,9 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 
 use super::{
-    Ahead, CURRENT, Index, Progress, RebuildStats, SCHEMA_VERSION, Warning, embeddings,
-    file_events, fulltext, fulltext_dir, insert_file_row, insert_problems, insert_version,
-    load_file, note_ahead, refresh_head, schema, set_last, set_meta, INSERT_VERSION,
+    Ahead, CURRENT, INSERT_VERSION, Index, Progress, RebuildStats, SCHEMA_VERSION, Warning,
+    embeddings, file_events, fulltext, fulltext_dir, insert_file_row, insert_problems,
+    insert_version, load_file, note_ahead, refresh_head, schema, set_last, set_meta,
 };
 use crate::core::chain::ChainHash;
 use crate::core::fold::belongs_to_entity;
@@ -117,7 +117,8 @@ CREATE TEMP TABLE stage (
 
 /// Ties (the same entry twice: same instant, same bytes) keep the order of a stable sort
 /// of files by name and entries by line, as the in-memory fold's sort does.
-const STAGED_IN_ORDER: &str = "SELECT key, tx, content, file, line, hash, store, value, tags, agent,
+const STAGED_IN_ORDER: &str =
+    "SELECT key, tx, content, file, line, hash, store, value, tags, agent,
        valid_from, end_kind, valid_to
   FROM temp.stage ORDER BY key, tx, content, file, line";
 
@@ -342,10 +343,7 @@ fn build_generation(
             let first = first?;
             let key = staged_key(&first).to_string();
             let mut group = std::iter::once(Ok(first)).chain(std::iter::from_fn(|| {
-                rows.next_if(|r| {
-                    r.as_ref()
-                        .map_or(true, |e| staged_key(e) == key)
-                })
+                rows.next_if(|r| r.as_ref().map_or(true, |e| staged_key(e) == key))
             }));
             let mut counted = group.by_ref().inspect(|_| {
                 done += 1;
