@@ -113,7 +113,7 @@ impl Engine {
         let mut previous_recorded: Option<TxTime> = None;
         let mut prev = self.index.head()?;
         let config = self.ws.config().clone();
-        let key = self.key.clone();
+        let key = self.key;
         let scratch = self.index.scratch()?;
         let mut tie = TieGroup::default();
         let mut outcome = ImportOutcome::default();

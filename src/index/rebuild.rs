@@ -347,7 +347,7 @@ fn build_generation(
             }));
             let mut counted = group.by_ref().inspect(|_| {
                 done += 1;
-                if done % PROGRESS_EVERY == 0 {
+                if done.is_multiple_of(PROGRESS_EVERY) {
                     progress(Progress::Folding {
                         done,
                         total: staged,
