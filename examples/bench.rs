@@ -70,8 +70,10 @@ impl Rng {
 }
 
 /// Writes a workspace holding about `versions` versions through `mem7 import`; returns
-/// the number of entries and how long the import took.
-fn generate(versions: usize, root: &Path) -> (usize, Duration) {
+/// the number of entries, how long the import took and its peak memory (KiB, 0 without
+/// GNU time). The input is written to a file as it is generated, never held whole.
+fn generate(versions: usize, root: &Path) -> (usize, Duration, u64) {
+    use std::io::Write;
     if root.exists() {
         std::fs::remove_dir_all(root).expect("remove old workspace");
     }
@@ -81,7 +83,8 @@ fn generate(versions: usize, root: &Path) -> (usize, Duration) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let start = ValidTime::parse("2024-01-01").unwrap().micros();
     let tags = ["[\"infra\"]", "[\"user\", \"prefs\"]", "[]"];
-    let mut jsonl = String::with_capacity(entries * 300);
+    let file = root.with_extension("jsonl");
+    let mut jsonl = std::io::BufWriter::new(std::fs::File::create(&file).expect("create jsonl"));
     for i in 0..entries {
         let key_no = if i < keys { i } else { i - keys };
         let recorded = TxTime::from_micros(
@@ -91,20 +94,22 @@ fn generate(versions: usize, root: &Path) -> (usize, Duration) {
         );
         let words = 20 + (rng.next() % 20) as usize;
         let value = format!("{} {}", rng.sentence(words), key_no);
-        jsonl.push_str(&format!(
-            "{{\"key\":\"project{}:fact{}\",\"value\":\"{}\",\"tags\":{},\"agent\":\"bench\",\"recorded\":\"{}\"}}\n",
+        writeln!(
+            jsonl,
+            "{{\"key\":\"project{}:fact{}\",\"value\":\"{}\",\"tags\":{},\"agent\":\"bench\",\"recorded\":\"{}\"}}",
             key_no % 97,
             key_no,
             value,
             tags[key_no % 3],
             recorded
-        ));
+        )
+        .expect("write jsonl");
     }
-    let file = root.with_extension("jsonl");
-    std::fs::write(&file, jsonl).expect("write jsonl");
-    let took = run(root, &["import", file.to_str().unwrap()]);
+    jsonl.flush().expect("write jsonl");
+    drop(jsonl);
+    let (took, peak_kb) = timed_peak(root, &["import", file.to_str().unwrap()]);
     let _ = std::fs::remove_file(&file);
-    (entries, took)
+    (entries, took, peak_kb)
 }
 
 fn mem7_bin() -> PathBuf {
@@ -172,24 +177,60 @@ fn search_in_process(ws: &Path) -> Duration {
     median(times)
 }
 
-/// Peak resident memory of one run, from GNU time (0 when it is not installed).
-fn peak_memory_kb(ws: &Path, args: &[&str]) -> u64 {
+/// Wall time and peak resident memory (KiB) of one words-only run, the memory from GNU
+/// time (`/usr/bin/time -v`; 0 when it is not installed).
+fn timed_peak(ws: &Path, args: &[&str]) -> (Duration, u64) {
+    let started = Instant::now();
     let out = Command::new("/usr/bin/time")
-        .arg("-f")
-        .arg("%M")
+        .arg("-v")
         .arg(mem7_bin())
         .args(args)
         .env("MEM7_WORKSPACE", ws)
+        .env("MEM7_AGENT", "bench")
         .env("MEM7_EMBED_PROVIDER", "none")
         .output();
-    out.ok()
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .last()
-                .and_then(|l| l.trim().parse().ok())
-        })
-        .unwrap_or(0)
+    let took = started.elapsed();
+    let Ok(out) = out else {
+        return (run(ws, args), 0);
+    };
+    assert!(
+        out.status.success(),
+        "mem7 {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let peak = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    (took, peak)
+}
+
+/// 32 writers storing at once, each its own process, three rounds: the median and the
+/// 99th percentile of one store's whole-process time.
+fn concurrent_stores(ws: &Path) -> (Duration, Duration) {
+    let mut times = Vec::new();
+    for round in 0..3 {
+        let handles: Vec<_> = (0..32)
+            .map(|w| {
+                let ws = ws.to_path_buf();
+                std::thread::spawn(move || {
+                    run(
+                        &ws,
+                        &[
+                            "store",
+                            &format!("writer{w}:round{round}"),
+                            &format!("value {w} {round}"),
+                        ],
+                    )
+                })
+            })
+            .collect();
+        times.extend(handles.into_iter().map(|h| h.join().expect("writer")));
+    }
+    times.sort();
+    let p = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+    (p(0.5), p(0.99))
 }
 
 /// Median whole-process time of `b3sum` over the same memory files, if installed.
@@ -239,29 +280,50 @@ fn ms(d: Duration) -> String {
 }
 
 fn bench(versions: usize, root: &Path) {
-    let (entries, import) = generate(versions, root);
+    let (entries, import, import_kb) = generate(versions, root);
     let markdown = dir_size(&root.join("memory"));
-    let reindex = time_n(3, |_| run(root, &["reindex"]));
-    let peak_kb = peak_memory_kb(root, &["reindex"]);
+    // The first command after the import (its catch-up and checkpoint left the index
+    // current): no slow path.
+    let after_import = run(root, &["list", "--prefix", "no-such-prefix:"]);
+    let runs: Vec<(Duration, u64)> = (0..3).map(|_| timed_peak(root, &["reindex"])).collect();
+    let reindex = median(runs.iter().map(|r| r.0).collect());
+    let peak_kb = runs.iter().map(|r| r.1).max().unwrap_or(0);
+    let search_args = |i: usize| {
+        vec![
+            "search".to_string(),
+            WORDS[i % WORDS.len()].to_string(),
+            "--valid-at".into(),
+            "2024-06-01".into(),
+            "--limit".into(),
+            "10".into(),
+        ]
+    };
+    let search_once = |i: usize| {
+        let args = search_args(i);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(root, &args)
+    };
+    // The first search after a rebuild (the full-text index is built by the rebuild).
+    let search_first = time_n(3, |i| {
+        run(root, &["reindex"]);
+        search_once(i)
+    });
     let verify = time_n(5, |_| run(root, &["verify"]));
     let b3sum = b3sum_time(root);
     let index = dir_size(&root.join(".mem7"));
     let spawn = time_n(20, |_| run(root, &["--version"]));
-    let startup = time_n(20, |_| run(root, &["recall", "no:such_key"]));
+    // A prefix no key has: the start-up check and one indexed query that finds nothing
+    // (a recall that misses would also look for near keys among every key).
+    let startup = time_n(20, |_| run(root, &["list", "--prefix", "no-such-prefix:"]));
     let recall = time_n(20, |i| {
+        let key_no = (i * 7919) % versions.div_ceil(3);
         run(
             root,
-            &["recall", &format!("project{}:fact{}", i % 97, i * 7)],
+            &["recall", &format!("project{}:fact{key_no}", key_no % 97)],
         )
     });
     let list = time_n(5, |_| run(root, &["list", "--prefix", "project5:"]));
-    let search = time_n(20, |i| {
-        let word = WORDS[i % WORDS.len()];
-        run(
-            root,
-            &["search", word, "--valid-at", "2024-06-01", "--limit", "10"],
-        )
-    });
+    let search = time_n(20, search_once);
     let in_process = search_in_process(root);
     let store = time_n(20, |i| {
         run(
@@ -284,6 +346,14 @@ fn bench(versions: usize, root: &Path) {
         ms(import)
     );
     println!(
+        "| peak memory during `mem7 import` | {:.1} MB |",
+        import_kb as f64 / 1024.0
+    );
+    println!(
+        "| first command after the import (`mem7 list --prefix no-such-prefix:`, once) | {} |",
+        ms(after_import)
+    );
+    println!(
         "| full rebuild (`mem7 reindex`, whole process) | {} |",
         ms(reindex)
     );
@@ -292,7 +362,8 @@ fn bench(versions: usize, root: &Path) {
         peak_kb as f64 / 1024.0
     );
     println!(
-        "| `mem7 search WORD --valid-at T` (whole process) | {} |",
+        "| `mem7 search WORD --valid-at T` (lexical, whole process): first after a rebuild / warm | {} / {} |",
+        ms(search_first),
         ms(search)
     );
     println!(
@@ -309,14 +380,29 @@ fn bench(versions: usize, root: &Path) {
         None => println!("| `mem7 verify` (b3sum not installed) | {} |", ms(verify)),
     }
     println!(
-        "| no-change start-up + miss (`mem7 recall no:such_key`) | {} |",
+        "| no-change start-up (`mem7 list --prefix no-such-prefix:`) | {} |",
         ms(startup)
     );
     println!("| `mem7 recall KEY` | {} |", ms(recall));
     println!("| `mem7 list --prefix P` | {} |", ms(list));
     println!("| `mem7 store KEY VALUE` | {} |", ms(store));
+    let (p50, p99) = concurrent_stores(root);
+    println!(
+        "| 32 concurrent writers, one `mem7 store` each (3 rounds): p50 / p99 | {} / {} |",
+        ms(p50),
+        ms(p99)
+    );
     println!("| index size on disk | {:.1} MB |", index as f64 / 1e6);
-    bench_embeddings(root, reindex);
+    // A cache of a synthetic vector for every text takes about 1.5 KB per version (and
+    // as much again for the generation's vector file): beyond 2M versions that does not
+    // fit this machine's disk beside the workspace.
+    if versions <= 2_000_000 {
+        bench_embeddings(root, reindex);
+    } else {
+        println!(
+            "\n(meaning search not measured above 2M versions: the synthetic vectors would not fit on disk)"
+        );
+    }
 }
 
 /// A deterministic unit vector for a text hash (the cost of search does not depend on
@@ -444,7 +530,7 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
     let hybrid_cached = timed(SearchMode::Hybrid);
     let semantic_cached = timed(SearchMode::Semantic);
     let local = [("MEM7_EMBED_PROVIDER", "local")];
-    let whole_search = |i: usize| {
+    let whole = |mode: &str, i: usize| {
         let q = format!(
             "{} {}",
             WORDS[i % WORDS.len()],
@@ -452,21 +538,29 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
         );
         run_with(
             root,
-            &["search", &q, "--mode", "hybrid", "--valid-at", "2024-06-01"],
+            &["search", &q, "--mode", mode, "--valid-at", "2024-06-01"],
             &local,
         )
     };
+    let whole_search = |i: usize| whole("hybrid", i);
     // The in-process searches above wrote the generation's vector file, so these map it.
     // Ten new queries (each process loads the model and embeds its query), then the same
     // ten again (their vectors come from the cache).
     let whole_new = time_n(10, whole_search);
     let whole_cached = time_n(10, whole_search);
+    let semantic_new = time_n(10, |i| whole("semantic", i + 100));
+    let semantic_warm = time_n(10, |i| whole("semantic", i + 100));
     let reindex_cached = time_n(3, |_| run_with(root, &["reindex"], &local));
     // The first search of a new generation reads the vectors out of the cache and writes
-    // the vector file that later processes map.
+    // the vector file that later processes map (cached query vectors: this measures the
+    // vector set, not the model).
     let first_after_rebuild = time_n(3, |i| {
         run_with(root, &["reindex"], &local);
         whole_search(i)
+    });
+    let semantic_first = time_n(3, |i| {
+        run_with(root, &["reindex"], &local);
+        whole("semantic", i + 100)
     });
     println!(
         "\n### meaning search ({} cached 384-dim vectors; the query embedded by the local model)",
@@ -499,6 +593,12 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
         ms(first_after_rebuild)
     );
     println!(
+        "| `mem7 search Q --mode semantic` (whole process): new query / cached / first after a rebuild | {} / {} / {} |",
+        ms(semantic_new),
+        ms(semantic_warm),
+        ms(semantic_first)
+    );
+    println!(
         "| `mem7 reindex` with every vector cached / words only | {} / {} |",
         ms(reindex_cached),
         ms(reindex_words_only)
@@ -513,7 +613,7 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .expect("--gen-only N DIR");
         let dir = PathBuf::from(args.get(2).expect("--gen-only N DIR"));
-        let (entries, _) = generate(n, &dir);
+        let (entries, _, _) = generate(n, &dir);
         println!(
             "wrote {entries} entries (~{n} versions) to {}",
             dir.display()

@@ -853,3 +853,108 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The rebuild streams (events staged in SQLite, folded key by key, cross-key forgets
+// merged in): it must give the versions of the in-memory fold over every event sorted.
+
+/// One random entry: op (0 store, 1 forget, 2 forget_entity, 3 forget_tagged), key,
+/// value, recorded (small: many equal instants), explicit valid_from and end, tag,
+/// and the file it is written to (whatever its day: recorded times out of file order).
+type RandomEntry = (
+    u8,
+    usize,
+    usize,
+    i64,
+    Option<i64>,
+    Option<Option<i64>>,
+    usize,
+    usize,
+);
+
+fn random_entry() -> impl Strategy<Value = RandomEntry> {
+    (
+        prop_oneof![6 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8), 1 => Just(3u8)],
+        0..5usize,
+        0..3usize,
+        0i64..8,
+        prop::option::of(0i64..8),
+        prop::option::of(prop::option::of(0i64..10)),
+        0..3usize,
+        0..3usize,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_streaming_rebuild_gives_the_folds_versions(
+        entries in prop::collection::vec(random_entry(), 1..24),
+    ) {
+        const KEYS: [&str; 5] = ["e1", "e1:p", "e1:q", "e1x", "e2:p"];
+        const ENTITIES: [&str; 5] = ["e1", "e1", "e2", "e1x", "e3"];
+        const TAGS: [&str; 3] = ["a", "b", "c"];
+        let base = ValidTime::parse("2026-03-01").unwrap().micros();
+        let mut files: std::collections::BTreeMap<String, String> = Default::default();
+        let values: Vec<String> = (0..3).map(|v| format!("value {v}")).collect();
+        let forget_tagged = "mem7:forget_tagged".to_string();
+        for (op, key, value, at, from, end, tag, file) in &entries {
+            let tags = vec![TAGS[*tag].to_string()];
+            let from_t = ValidTime::from_micros(base + from.unwrap_or(*at) * HOUR);
+            let end = end.map(|e| match e {
+                None => ValidEnd::Infinity,
+                Some(h) => ValidEnd::At(ValidTime::from_micros(base + h * HOUR)),
+            });
+            let (heading, op_name) = match op {
+                0 => (KEYS[*key], "store"),
+                1 => (KEYS[*key], "forget"),
+                2 => (ENTITIES[*key], "forget_entity"),
+                _ => (forget_tagged.as_str(), "forget_tagged"),
+            };
+            let draft = EntryDraft {
+                key: heading,
+                op: op_name,
+                valid_from: (*op == 0).then_some(from_t),
+                valid_to: if *op == 0 { end } else { None },
+                recorded: TxTime::from_micros(base + at * HOUR),
+                agent: "prop",
+                tags: if *op == 0 || *op == 3 { &tags } else { &[] },
+                secret_allowed: false,
+                accepts: &[],
+                value: (*op == 0).then_some(values[*value].as_str()),
+            };
+            let (text, _) = render_entry(&draft, ChainHash::GENESIS, &ChainKey::Plain);
+            let f = files.entry(format!("memory/2026-03-0{}.md", file + 1)).or_default();
+            f.push_str(&text);
+            f.push_str("\n\n");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        mem7::store::init(&root).unwrap();
+        let mut events = Vec::new();
+        for (name, text) in &files {
+            std::fs::write(root.join(name), text).unwrap();
+            for e in parse_file(text, &ChainKey::Plain).entries {
+                if let Some(ev) = e.to_event(name).unwrap() {
+                    events.push(ev);
+                }
+            }
+        }
+        prop_assert_eq!(events.len(), entries.len());
+        events.sort_by(mem7::core::event_order);
+        let (expected, _) = fold_all(&events);
+        let ws = mem7::store::Workspace::open(&root).unwrap();
+        let (index, stats) = mem7::index::Index::rebuild(&ws).unwrap();
+        prop_assert_eq!(stats.versions, expected.len());
+        let key = |v: &Version| (
+            v.key.clone(), v.tx_from, v.valid_from, v.valid_to, v.tx_to,
+            v.source.clone(), v.value.clone(), v.tags.clone(), v.agent.clone(),
+        );
+        let mut want: Vec<_> = expected.iter().map(key).collect();
+        let mut have: Vec<_> = index.all_versions().unwrap().iter().map(key).collect();
+        want.sort();
+        have.sort();
+        prop_assert_eq!(have, want);
+    }
+}

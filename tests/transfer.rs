@@ -723,3 +723,91 @@ fn an_entry_in_another_days_file_is_exported_in_the_folds_order() {
     assert_eq!(keys, ["c", "a", "b"]);
     assert!(r.stderr.contains("sorted in memory"), "{}", r.stderr);
 }
+
+// ---------------------------------------------------------------------------------------
+// A streaming import is all or nothing.
+
+/// Whether the index directory holds an import's spill directory.
+fn spill_left(s: &Sandbox) -> bool {
+    std::fs::read_dir(s.ws.join(".mem7"))
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("import-"))
+}
+
+/// A bad record at the very end of a big input (found by the check before anything is
+/// opened), or found only while planning (a `recorded` before the previous record's in
+/// the middle, a time past the last instant mem7 keeps at the end): exit 2 naming the
+/// line, the memory files and the index as they were, no spill files left; then the
+/// good records import and verify clean.
+#[test]
+fn a_bad_record_anywhere_in_a_big_import_writes_nothing() {
+    let s = Sandbox::new();
+    let now = Some("2026-01-15T00:00:00Z");
+    s.ok(&["store", "p0:k0", "before"], now);
+    let good: Vec<String> = (0..3000)
+        .map(|i| {
+            format!(
+                r#"{{"key":"p{}:k{}","value":"value {i}","recorded":"2026-02-{:02}T{:02}:{:02}:00Z"}}"#,
+                (i % 1200) % 7,
+                i % 1200,
+                1 + i / 1000,
+                (i % 1000) / 60,
+                (i % 1000) % 60
+            )
+        })
+        .collect();
+    let input = |lines: &[String]| {
+        let path = s.dir.path().join("in.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let mut out_of_order = good.clone();
+    out_of_order[1500] = good[1498].replace("value 1498", "late");
+    let last_instant = r#"{"key":"z","value":"v","recorded":"9999-12-31T23:59:59.999999Z"}"#;
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            [good.clone(), vec![r#"{"key":"z","value":1}"#.into()]].concat(),
+            "line 3001:",
+        ),
+        (
+            [
+                good.clone(),
+                vec![r#"{"key":"bad key!","value":"v"}"#.into()],
+            ]
+            .concat(),
+            "line 3001:",
+        ),
+        (out_of_order, "line 1501: recorded"),
+        (
+            [good.clone(), vec![last_instant.into(), last_instant.into()]].concat(),
+            "line 3002:",
+        ),
+    ];
+    let before = s.snapshot();
+    let list_before = s.ok(&["list", "--json"], now).stdout;
+    for (lines, problem) in cases {
+        let path = input(&lines);
+        let r = s.run(&["import", path.to_str().unwrap()], now);
+        assert_eq!(r.code, 2, "{problem}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(problem), "{problem}: {}", r.stderr);
+        assert_eq!(s.snapshot(), before, "{problem}: the memory files changed");
+        assert!(!spill_left(&s), "{problem}: spill files were left behind");
+        assert_eq!(s.ok(&["list", "--json"], now).stdout, list_before);
+        s.ok(&["verify", "--index"], now);
+    }
+    let path = input(&good);
+    let r = s.ok(&["import", path.to_str().unwrap()], now);
+    assert!(
+        r.stdout
+            .starts_with("imported 3000 records: 3000 stored, 0 unchanged, into 3 files"),
+        "{}",
+        r.stdout
+    );
+    assert!(!spill_left(&s));
+    s.ok(&["verify", "--index"], now);
+    let listed = s
+        .ok(&["list", "--json", "--valid-at", "2026-03-01"], now)
+        .json();
+    assert_eq!(listed.as_array().unwrap().len(), 1200);
+}

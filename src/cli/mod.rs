@@ -19,7 +19,7 @@ mod verify;
 mod watch;
 mod write;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -27,11 +27,11 @@ use clap::Parser;
 pub use args::{Cli, Command};
 
 use crate::core::time::{TxTime, ValidTime};
-use crate::engine::{Engine, StoreRequest};
+use crate::engine::Engine;
 pub use crate::env::{CHAIN_KEY_CONTEXT, Env, safe_agent};
 use crate::error::{Error, Result};
 use crate::shell;
-use crate::{request, store};
+use crate::request;
 
 /// Exit code for success.
 pub const EXIT_OK: u8 = 0;
@@ -145,62 +145,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             json,
         } => verify::verify(cli, env, out, *index, expect_head.as_deref(), *json),
         Command::Seal { agent } => write::seal(cli, env, out, agent.as_deref()),
-        Command::Import { file, allow_secret } => {
-            let now = env.now()?;
-            let text = if file.as_os_str() == "-" {
-                let mut s = String::new();
-                io::stdin()
-                    .read_to_string(&mut s)
-                    .map_err(|e| match e.kind() {
-                        io::ErrorKind::InvalidData => Error::input(
-                            "standard input is not valid UTF-8 text",
-                            "import reads JSON Lines",
-                        ),
-                        _ => Error::io("<stdin>", e),
-                    })?;
-                s
-            } else {
-                std::fs::read_to_string(file).map_err(|e| Error::named_file(file, e))?
-            };
-            let records = import_records(&text, env, *allow_secret)?;
-            let root = env.workspace(cli.workspace.as_deref());
-            crate::engine::validate_import(&records, store::Workspace::open(&root)?.config())?;
-            let mut engine = open_engine(cli, env)?;
-            let started = std::time::Instant::now();
-            let outcome = engine.import(&records, now)?;
-            print_set_aside(&engine);
-            if let Some(first) = outcome.raised_ties.first() {
-                eprintln!(
-                    "mem7: note: {} record{} (first: line {first}) recorded at the same instant as an entry it does not commute with could not keep that order at one instant: recorded 1µs later (docs/cli.md, mem7 export)",
-                    outcome.raised_ties.len(),
-                    if outcome.raised_ties.len() == 1 {
-                        ""
-                    } else {
-                        "s"
-                    },
-                );
-            }
-            write_out(
-                out,
-                &format!(
-                    "imported {} record{}: {} stored, {}{} unchanged, into {} file{} in {:.2?}\n",
-                    records.len(),
-                    if records.len() == 1 { "" } else { "s" },
-                    outcome.stored,
-                    // Said only when there are forgets, so store-only output is as before.
-                    if outcome.forgot > 0 {
-                        format!("{} forgotten, ", outcome.forgot)
-                    } else {
-                        String::new()
-                    },
-                    outcome.unchanged,
-                    outcome.files,
-                    if outcome.files == 1 { "" } else { "s" },
-                    started.elapsed()
-                ),
-            )?;
-            Ok(EXIT_OK)
-        }
+        Command::Import { file, allow_secret } => write::import(cli, env, out, file, *allow_secret),
         Command::Export {
             history,
             at,
@@ -254,77 +199,3 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
     }
 }
 
-/// One JSON Lines record of `mem7 import` (the wire type).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ImportLine {
-    key: String,
-    value: String,
-    valid_from: Option<String>,
-    valid_to: Option<String>,
-    tags: Option<Vec<String>>,
-    agent: Option<String>,
-    recorded: Option<String>,
-}
-
-/// Parses every line before anything is written; the first bad line is an error naming it.
-fn import_records(
-    text: &str,
-    env: &Env,
-    allow_secret: bool,
-) -> Result<Vec<crate::engine::ImportRecord>> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        // Records that name an `op` (what `mem7 export --history` writes).
-        if crate::transfer::has_op(line) {
-            out.push(crate::transfer::op_record(
-                line,
-                n,
-                &|a| env.agent(a),
-                allow_secret,
-            )?);
-            continue;
-        }
-        const HINT: &str = "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}";
-        let bad = |problem: String| Error::input(format!("line {n}: {problem}"), HINT);
-        let rec: ImportLine = request::json_line(line, n, HINT)?;
-        let valid_from = rec
-            .valid_from
-            .as_deref()
-            .map(ValidTime::parse)
-            .transpose()
-            .map_err(|e| bad(format!("valid_from: {e}")))?;
-        let valid_to = rec
-            .valid_to
-            .as_deref()
-            .map(|t| request::valid_end("valid_to", t))
-            .transpose()
-            .map_err(|e| bad(e.to_string()))?;
-        let recorded = rec
-            .recorded
-            .as_deref()
-            .map(TxTime::parse)
-            .transpose()
-            .map_err(|e| bad(format!("recorded: {e}")))?;
-        out.push(crate::engine::ImportRecord {
-            op: crate::engine::ImportOp::Store,
-            req: StoreRequest {
-                key: rec.key,
-                value: rec.value,
-                valid_from,
-                valid_to,
-                tags: rec.tags.unwrap_or_default(),
-                agent: env.agent(rec.agent.as_deref()),
-                allow_secret,
-            },
-            recorded,
-            line: n,
-            keep_ties: false,
-        });
-    }
-    Ok(out)
-}

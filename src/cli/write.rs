@@ -342,3 +342,59 @@ fn read_stdin() -> Result<String> {
     }
     Ok(text)
 }
+
+/// `mem7 import FILE|-`: checks every record while streaming the input
+/// (`crate::transfer::import`), then plans and writes them in one batch.
+pub(super) fn import(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    file: &Path,
+    allow_secret: bool,
+) -> Result<u8> {
+    let now = env.now()?;
+    let input = crate::transfer::import::Input::open(file)?;
+    let agent = |a: Option<&str>| env.agent(a);
+    let root = env.workspace(cli.workspace.as_deref());
+    let count = crate::transfer::import::check(
+        &input,
+        &agent,
+        allow_secret,
+        store::Workspace::open(&root)?.config(),
+    )?;
+    let mut engine = open_engine(cli, env)?;
+    let started = std::time::Instant::now();
+    let outcome = engine.import_each(&mut input.records(&agent, allow_secret)?, now)?;
+    print_set_aside(&engine);
+    if let Some(first) = outcome.raised_ties.first() {
+        eprintln!(
+            "mem7: note: {} record{} (first: line {first}) recorded at the same instant as an entry it does not commute with could not keep that order at one instant: recorded 1µs later (docs/cli.md, mem7 export)",
+            outcome.raised_ties.len(),
+            if outcome.raised_ties.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+        );
+    }
+    write_out(
+        out,
+        &format!(
+            "imported {} record{}: {} stored, {}{} unchanged, into {} file{} in {:.2?}\n",
+            count,
+            if count == 1 { "" } else { "s" },
+            outcome.stored,
+            // Said only when there are forgets, so store-only output is as before.
+            if outcome.forgot > 0 {
+                format!("{} forgotten, ", outcome.forgot)
+            } else {
+                String::new()
+            },
+            outcome.unchanged,
+            outcome.files,
+            if outcome.files == 1 { "" } else { "s" },
+            started.elapsed()
+        ),
+    )?;
+    Ok(EXIT_OK)
+}

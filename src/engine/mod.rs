@@ -2,8 +2,10 @@
 //! It takes every setting (workspace root, clock reading, chain key) as an argument;
 //! it never reads the environment and never prints.
 
+mod import;
 mod semantic;
 
+pub use import::{validate_import, validate_record};
 pub use semantic::{FillStats, fuse};
 
 use std::path::Path;
@@ -245,33 +247,6 @@ impl Engine {
     }
 }
 
-/// Checks every record of an import; the error names the first bad record's line.
-pub fn validate_import(records: &[ImportRecord], config: &crate::config::Config) -> Result<()> {
-    for r in records {
-        let checked = match r.op {
-            ImportOp::Store => validate_store(&r.req, config),
-            ImportOp::Forget | ImportOp::ForgetEntity => validate::lookup_key(&r.req.key)
-                .and_then(|()| validate::agent(&r.req.agent))
-                .map_err(Error::from),
-            ImportOp::ForgetTagged => r
-                .req
-                .tags
-                .iter()
-                .try_for_each(|t| validate::tag(t))
-                .and_then(|()| validate::agent(&r.req.agent))
-                .map_err(Error::from),
-        };
-        checked.map_err(|e| match e {
-            Error::Input { problem, hint } => Error::Input {
-                problem: format!("line {}: {problem}", r.line),
-                hint,
-            },
-            other => other,
-        })?;
-    }
-    Ok(())
-}
-
 /// Checks a store request against the workspace's settings, before anything (even the
 /// index) is opened: bad input never changes anything on disk.
 pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Result<()> {
@@ -341,190 +316,6 @@ impl Engine {
             version,
             closed: change.close.len(),
         })
-    }
-
-    /// Applies records as successive stores (same rules as `store`) under one lock, with
-    /// one append and fsync per file and one index update at the end. Every record is
-    /// checked before anything is written: a bad record stops the import and names its
-    /// line, and nothing changes.
-    pub fn import(&mut self, records: &[ImportRecord], now: TxTime) -> Result<ImportOutcome> {
-        let at = |line: usize, e: Error| match e {
-            Error::Input { problem, hint } => Error::Input {
-                problem: format!("line {line}: {problem}"),
-                hint,
-            },
-            other => other,
-        };
-        validate_import(records, self.ws.config())?;
-        self.clock = Some(now);
-        let _lock = self.ws.lock()?;
-        self.refresh()?;
-        let mut last = self.index.last_tx()?;
-        let workspace_last = last;
-        let mut previous_recorded: Option<TxTime> = None;
-        let mut prev = self.index.head()?;
-        let mut fold = crate::core::Fold::new();
-        let mut seeded = std::collections::HashSet::new();
-        let mut seeded_all = false;
-        let mut tie = TieGroup::default();
-        let mut files: std::collections::BTreeMap<String, String> =
-            std::collections::BTreeMap::new();
-        let mut outcome = ImportOutcome::default();
-        for r in records {
-            if let Some(t) = r.recorded {
-                let problem = match (workspace_last, previous_recorded) {
-                    (Some(w), _) if t < w => Some(format!(
-                        "recorded {t} is before the workspace's last transaction ({w})"
-                    )),
-                    (_, Some(p)) if t < p => Some(format!(
-                        "recorded {t} is before the previous record's ({p})"
-                    )),
-                    _ => None,
-                };
-                if let Some(problem) = problem {
-                    return Err(at(
-                        r.line,
-                        Error::input(
-                            problem,
-                            "records with `recorded` must be in time order and not before what the workspace already holds",
-                        ),
-                    ));
-                }
-                previous_recorded = Some(t);
-            }
-            // Like `now`, a time not after the last transaction is raised past it; the
-            // record's own clock (`recorded`, else now) stays its default valid_from.
-            let wanted = r.recorded.unwrap_or(now);
-            let tx = step_past(last, wanted).map_err(|e| at(r.line, e))?;
-            let req = &r.req;
-            if r.op != ImportOp::Store {
-                let (op, name) = match r.op {
-                    ImportOp::Forget => (
-                        Op::Forget {
-                            key: req.key.clone(),
-                        },
-                        "forget",
-                    ),
-                    ImportOp::ForgetEntity => (
-                        Op::ForgetEntity {
-                            entity: req.key.clone(),
-                        },
-                        "forget_entity",
-                    ),
-                    _ => (
-                        Op::ForgetTagged {
-                            tags: req.tags.clone(),
-                        },
-                        "forget_tagged",
-                    ),
-                };
-                // A forget reaches keys the import has not touched yet: the fold must
-                // hold them before it applies the forget.
-                if r.op == ImportOp::Forget {
-                    if seeded.insert(req.key.clone()) {
-                        fold.seed(&req.key, self.index.believed(&req.key)?);
-                    }
-                } else if !seeded_all {
-                    seeded_all = true;
-                    let mut by_key: std::collections::BTreeMap<String, Vec<Version>> =
-                        Default::default();
-                    for v in self.index.all_believed()? {
-                        by_key.entry(v.key.clone()).or_default().push(v);
-                    }
-                    for (key, versions) in by_key {
-                        if seeded.insert(key.clone()) {
-                            fold.seed(&key, versions);
-                        }
-                    }
-                }
-                let heading = match r.op {
-                    ImportOp::ForgetTagged => "mem7:forget_tagged",
-                    _ => req.key.as_str(),
-                };
-                let tags: &[String] = match r.op {
-                    ImportOp::ForgetTagged => &req.tags,
-                    _ => &[],
-                };
-                let draft = |recorded: TxTime| EntryDraft {
-                    key: heading,
-                    op: name,
-                    valid_from: None,
-                    valid_to: None,
-                    recorded,
-                    agent: &req.agent,
-                    tags,
-                    secret_allowed: false,
-                    accepts: &[],
-                    value: None,
-                };
-                let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
-                let (tx, text, hash, content) =
-                    place(&tie, r, wanted, tx, scope, draft, prev, &self.key);
-                if r.keep_ties && tx != wanted && last == Some(wanted) {
-                    outcome.raised_ties.push(r.line);
-                }
-                tie.note(tx, scope, content);
-                last = Some(tx);
-                prev = hash;
-                stage(&mut files, &mut fold, tx, op, content, &text);
-                outcome.forgot += 1;
-                continue;
-            }
-            if seeded.insert(req.key.clone()) {
-                fold.seed(&req.key, self.index.believed(&req.key)?);
-            }
-            let believed = fold.believed(&req.key).to_vec();
-            let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-            if confirmed(req, &believed, &periods, wanted.as_valid()).is_some() {
-                outcome.unchanged += 1;
-                continue;
-            }
-            let from = req.valid_from.unwrap_or(wanted.as_valid());
-            let end = req.valid_to.unwrap_or(ValidEnd::Open);
-            let op = store_op(req, from, end);
-            // The fold plans the record as the index will (an empty period is refused
-            // before anything is written).
-            change::plan(
-                &Event {
-                    tx,
-                    op: op.clone(),
-                    source: Source::default(),
-                    content: ChainHash::GENESIS,
-                },
-                tx,
-                &believed,
-            )
-            .map_err(|e| at(r.line, period_error(e.from, e.to)))?;
-            // Only a record that is written takes a transaction time.
-            let scope = Some(req.key.as_str());
-            let (tx, text, hash, content) = place(
-                &tie,
-                r,
-                wanted,
-                tx,
-                scope,
-                |t| store_draft(req, from, t),
-                prev,
-                &self.key,
-            );
-            if r.keep_ties && tx != wanted && last == Some(wanted) {
-                outcome.raised_ties.push(r.line);
-            }
-            tie.note(tx, scope, content);
-            last = Some(tx);
-            prev = hash;
-            stage(&mut files, &mut fold, tx, op, content, &text);
-            outcome.stored += 1;
-        }
-        outcome.files = files.len();
-        self.set_aside_torn()?;
-        for (file, text) in &files {
-            self.ws.append(file, text)?;
-        }
-        // One catch-up reads what was appended and applies it in one transaction.
-        self.refresh()?;
-        self.index.checkpoint()?;
-        Ok(outcome)
     }
 
     /// Stops believing every version of `key` at `now`.
@@ -937,66 +728,6 @@ impl Engine {
     }
 }
 
-/// The entries an import wrote at its last transaction time, each with the key it
-/// touches (`None`: a forget of an entity or of tags, which may touch any key) and its
-/// content hash (what orders entries recorded at one instant).
-#[derive(Default)]
-struct TieGroup {
-    tx: Option<TxTime>,
-    entries: Vec<(Option<String>, [u8; 32])>,
-}
-
-impl TieGroup {
-    fn note(&mut self, tx: TxTime, scope: Option<&str>, content: ChainHash) {
-        if self.tx != Some(tx) {
-            self.tx = Some(tx);
-            self.entries.clear();
-        }
-        self.entries.push((scope.map(str::to_string), content.0));
-    }
-}
-
-/// Renders an import record's entry and decides its transaction time: `raised`, except
-/// for a `keep_ties` record recorded at the instant of the entries just written, which
-/// keeps that instant when the fold (which orders one instant's entries by content hash)
-/// applies it after every one of them it does not commute with (stores and forgets of
-/// other keys commute). So an exported history that held entries recorded at one
-/// instant comes back with the same clocks whenever its order allows. Returns the time,
-/// the text, the chain hash and the content hash.
-#[allow(clippy::too_many_arguments)]
-fn place<'a>(
-    tie: &TieGroup,
-    r: &ImportRecord,
-    wanted: TxTime,
-    raised: TxTime,
-    scope: Option<&str>,
-    draft: impl Fn(TxTime) -> EntryDraft<'a>,
-    prev: ChainHash,
-    key: &ChainKey,
-) -> (TxTime, String, ChainHash, ChainHash) {
-    let content = |text: &str, hash: ChainHash| match key {
-        ChainKey::Plain => hash,
-        ChainKey::Keyed(_) => crate::format::parse_file(text, &ChainKey::Plain)
-            .entries
-            .first()
-            .map_or(hash, |e| e.computed),
-    };
-    if r.keep_ties && r.recorded == Some(wanted) && tie.tx == Some(wanted) {
-        let (text, hash) = render_entry(&draft(wanted), prev, key);
-        let own = content(&text, hash);
-        let commutes = |other: &Option<String>| match (other.as_deref(), scope) {
-            (Some(a), Some(b)) => a != b,
-            _ => false,
-        };
-        if tie.entries.iter().all(|(s, c)| commutes(s) || *c < own.0) {
-            return (wanted, text, hash, own);
-        }
-    }
-    let (text, hash) = render_entry(&draft(raised), prev, key);
-    let own = content(&text, hash);
-    (raised, text, hash, own)
-}
-
 /// The confirmation rule (DESIGN §2) for a request: no period given, and the value (with
 /// the same tags) already holds at `tx` in a version that keeps the same end.
 fn confirmed(
@@ -1048,35 +779,6 @@ fn same_tags(a: &[String], b: &[String]) -> bool {
     a.sort();
     b.sort();
     a == b
-}
-
-/// One import record's entry, decided: the fold applies it (so later records are
-/// planned against it) and its text joins its day file's buffer.
-fn stage(
-    files: &mut std::collections::BTreeMap<String, String>,
-    fold: &mut crate::core::Fold,
-    tx: TxTime,
-    op: Op,
-    content: ChainHash,
-    text: &str,
-) {
-    let file = Workspace::day_file(&tx.utc_day());
-    let event = Event {
-        tx,
-        op,
-        source: Source {
-            file: file.clone(),
-            line: 0,
-            hash: String::new(),
-        },
-        content,
-    };
-    fold.apply(&event, &mut |_| {});
-    let buf = files.entry(file).or_default();
-    if !buf.is_empty() {
-        buf.push('\n');
-    }
-    buf.push_str(text);
 }
 
 /// `max(wanted, last + 1µs)`, refused when it would step past the last instant mem7

@@ -30,6 +30,9 @@ const TEXT_ANALYZER: &str = "mem7_en";
 const PARTS_ANALYZER: &str = "mem7_parts";
 /// Memory budget of the writer (tantivy's minimum is 15 MB).
 const WRITER_MEMORY: usize = 64 * 1024 * 1024;
+/// Memory budget per indexing thread of a rebuild's writer: a rebuild's peak memory must
+/// not grow with the workspace, and tantivy fills its budget before it writes a segment.
+const BULK_MEMORY_PER_THREAD: usize = 24 * 1024 * 1024;
 
 /// The schema's fields.
 #[derive(Clone, Copy)]
@@ -211,7 +214,7 @@ impl FullText {
             .clamp(1, 4);
         let w: IndexWriter = self
             .index
-            .writer_with_num_threads(threads, WRITER_MEMORY * threads)
+            .writer_with_num_threads(threads, BULK_MEMORY_PER_THREAD * threads)
             .map_err(|e| ft_err(&self.dir, e))?;
         w.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         Ok(w)

@@ -279,6 +279,13 @@ impl Workspace {
     /// The entry always starts on a fresh line after a blank one, whatever the file ended
     /// with (a torn tail, a hand edit without a final newline).
     pub fn append(&self, name: &str, entry: &str) -> Result<Appended> {
+        self.append_from(name, &mut entry.as_bytes())
+    }
+
+    /// [`Workspace::append`] of entries read from `entries` (an import's spill file,
+    /// copied in fixed-size blocks rather than held in memory), with one `sync_data` at
+    /// the end.
+    pub fn append_from(&self, name: &str, entries: &mut dyn Read) -> Result<Appended> {
         let path = self.path(name);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let created = !path.exists();
@@ -292,9 +299,30 @@ impl Workspace {
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
         let (offset, sep) = separator(&mut file).map_err(|e| Error::io(&path, e))?;
-        let mut bytes = Vec::with_capacity(sep.len() + entry.len() + 1);
+        // One write for an entry of ordinary size (the separator, the entry and its
+        // line feed together), blocks of 1 MiB for a spill file.
+        const BLOCK: usize = 1 << 20;
+        let mut bytes = Vec::with_capacity(BLOCK);
         bytes.extend_from_slice(sep.as_bytes());
-        bytes.extend_from_slice(entry.as_bytes());
+        loop {
+            let had = bytes.len();
+            bytes.resize(BLOCK, 0);
+            let n = loop {
+                match entries.read(&mut bytes[had..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Error::io(&path, e)),
+                }
+            };
+            bytes.truncate(had + n);
+            if n == 0 {
+                break;
+            }
+            if bytes.len() == BLOCK {
+                file.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+                bytes.clear();
+            }
+        }
         bytes.push(b'\n');
         file.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
         file.sync_data().map_err(|e| Error::io(&path, e))?;

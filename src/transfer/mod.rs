@@ -5,6 +5,7 @@
 //! The JSON Lines records here are wire types, converted by hand from the domain types.
 
 pub mod export;
+pub mod import;
 pub mod notes;
 
 use serde::Deserialize;

@@ -1,0 +1,376 @@
+//! `mem7 import`: many records applied as successive stores under one lock, in memory
+//! that does not grow with the input.
+//!
+//! Each record is planned against the index inside a scratch transaction that is never
+//! committed (`index::Scratch`: the same `apply_event` a catch-up runs, so the versions
+//! believed after the records before it are in SQLite, not in memory); its entry is
+//! rendered, chained to the one before, and written to a spill file per day file in a
+//! temporary directory under `.mem7/`. Any error (a refused period, a time out of range,
+//! an unreadable record) returns before a memory file is touched: the scratch
+//! transaction rolls back and the spill directory is deleted. Otherwise the spill files
+//! are appended to their day files (in name order, which is time order; each in blocks,
+//! with one `sync_data`), and one catch-up applies the appended entries for good, as
+//! after any append. A crash during the appends leaves the index behind the files, which
+//! the next command catches up as usual.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::{
+    Engine, ImportOp, ImportOutcome, ImportRecord, confirmed, period_error, step_past, store_draft,
+    store_op, validate_store,
+};
+use crate::core::chain::{ChainHash, ChainKey};
+use crate::core::temporal::Period;
+use crate::core::time::TxTime;
+use crate::core::{Event, Op, Source, ValidEnd, Version, change, validate};
+use crate::error::{Error, Result};
+use crate::format::{EntryDraft, render_entry};
+use crate::store::Workspace;
+
+/// Checks every record of an import; the error names the first bad record's line.
+pub fn validate_import(records: &[ImportRecord], config: &crate::config::Config) -> Result<()> {
+    records.iter().try_for_each(|r| validate_record(r, config))
+}
+
+/// Checks one import record (the rules of its op), naming its line in the error.
+pub fn validate_record(r: &ImportRecord, config: &crate::config::Config) -> Result<()> {
+    let checked = match r.op {
+        ImportOp::Store => validate_store(&r.req, config),
+        ImportOp::Forget | ImportOp::ForgetEntity => validate::lookup_key(&r.req.key)
+            .and_then(|()| validate::agent(&r.req.agent))
+            .map_err(Error::from),
+        ImportOp::ForgetTagged => r
+            .req
+            .tags
+            .iter()
+            .try_for_each(|t| validate::tag(t))
+            .and_then(|()| validate::agent(&r.req.agent))
+            .map_err(Error::from),
+    };
+    checked.map_err(|e| at_line(r.line, e))
+}
+
+/// Prefixes an input error with `line N:`.
+fn at_line(line: usize, e: Error) -> Error {
+    match e {
+        Error::Input { problem, hint } => Error::Input {
+            problem: format!("line {line}: {problem}"),
+            hint,
+        },
+        other => other,
+    }
+}
+
+impl Engine {
+    /// Applies records as successive stores (same rules as `store`) under one lock, with
+    /// one append and fsync per file and one index update at the end. Every record is
+    /// checked before anything is written: a bad record stops the import and names its
+    /// line, and nothing changes.
+    pub fn import(&mut self, records: &[ImportRecord], now: TxTime) -> Result<ImportOutcome> {
+        validate_import(records, self.ws.config())?;
+        self.import_each(&mut records.iter().cloned().map(Ok), now)
+    }
+
+    /// [`Engine::import`] of records read one at a time (see the module's
+    /// documentation): an `Err` from `records` stops the import with nothing written.
+    pub fn import_each(
+        &mut self,
+        records: &mut dyn Iterator<Item = Result<ImportRecord>>,
+        now: TxTime,
+    ) -> Result<ImportOutcome> {
+        self.clock = Some(now);
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        let mut spill = Spill::new(&self.ws.index_dir()?)?;
+        let mut outcome = self.plan_import(records, now, &mut spill)?;
+        spill.finish()?;
+        outcome.files = spill.files.len();
+        self.set_aside_torn()?;
+        for file in spill.files.keys() {
+            let path = spill.path(file);
+            let mut f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+            self.ws.append_from(file, &mut f)?;
+        }
+        drop(spill);
+        // One catch-up reads what was appended and applies it in one transaction.
+        self.refresh()?;
+        self.index.checkpoint()?;
+        Ok(outcome)
+    }
+
+    /// Plans every record against a scratch transaction and writes its entry to `spill`.
+    fn plan_import(
+        &mut self,
+        records: &mut dyn Iterator<Item = Result<ImportRecord>>,
+        now: TxTime,
+        spill: &mut Spill,
+    ) -> Result<ImportOutcome> {
+        let mut last = self.index.last_tx()?;
+        let workspace_last = last;
+        let mut previous_recorded: Option<TxTime> = None;
+        let mut prev = self.index.head()?;
+        let config = self.ws.config().clone();
+        let key = self.key;
+        let scratch = self.index.scratch()?;
+        let mut tie = TieGroup::default();
+        let mut outcome = ImportOutcome::default();
+        for r in records {
+            let r = r?;
+            validate_record(&r, &config)?;
+            if let Some(t) = r.recorded {
+                let problem = match (workspace_last, previous_recorded) {
+                    (Some(w), _) if t < w => Some(format!(
+                        "recorded {t} is before the workspace's last transaction ({w})"
+                    )),
+                    (_, Some(p)) if t < p => Some(format!(
+                        "recorded {t} is before the previous record's ({p})"
+                    )),
+                    _ => None,
+                };
+                if let Some(problem) = problem {
+                    return Err(at_line(
+                        r.line,
+                        Error::input(
+                            problem,
+                            "records with `recorded` must be in time order and not before what the workspace already holds",
+                        ),
+                    ));
+                }
+                previous_recorded = Some(t);
+            }
+            // Like `now`, a time not after the last transaction is raised past it; the
+            // record's own clock (`recorded`, else now) stays its default valid_from.
+            let wanted = r.recorded.unwrap_or(now);
+            let tx = step_past(last, wanted).map_err(|e| at_line(r.line, e))?;
+            let req = &r.req;
+            if r.op != ImportOp::Store {
+                let (op, name) = match r.op {
+                    ImportOp::Forget => (
+                        Op::Forget {
+                            key: req.key.clone(),
+                        },
+                        "forget",
+                    ),
+                    ImportOp::ForgetEntity => (
+                        Op::ForgetEntity {
+                            entity: req.key.clone(),
+                        },
+                        "forget_entity",
+                    ),
+                    _ => (
+                        Op::ForgetTagged {
+                            tags: req.tags.clone(),
+                        },
+                        "forget_tagged",
+                    ),
+                };
+                let heading = match r.op {
+                    ImportOp::ForgetTagged => "mem7:forget_tagged",
+                    _ => req.key.as_str(),
+                };
+                let tags: &[String] = match r.op {
+                    ImportOp::ForgetTagged => &req.tags,
+                    _ => &[],
+                };
+                let draft = |recorded: TxTime| EntryDraft {
+                    key: heading,
+                    op: name,
+                    valid_from: None,
+                    valid_to: None,
+                    recorded,
+                    agent: &req.agent,
+                    tags,
+                    secret_allowed: false,
+                    accepts: &[],
+                    value: None,
+                };
+                let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
+                let (tx, text, hash, content) =
+                    place(&tie, &r, wanted, tx, scope, draft, prev, &key);
+                if r.keep_ties && tx != wanted && last == Some(wanted) {
+                    outcome.raised_ties.push(r.line);
+                }
+                tie.note(tx, scope, content);
+                last = Some(tx);
+                prev = hash;
+                scratch.apply(&staged_event(tx, op, content))?;
+                spill.write(&Workspace::day_file(&tx.utc_day()), &text)?;
+                outcome.forgot += 1;
+                continue;
+            }
+            let believed = scratch.believed(&req.key)?;
+            let periods: Vec<Period> = believed.iter().map(Version::period).collect();
+            if confirmed(req, &believed, &periods, wanted.as_valid()).is_some() {
+                outcome.unchanged += 1;
+                continue;
+            }
+            let from = req.valid_from.unwrap_or(wanted.as_valid());
+            let end = req.valid_to.unwrap_or(ValidEnd::Open);
+            let op = store_op(req, from, end);
+            // The plan the index will execute (an empty period is refused before
+            // anything is written).
+            change::plan(
+                &staged_event(tx, op.clone(), ChainHash::GENESIS),
+                tx,
+                &believed,
+            )
+            .map_err(|e| at_line(r.line, period_error(e.from, e.to)))?;
+            // Only a record that is written takes a transaction time.
+            let scope = Some(req.key.as_str());
+            let (tx, text, hash, content) = place(
+                &tie,
+                &r,
+                wanted,
+                tx,
+                scope,
+                |t| store_draft(req, from, t),
+                prev,
+                &key,
+            );
+            if r.keep_ties && tx != wanted && last == Some(wanted) {
+                outcome.raised_ties.push(r.line);
+            }
+            tie.note(tx, scope, content);
+            last = Some(tx);
+            prev = hash;
+            scratch.apply(&staged_event(tx, op, content))?;
+            spill.write(&Workspace::day_file(&tx.utc_day()), &text)?;
+            outcome.stored += 1;
+        }
+        Ok(outcome)
+    }
+}
+
+/// The event of a planned record (its source is decided by the catch-up after the
+/// append).
+fn staged_event(tx: TxTime, op: Op, content: ChainHash) -> Event {
+    Event {
+        tx,
+        op,
+        source: Source::default(),
+        content,
+    }
+}
+
+/// The rendered entries of an import, one file per day file, in a temporary directory
+/// under `.mem7/` that is deleted when this is dropped.
+struct Spill {
+    dir: tempfile::TempDir,
+    /// Day file → whether its spill file has an entry yet.
+    files: BTreeMap<String, bool>,
+    /// The spill file being written (records come in time order, so mostly one).
+    current: Option<(String, BufWriter<File>)>,
+}
+
+impl Spill {
+    fn new(index_dir: &Path) -> Result<Spill> {
+        let dir = tempfile::Builder::new()
+            .prefix("import-")
+            .tempdir_in(index_dir)
+            .map_err(|e| Error::io(index_dir, e))?;
+        Ok(Spill {
+            dir,
+            files: BTreeMap::new(),
+            current: None,
+        })
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.dir.path().join(file.replace('/', "_"))
+    }
+
+    /// Adds an entry to `file`'s spill, entries separated by a blank line as in a
+    /// memory file.
+    fn write(&mut self, file: &str, text: &str) -> Result<()> {
+        if self.current.as_ref().is_none_or(|(f, _)| f != file) {
+            self.finish()?;
+            let path = self.path(file);
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| Error::io(&path, e))?;
+            self.current = Some((file.to_string(), BufWriter::with_capacity(1 << 16, f)));
+        }
+        let started = self.files.entry(file.to_string()).or_insert(false);
+        let path = self.dir.path();
+        let (_, w) = self.current.as_mut().expect("opened above");
+        if *started {
+            w.write_all(b"\n").map_err(|e| Error::io(path, e))?;
+        }
+        w.write_all(text.as_bytes())
+            .map_err(|e| Error::io(path, e))?;
+        *started = true;
+        Ok(())
+    }
+
+    /// Flushes the spill file being written.
+    fn finish(&mut self) -> Result<()> {
+        if let Some((_, mut w)) = self.current.take() {
+            w.flush().map_err(|e| Error::io(self.dir.path(), e))?;
+        }
+        Ok(())
+    }
+}
+/// The entries an import wrote at its last transaction time, each with the key it
+/// touches (`None`: a forget of an entity or of tags, which may touch any key) and its
+/// content hash (what orders entries recorded at one instant).
+#[derive(Default)]
+struct TieGroup {
+    tx: Option<TxTime>,
+    entries: Vec<(Option<String>, [u8; 32])>,
+}
+
+impl TieGroup {
+    fn note(&mut self, tx: TxTime, scope: Option<&str>, content: ChainHash) {
+        if self.tx != Some(tx) {
+            self.tx = Some(tx);
+            self.entries.clear();
+        }
+        self.entries.push((scope.map(str::to_string), content.0));
+    }
+}
+
+/// Renders an import record's entry and decides its transaction time: `raised`, except
+/// for a `keep_ties` record recorded at the instant of the entries just written, which
+/// keeps that instant when the fold (which orders one instant's entries by content hash)
+/// applies it after every one of them it does not commute with (stores and forgets of
+/// other keys commute). So an exported history that held entries recorded at one
+/// instant comes back with the same clocks whenever its order allows. Returns the time,
+/// the text, the chain hash and the content hash.
+#[allow(clippy::too_many_arguments)]
+fn place<'a>(
+    tie: &TieGroup,
+    r: &ImportRecord,
+    wanted: TxTime,
+    raised: TxTime,
+    scope: Option<&str>,
+    draft: impl Fn(TxTime) -> EntryDraft<'a>,
+    prev: ChainHash,
+    key: &ChainKey,
+) -> (TxTime, String, ChainHash, ChainHash) {
+    let content = |text: &str, hash: ChainHash| match key {
+        ChainKey::Plain => hash,
+        ChainKey::Keyed(_) => crate::format::parse_file(text, &ChainKey::Plain)
+            .entries
+            .first()
+            .map_or(hash, |e| e.computed),
+    };
+    if r.keep_ties && r.recorded == Some(wanted) && tie.tx == Some(wanted) {
+        let (text, hash) = render_entry(&draft(wanted), prev, key);
+        let own = content(&text, hash);
+        let commutes = |other: &Option<String>| match (other.as_deref(), scope) {
+            (Some(a), Some(b)) => a != b,
+            _ => false,
+        };
+        if tie.entries.iter().all(|(s, c)| commutes(s) || *c < own.0) {
+            return (wanted, text, hash, own);
+        }
+    }
+    let (text, hash) = render_entry(&draft(raised), prev, key);
+    let own = content(&text, hash);
+    (raised, text, hash, own)
+}

@@ -1,0 +1,259 @@
+//! Keeping a generation in step with appended entries: the catch-up from changed files,
+//! the writer's own append (`record_append`), and `apply_event`, which executes one
+//! event's plan (`core::change::plan`) on the version table by row id.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::{
+    Ahead, INSERT_VERSION, Index, SyncReport, Warning, digest_step, file_digest, file_events,
+    insert_file_row, insert_problems, insert_version, load_file, refresh_head, row_version,
+    set_last,
+};
+use crate::core::chain::ChainHash;
+use crate::core::change::{self, Scope};
+use crate::core::time::TxTime;
+use crate::core::{Event, Version, event_order};
+use crate::error::Result;
+use crate::store::{FileStat, Workspace};
+
+impl Index {
+    /// Applies appended entries; `Ok(Err(reason))` when only a rebuild can help. Entries
+    /// recorded after `ahead_after` are listed in the report.
+    ///
+    /// Changed files are read one at a time, in name order (which is time order: a day
+    /// file holds the entries recorded that day), and their new entries applied in one
+    /// SQLite transaction; so a catch-up after a large import holds one file's parse, not
+    /// the import. The new entries of each file, sorted by the fold's order, must all
+    /// come after every entry applied before them; when they do not (a merge brought in
+    /// entries recorded earlier, a hand-moved entry), the transaction is dropped and only
+    /// a rebuild can place them.
+    pub fn catch_up(
+        &mut self,
+        ws: &Workspace,
+        scan: &[FileStat],
+        ahead_after: Option<TxTime>,
+    ) -> Result<std::result::Result<SyncReport, String>> {
+        let stored = self.files()?;
+        if let Some(gone) = stored.keys().find(|n| !scan.iter().any(|s| &s.name == *n)) {
+            return Ok(Err(format!("{gone} was removed")));
+        }
+        let mut report = SyncReport::default();
+        // The last entry applied, in the fold's order: (recorded, content).
+        let mut last: Option<(TxTime, [u8; 32])> = match self.last_tx()? {
+            Some(t) => Some((
+                t,
+                self.meta("last_content")?
+                    .and_then(|h| ChainHash::from_hex(&h))
+                    .unwrap_or(ChainHash([0xff; 32]))
+                    .0,
+            )),
+            None => None,
+        };
+        let mut last_event: Option<Event> = None;
+        let tx = self.conn.transaction()?;
+        for file in scan {
+            let row = stored.get(&file.name);
+            if row.is_some_and(|r| r.size == file.size && r.mtime_ns == file.mtime_ns) {
+                continue;
+            }
+            let parsed = load_file(ws, &file.name)?;
+            let known = row.map_or(0, |r| r.entries);
+            if parsed.entries.len() < known {
+                return Ok(Err(format!("{} lost entries", file.name)));
+            }
+            if let Some(r) = row
+                && file_digest(&parsed, known) != r.digest
+            {
+                return Ok(Err(format!("{} was edited", file.name)));
+            }
+            // Whether a Go mem7 fact shares its key with another one is known only from
+            // all of them: a rebuild reads them all (Go workspaces are small).
+            if parsed.entries[known..].iter().any(|e| e.legacy) {
+                return Ok(Err(format!("{} has new Go mem7 entries", file.name)));
+            }
+            let mut events = Vec::new();
+            file_events(
+                &file.name,
+                &parsed,
+                known,
+                &mut events,
+                &mut report.warnings,
+            );
+            events.sort_by(event_order);
+            // The fold's order is (recorded, content): an entry that sorts before one
+            // already applied can only be placed by folding again.
+            if let (Some(first), Some(l)) = (events.first(), last)
+                && (first.tx, first.content.0) <= l
+            {
+                let what = if report.applied == 0 {
+                    "entries already indexed"
+                } else {
+                    "entries of an earlier file"
+                };
+                return Ok(Err(format!(
+                    "{}:{} sorts before {what} (a merge?)",
+                    first.source.file, first.source.line
+                )));
+            }
+            for ev in &events {
+                if let Some(w) = apply_event(&tx, ev)? {
+                    report.warnings.push(w);
+                }
+                note_ahead(ev, ahead_after, &mut report.ahead);
+                report.applied += 1;
+            }
+            if let Some(e) = events.pop() {
+                last = Some((e.tx, e.content.0));
+                last_event = Some(e);
+            }
+            tx.execute("DELETE FROM problems WHERE file = ?1", [&file.name])?;
+            insert_file_row(&tx, file, &parsed)?;
+        }
+        if let Some(last) = &last_event {
+            set_last(&tx, last)?;
+        }
+        refresh_head(&tx)?;
+        insert_problems(&tx, &report.warnings)?;
+        tx.commit()?;
+        Ok(Ok(report))
+    }
+
+    /// Records an entry this process just appended: applies its event and advances the
+    /// file's fingerprint without re-reading the file.
+    pub fn record_append(
+        &mut self,
+        event: &Event,
+        file: &FileStat,
+        entry_hash: ChainHash,
+        digest_hash: ChainHash,
+        entry_start: u64,
+        added_newlines: usize,
+    ) -> Result<Option<Warning>> {
+        let tx = self.conn.transaction()?;
+        let warning = apply_event(&tx, event)?;
+        set_last(&tx, event)?;
+        let row: Option<(i64, Vec<u8>, i64)> = tx
+            .query_row(
+                "SELECT entries, digest, newlines FROM files WHERE name = ?1",
+                [&file.name],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let (entries, digest, newlines) = match row {
+            Some((n, d, l)) if d.len() == 32 => {
+                let mut a = [0u8; 32];
+                a.copy_from_slice(&d);
+                (n as usize, a, l as usize)
+            }
+            _ => (0, [0u8; 32], 0),
+        };
+        tx.execute(
+            "INSERT OR REPLACE INTO files (name, size, mtime_ns, entries, digest, head, newlines)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                file.name,
+                file.size as i64,
+                file.mtime_ns,
+                (entries + 1) as i64,
+                digest_step(digest, digest_hash, entry_start).to_vec(),
+                entry_hash.to_hex(),
+                (newlines + added_newlines) as i64
+            ],
+        )?;
+        refresh_head(&tx)?;
+        tx.commit()?;
+        Ok(warning)
+    }
+}
+
+pub(super) fn believed_in(
+    tx: &Transaction<'_>,
+    key: &str,
+) -> rusqlite::Result<Vec<(i64, Version)>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT * FROM versions WHERE key = ?1 AND tx_to = ?2 ORDER BY valid_from, id",
+    )?;
+    let rows = stmt.query_map(params![key, i64::MAX], |r| {
+        Ok((r.get("id")?, row_version(r)?))
+    })?;
+    rows.collect()
+}
+
+pub(super) fn close_version(tx: &Transaction<'_>, id: i64, at: TxTime) -> rusqlite::Result<()> {
+    tx.prepare_cached("UPDATE versions SET tx_to = ?2 WHERE id = ?1")?
+        .execute(params![id, at.micros()])?;
+    Ok(())
+}
+
+/// Applies one event to the version table: SQL finds the believed versions in the
+/// event's scope, the core plans the change (`core::change::plan`, as for the
+/// in-memory fold), and SQL executes it by row id.
+pub(super) fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<Warning>> {
+    let candidates = match ev.op.scope() {
+        Scope::Key(key) => believed_in(tx, key)?,
+        Scope::Entity(entity) => believed_where(
+            tx,
+            "key = ?2 OR substr(key, 1, length(?2) + 1) = ?2 || ':'",
+            vec![entity.to_string().into()],
+        )?,
+        // A coarse prefilter (a tag's text inside the tags column); the plan decides.
+        Scope::Tagged(tags) => {
+            let mut sql = String::from("1");
+            let mut args: Vec<rusqlite::types::Value> = Vec::new();
+            for t in tags {
+                args.push(format!("\u{1f}{t}\u{1f}").into());
+                sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len() + 1));
+            }
+            believed_where(tx, &sql, args)?
+        }
+        Scope::Nothing => return Ok(None),
+    };
+    let (ids, believed): (Vec<i64>, Vec<Version>) = candidates.into_iter().unzip();
+    let change = match change::plan(ev, ev.tx, &believed) {
+        Ok(c) => c,
+        Err(e) => {
+            return Ok(Some(Warning {
+                file: ev.source.file.clone(),
+                line: ev.source.line,
+                message: format!("ignored: {e}"),
+            }));
+        }
+    };
+    let mut insert = tx.prepare_cached(INSERT_VERSION)?;
+    for v in &change.start {
+        insert_version(&mut insert, v)?;
+    }
+    for &i in &change.close {
+        close_version(tx, ids[i], ev.tx)?;
+    }
+    Ok(None)
+}
+
+/// Believed versions (with their row ids) matching an SQL condition on the versions
+/// table; `?1` is taken by the open end, the condition's own arguments follow.
+pub(super) fn believed_where(
+    tx: &Transaction<'_>,
+    condition: &str,
+    args: Vec<rusqlite::types::Value>,
+) -> rusqlite::Result<Vec<(i64, Version)>> {
+    let mut all: Vec<rusqlite::types::Value> = vec![i64::MAX.into()];
+    all.extend(args);
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT * FROM versions WHERE tx_to = ?1 AND ({condition}) ORDER BY key, valid_from, id"
+    ))?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(all), |r| {
+        Ok((r.get("id")?, row_version(r)?))
+    })?;
+    rows.collect()
+}
+
+/// Lists `ev` when it was recorded after `ahead_after`.
+pub(super) fn note_ahead(ev: &Event, ahead_after: Option<TxTime>, ahead: &mut Vec<Ahead>) {
+    if ahead_after.is_some_and(|t| ev.tx > t) {
+        ahead.push(Ahead {
+            file: ev.source.file.clone(),
+            line: ev.source.line,
+            recorded: ev.tx,
+        });
+    }
+}
