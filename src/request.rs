@@ -58,12 +58,12 @@ pub fn read_times(
 /// Checks a store request against the workspace's settings and the clock, before
 /// anything (even the index) is opened: bad input never changes anything on disk.
 pub fn check_store(
-    req: &StoreRequest,
+    req: StoreRequest,
     config: &crate::config::Config,
     now: TxTime,
     hint_fields: (&str, &str),
-) -> Result<()> {
-    crate::engine::validate_store(req, config)?;
+) -> Result<crate::engine::Checked> {
+    let req = crate::engine::check(req, config)?;
     if let (None, Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
         && to <= now.as_valid()
     {
@@ -73,7 +73,7 @@ pub fn check_store(
             format!("give {from_field} too, or a {to_field} in the future, or `infinity`"),
         ));
     }
-    Ok(())
+    Ok(req)
 }
 
 /// Reads line `n` of a JSON Lines input as one `T`: a line that is not such an object is

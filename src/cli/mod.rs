@@ -30,8 +30,8 @@ use crate::core::time::{TxTime, ValidTime};
 use crate::engine::Engine;
 pub use crate::env::{CHAIN_KEY_CONTEXT, Env, safe_agent};
 use crate::error::{Error, Result};
-use crate::shell;
 use crate::request;
+use crate::shell;
 
 /// Exit code for success.
 pub const EXIT_OK: u8 = 0;
@@ -198,4 +198,3 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         ),
     }
 }
-

@@ -82,8 +82,8 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     };
     // Check the request before anything (even the index) is opened or created.
     let root = env.workspace(cli.workspace.as_deref());
-    request::check_store(
-        &req,
+    let req = request::check_store(
+        req,
         store::Workspace::open(&root)?.config(),
         now,
         ("--valid-from", "--valid-to"),
@@ -93,7 +93,7 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     shell::embeddings_or_off(&mut engine, env);
     let similar = engine.look_alikes(&req.key, &req.value, now)?;
     engine.take_notes();
-    let outcome = engine.store(&req, now)?;
+    let outcome = engine.store_checked(&req, now)?;
     Voice::CLI.ahead(&mut engine, &[], now);
     print_set_aside(&engine);
     let text = if a.json {

@@ -247,6 +247,25 @@ impl Engine {
     }
 }
 
+/// A store request that passed [`validate_store`]. [`check`] is the only way to make
+/// one, so [`Engine::store_checked`] takes it without checking it again: a request is
+/// validated once per write, however many layers it passes.
+#[derive(Clone, Debug)]
+pub struct Checked(StoreRequest);
+
+impl std::ops::Deref for Checked {
+    type Target = StoreRequest;
+    fn deref(&self) -> &StoreRequest {
+        &self.0
+    }
+}
+
+/// Validates a store request against the workspace's settings (see [`validate_store`]).
+pub fn check(req: StoreRequest, config: &crate::config::Config) -> Result<Checked> {
+    validate_store(&req, config)?;
+    Ok(Checked(req))
+}
+
 /// Checks a store request against the workspace's settings, before anything (even the
 /// index) is opened: bad input never changes anything on disk.
 pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Result<()> {
@@ -278,9 +297,16 @@ pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Res
 }
 
 impl Engine {
-    /// Stores a fact at transaction time `now` (raised to stay monotonic).
+    /// Stores a fact at transaction time `now` (raised to stay monotonic), checking the
+    /// request first ([`check`]).
     pub fn store(&mut self, req: &StoreRequest, now: TxTime) -> Result<StoreOutcome> {
-        validate_store(req, self.ws.config())?;
+        let checked = check(req.clone(), self.ws.config())?;
+        self.store_checked(&checked, now)
+    }
+
+    /// Stores a request the front end already checked.
+    pub fn store_checked(&mut self, req: &Checked, now: TxTime) -> Result<StoreOutcome> {
+        let req: &StoreRequest = req;
         self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;

@@ -126,14 +126,14 @@ impl MemoryServer {
                 agent: agent_name(env, p.agent.as_deref(), client.as_deref()),
                 allow_secret: false,
             };
-            request::check_store(
-                &req,
+            let req = request::check_store(
+                req,
                 engine.workspace().config(),
                 now,
                 ("valid_from", "valid_to"),
             )?;
             let similar = engine.look_alikes(&req.key, &req.value, now)?;
-            let outcome = engine.store(&req, now)?;
+            let outcome = engine.store_checked(&req, now)?;
             Ok(output::store(&crate::render::store_json(
                 &outcome, &similar,
             )))
