@@ -18,10 +18,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::{
-    Engine, ImportOp, ImportOutcome, ImportRecord, confirmed, period_error, step_past, store_draft,
-    store_op, validate_store,
-};
+use super::write::{confirmed, period_error, store_draft, store_op};
+use super::{Engine, ImportOp, ImportOutcome, ImportRecord, step_past, validate_store};
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::Period;
 use crate::core::time::TxTime;

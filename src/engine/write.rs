@@ -1,0 +1,387 @@
+//! The write sequences under the writers' lock: checking a store request once
+//! ([`Checked`]), store, forget, rekey and seal, and the one append every write (and
+//! import) ends in: render, append durably, record in the index.
+
+use super::*;
+
+/// A store request that passed [`validate_store`]. [`check`] is the only way to make
+/// one, so [`Engine::store_checked`] takes it without checking it again: a request is
+/// validated once per write, however many layers it passes.
+#[derive(Clone, Debug)]
+pub struct Checked(StoreRequest);
+
+impl std::ops::Deref for Checked {
+    type Target = StoreRequest;
+    fn deref(&self) -> &StoreRequest {
+        &self.0
+    }
+}
+
+/// Validates a store request against the workspace's settings (see [`validate_store`]).
+pub fn check(req: StoreRequest, config: &crate::config::Config) -> Result<Checked> {
+    validate_store(&req, config)?;
+    Ok(Checked(req))
+}
+
+/// Checks a store request against the workspace's settings, before anything (even the
+/// index) is opened: bad input never changes anything on disk.
+pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Result<()> {
+    validate::key(&req.key)?;
+    for t in &req.tags {
+        validate::tag(t)?;
+    }
+    validate::agent(&req.agent)?;
+    validate::value_size(&req.value, config.max_value_bytes())?;
+    if let (Some(from), Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
+        && to <= from
+    {
+        return Err(period_error(from, to));
+    }
+    if !req.allow_secret {
+        for (what, text) in [("key", req.key.as_str()), ("value", req.value.as_str())] {
+            if let Some(f) = secret::find(text) {
+                return Err(Error::input(
+                    format!(
+                        "the {what} looks like a credential ({}); mem7 refuses to write secrets into files that may be pushed to git",
+                        f.kind
+                    ),
+                    "keep secrets in a secret manager and store where to find them instead; if this is not a secret, pass --allow-secret (the entry will say so)",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// Stores a fact at transaction time `now` (raised to stay monotonic), checking the
+    /// request first ([`check`]).
+    pub fn store(&mut self, req: &StoreRequest, now: TxTime) -> Result<StoreOutcome> {
+        let checked = check(req.clone(), self.ws.config())?;
+        self.store_checked(&checked, now)
+    }
+
+    /// Stores a request the front end already checked.
+    pub fn store_checked(&mut self, req: &Checked, now: TxTime) -> Result<StoreOutcome> {
+        let req: &StoreRequest = req;
+        self.clock = Some(now);
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        let tx = self.next_tx(now)?;
+        let believed = self.index.believed(&req.key)?;
+        let periods: Vec<Period> = believed.iter().map(Version::period).collect();
+        // Valid time is world time: without `valid_from` a fact holds from this
+        // machine's clock, even when the transaction time had to move past an entry
+        // recorded ahead of it (DESIGN §2, docs/temporal.md "Clocks that disagree").
+        let clock = now.as_valid();
+        if let Some(i) = confirmed(req, &believed, &periods, clock) {
+            return Ok(StoreOutcome::Unchanged {
+                version: believed[i].clone(),
+            });
+        }
+        let from = req.valid_from.unwrap_or(clock);
+        let end = req.valid_to.unwrap_or(ValidEnd::Open);
+        let op = store_op(req, from, end);
+        // The same plan the index executes when it applies the entry: it decides what
+        // this store closes and which version it starts.
+        let planned = Event {
+            tx,
+            op: op.clone(),
+            source: Source::default(),
+            content: ChainHash::GENESIS,
+        };
+        let mut change =
+            change::plan(&planned, tx, &believed).map_err(|e| period_error(e.from, e.to))?;
+        let source = self.append(&store_draft(req, from, tx), tx, op)?;
+        let mut version = change.start.pop().expect("a store starts a version");
+        version.source = source;
+        Ok(StoreOutcome::Stored {
+            version,
+            closed: change.close.len(),
+        })
+    }
+
+    /// Stops believing every version of `key` at `now`.
+    pub fn forget(&mut self, key: &str, agent: &str, now: TxTime) -> Result<ForgetOutcome> {
+        validate::lookup_key(key)?;
+        validate::agent(agent)?;
+        self.clock = Some(now);
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        let believed = self.index.believed(key)?;
+        if believed.is_empty() {
+            return Ok(ForgetOutcome::NothingBelieved);
+        }
+        let tx = self.next_tx(now)?;
+        let draft = EntryDraft {
+            key,
+            op: "forget",
+            valid_from: None,
+            valid_to: None,
+            recorded: tx,
+            agent,
+            tags: &[],
+            secret_allowed: false,
+            accepts: &[],
+            value: None,
+        };
+        let source = self.append(
+            &draft,
+            tx,
+            Op::Forget {
+                key: key.to_string(),
+            },
+        )?;
+        Ok(ForgetOutcome::Forgotten {
+            closed: believed.len(),
+            source,
+        })
+    }
+
+    /// Plans moving every believed version of `from` to `to` (`mem7 rekey`): the
+    /// versions that move, and what `to` believes now over their valid periods (which
+    /// the move supersedes). Writes nothing.
+    pub fn plan_rekey(&self, from: &str, to: &str) -> Result<RekeyPlan> {
+        validate::lookup_key(from)?;
+        validate::key(to)?;
+        if from == to {
+            return Err(Error::input(
+                format!("`{from}` is both the key to move and the key to move it to"),
+                "give two different keys: mem7 rekey FROM TO",
+            ));
+        }
+        let moved = self.index.believed(from)?;
+        if moved.is_empty() {
+            let near = self.near_keys_by_name(from)?;
+            return Err(Error::input(
+                format!("nothing is believed about `{from}`, so there is nothing to move"),
+                match near.first() {
+                    Some(n) => format!(
+                        "did you mean `{}`? (`mem7 list --prefix` shows keys)",
+                        n.key
+                    ),
+                    None => "`mem7 list --prefix` shows the keys there are".to_string(),
+                },
+            ));
+        }
+        let displaced = self
+            .index
+            .believed(to)?
+            .into_iter()
+            .filter(|t| moved.iter().any(|m| m.period().overlaps(t.period())))
+            .collect();
+        Ok(RekeyPlan { moved, displaced })
+    }
+
+    /// Moves every believed version of `from` to `to` by the ordinary write rules: each
+    /// is stored under `to` with its own valid period (superseding what `to` held over
+    /// it; `to` keeps its values outside), then `from` is forgotten. All appended
+    /// entries: both keys stay readable `as_of` before.
+    pub fn rekey(&mut self, from: &str, to: &str, agent: &str, now: TxTime) -> Result<RekeyPlan> {
+        validate::agent(agent)?;
+        let plan = self.plan_rekey(from, to)?;
+        for v in &plan.moved {
+            let req = StoreRequest {
+                key: to.to_string(),
+                value: v.value.clone(),
+                valid_from: Some(v.valid_from),
+                valid_to: Some(if v.valid_to.is_infinite() {
+                    ValidEnd::Infinity
+                } else {
+                    ValidEnd::At(v.valid_to)
+                }),
+                tags: v.tags.clone(),
+                agent: agent.to_string(),
+                // The value is already in the memory files; moving it adds no secret.
+                allow_secret: secret::find(&v.value).is_some(),
+            };
+            self.store(&req, now)?;
+        }
+        self.forget(from, agent, now)?;
+        Ok(plan)
+    }
+
+    /// Accepts, under the writer's name, every entry `verify` reports as changed,
+    /// inserted, reordered, unlinked or merged, and every run of foreign text: appends a
+    /// `seal` entry that records the accepted entries' hashes and the runs' digests so
+    /// that `verify` is clean afterwards. Nothing is rewritten; the edit stays visible
+    /// in the files and in git.
+    pub fn seal(&mut self, agent: &str, now: TxTime) -> Result<SealOutcome> {
+        validate::agent(agent)?;
+        self.clock = Some(now);
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        self.set_aside_torn()?;
+        let report = crate::verify::verify_locked(&self.ws, &self.key, None)?;
+        if let Some(f) = report
+            .findings
+            .iter()
+            .find(|f| matches!(f.kind, "conflict" | "unreadable" | "truncated"))
+        {
+            return Err(Error::input(
+                format!("{}:{}: {}", f.file, f.line, f.message),
+                "fix this by hand first (seal accepts entries as they are; it cannot accept what it cannot read)",
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        let accepted: Vec<&crate::verify::Finding> = crate::verify::acceptable(&report)
+            .into_iter()
+            .filter(|f| f.computed.is_some_and(|h| seen.insert(h)))
+            .collect();
+        if accepted.is_empty() {
+            return Ok(SealOutcome::NothingToSeal {
+                entries: report.entries,
+            });
+        }
+        let hashes: Vec<ChainHash> = accepted.iter().filter_map(|f| f.computed).collect();
+        let mut body = format!(
+            "Sealed by {agent}: accepted {} as they are now.\n",
+            crate::verify::count_accepted(accepted.iter().copied())
+        );
+        for f in &accepted {
+            // Foreign text has no key.
+            let key = if f.key.is_empty() {
+                String::new()
+            } else {
+                format!(" `{}`", f.key)
+            };
+            body.push_str(&format!(
+                "\n- {}:{}{key} ({}): {}",
+                f.file,
+                f.line,
+                f.kind,
+                f.computed.map(|h| h.to_hex()).unwrap_or_default()
+            ));
+        }
+        let tx = self.next_tx(now)?;
+        let draft = EntryDraft {
+            key: "mem7:seal",
+            op: "seal",
+            valid_from: None,
+            valid_to: None,
+            recorded: tx,
+            agent,
+            tags: &[],
+            secret_allowed: false,
+            accepts: &hashes,
+            value: Some(&body),
+        };
+        let source = self.append(&draft, tx, Op::Seal)?;
+        Ok(SealOutcome::Sealed {
+            accepted: accepted.iter().map(|f| (*f).clone()).collect(),
+            source,
+        })
+    }
+
+    /// Renders, appends (durably) and indexes one entry; returns where it went.
+    fn append(&mut self, draft: &EntryDraft<'_>, tx: TxTime, op: Op) -> Result<Source> {
+        // Only now, with the write decided, move any torn tail out of the way.
+        self.set_aside_torn()?;
+        let prev = self.index.head()?;
+        let (text, hash) = render_entry(draft, prev, &self.key);
+        let file = Workspace::day_file(&tx.utc_day());
+        let (known_size, newlines_before) = self.index.file_state(&file)?.unwrap_or((0, 0));
+        let appended = self.ws.append(&file, &text)?;
+        if appended.offset != known_size {
+            // Someone outside the lock (an editor, git) changed the file since the index
+            // looked at it: read it again instead of assuming only our entry was added.
+            self.refresh()?;
+            let line = self.index.line_of(&file, &hash.to_hex())?.unwrap_or(0);
+            return Ok(Source {
+                file,
+                line,
+                hash: hash.to_hex(),
+            });
+        }
+        let source = Source {
+            file: file.clone(),
+            line: (newlines_before + appended.separator_newlines + 1) as u32,
+            hash: hash.to_hex(),
+        };
+        let added = appended.separator_newlines + text.bytes().filter(|&b| b == b'\n').count() + 1;
+        // The index's file digests use the plain hash whatever the chain key, so that a
+        // process without the key agrees with this one about what the file holds.
+        let digest_hash = match self.key {
+            ChainKey::Plain => hash,
+            ChainKey::Keyed(_) => crate::format::parse_file(&text, &ChainKey::Plain)
+                .entries
+                .first()
+                .map_or(hash, |e| e.computed),
+        };
+        let event = Event {
+            tx,
+            op,
+            source: source.clone(),
+            content: digest_hash,
+        };
+        self.index.record_append(
+            &event,
+            &appended.stat,
+            hash,
+            digest_hash,
+            appended.offset + appended.separator_newlines as u64,
+            added,
+        )?;
+        Ok(source)
+    }
+}
+
+/// The confirmation rule (DESIGN §2) for a request: no period given, and the value (with
+/// the same tags) already holds at `tx` in a version that keeps the same end.
+pub(super) fn confirmed(
+    req: &StoreRequest,
+    believed: &[Version],
+    periods: &[Period],
+    clock: ValidTime,
+) -> Option<usize> {
+    if req.valid_from.is_some() || req.valid_to.is_some() {
+        return None;
+    }
+    temporal::confirmation(periods, clock, |i| {
+        believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
+    })
+}
+
+/// The entry a store request writes.
+pub(super) fn store_draft(req: &StoreRequest, from: ValidTime, tx: TxTime) -> EntryDraft<'_> {
+    EntryDraft {
+        key: &req.key,
+        op: "store",
+        valid_from: Some(from),
+        valid_to: req.valid_to,
+        recorded: tx,
+        agent: &req.agent,
+        tags: &req.tags,
+        secret_allowed: req.allow_secret
+            && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
+        accepts: &[],
+        value: Some(&req.value),
+    }
+}
+
+/// The fold operation of a store request.
+pub(super) fn store_op(req: &StoreRequest, from: ValidTime, end: ValidEnd) -> Op {
+    Op::Store(StoreOp {
+        key: req.key.clone(),
+        value: req.value.clone(),
+        tags: req.tags.clone(),
+        agent: req.agent.clone(),
+        valid_from: from,
+        valid_to: end,
+    })
+}
+
+fn same_tags(a: &[String], b: &[String]) -> bool {
+    let mut a: Vec<&String> = a.iter().collect();
+    let mut b: Vec<&String> = b.iter().collect();
+    a.sort();
+    b.sort();
+    a == b
+}
+
+pub(super) fn period_error(from: ValidTime, to: ValidTime) -> Error {
+    Error::input(
+        format!("valid_to ({to}) must be after valid_from ({from})"),
+        "give a valid_to later than valid_from, or `infinity`, or leave valid_to out to fill until the next known change",
+    )
+}
