@@ -6,9 +6,11 @@
 //! one-line `CURRENT` file to name it, so readers see the old index or the new one,
 //! never half of one. The index never writes the workspace.
 
+mod ahead;
 mod catch_up;
 mod check;
 pub mod embeddings;
+mod files;
 pub mod fulltext;
 mod reads;
 mod rebuild;
@@ -31,8 +33,11 @@ use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
 
+pub use ahead::{Ahead, describe_ahead, span_text};
 use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
+pub use files::load_file;
+use files::{entry_head, file_digest, file_events};
 pub use schema::SCHEMA_VERSION;
 pub use scratch::Scratch;
 
@@ -67,75 +72,6 @@ pub struct SyncReport {
     /// Entries applied that were recorded ahead of the caller's clock (see
     /// `core::time::ahead_threshold`), in the order applied.
     pub ahead: Vec<Ahead>,
-}
-
-/// An entry recorded ahead of this machine's clock (pulled from a machine whose clock
-/// runs fast, or written with a `MEM7_NOW` in the future).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ahead {
-    pub file: String,
-    pub line: u32,
-    pub recorded: TxTime,
-}
-
-impl Ahead {
-    /// "memory/…:3 was recorded 2026-12-05T00:00:00Z, 3 days 13 hours ahead of this
-    /// machine's clock"
-    pub fn describe(&self, now: TxTime) -> String {
-        format!(
-            "{}:{} was recorded {}, {} ahead of this machine's clock ({now})",
-            self.file,
-            self.line,
-            self.recorded,
-            span_text(self.recorded.micros().saturating_sub(now.micros()))
-        )
-    }
-}
-
-/// What to tell a person about entries recorded ahead of `now`: one line each, at most
-/// `AHEAD_LINES` of them, then how many more (a pull from a machine far ahead can bring
-/// hundreds).
-pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
-    const AHEAD_LINES: usize = 5;
-    let mut lines: Vec<String> = ahead
-        .iter()
-        .take(AHEAD_LINES)
-        .map(|a| a.describe(now))
-        .collect();
-    if ahead.len() > AHEAD_LINES {
-        lines.push(format!(
-            "{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
-            ahead.len() - AHEAD_LINES
-        ));
-    }
-    lines
-}
-
-/// A duration in words, to the two largest units ("3 days 13 hours", "7 minutes").
-pub fn span_text(micros: i64) -> String {
-    let secs = (micros / 1_000_000).max(0);
-    let units = [
-        ("day", 86_400),
-        ("hour", 3_600),
-        ("minute", 60),
-        ("second", 1),
-    ];
-    let mut parts = Vec::new();
-    let mut rest = secs;
-    for (name, size) in units {
-        let n = rest / size;
-        if n > 0 && parts.len() < 2 {
-            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
-            rest -= n * size;
-        } else if !parts.is_empty() {
-            break;
-        }
-    }
-    if parts.is_empty() {
-        "less than a second".to_string()
-    } else {
-        parts.join(" ")
-    }
 }
 
 /// Where a rebuild is.
@@ -266,75 +202,6 @@ fn tags_from_text(text: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-/// Reads and parses a memory file; a git conflict stops everything.
-///
-/// The index always hashes with the plain key: its per-file digests only detect edits,
-/// and must not depend on whether a process has `MEM7_CHAIN_KEY` (only `verify` does).
-pub fn load_file(ws: &Workspace, name: &str) -> Result<ParsedFile> {
-    let text = ws.read(name)?;
-    let parsed = format::parse_file(&text, &ChainKey::Plain);
-    if let Some(p) = parsed
-        .problems
-        .iter()
-        .find(|p| p.kind == ProblemKind::Conflict)
-    {
-        return Err(Error::Conflict {
-            file: name.to_string(),
-            line: p.line,
-        });
-    }
-    Ok(parsed)
-}
-
-/// Turns a parsed file into events and warnings.
-fn file_events(
-    name: &str,
-    parsed: &ParsedFile,
-    skip: usize,
-    events: &mut Vec<Event>,
-    warnings: &mut Vec<Warning>,
-) {
-    for p in &parsed.problems {
-        // Foreign text changes no memory; `verify` reports it, and only verify knows
-        // which runs a seal accepted, so the index does not warn about them for ever.
-        if matches!(p.kind, ProblemKind::Foreign(_)) {
-            continue;
-        }
-        warnings.push(Warning {
-            file: name.to_string(),
-            line: p.line,
-            message: p.message.clone(),
-        });
-    }
-    for entry in parsed.entries.iter().skip(skip) {
-        match entry.to_event(name) {
-            Ok(Some(ev)) => events.push(ev),
-            Ok(None) => {}
-            Err(message) => warnings.push(Warning {
-                file: name.to_string(),
-                line: entry.line,
-                message: format!("entry `{}` skipped: {message}", entry.key),
-            }),
-        }
-    }
-}
-
-fn file_digest(parsed: &ParsedFile, upto: usize) -> [u8; 32] {
-    parsed.entries[..upto]
-        .iter()
-        .fold([0u8; 32], |d, e| digest_step(d, e.computed, e.start as u64))
-}
-
-/// The hash a new entry links to after this file's last entry.
-fn entry_head(entry: &format::ParsedEntry) -> ChainHash {
-    entry
-        .fields
-        .hash
-        .as_deref()
-        .and_then(|h| ChainHash::from_hex(h.trim()))
-        .unwrap_or(entry.computed)
 }
 
 impl Index {
