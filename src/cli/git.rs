@@ -13,7 +13,7 @@ pub(super) fn setup_git(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8>
     let root = env.workspace(cli.workspace.as_deref());
     store::Workspace::open(&root)?;
     let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
-    let driver = crate::sync::git::register_driver(&root, &exe)?;
+    let driver = crate::sync::driver::register_driver(&root, &exe)?;
     write_out(
         out,
         &format!(

@@ -212,10 +212,10 @@ pub(super) fn apply(
 
 /// Registers mem7's merge driver when the clone has none. Returns whether it did.
 pub(super) fn ensure_driver(repo: &Repo, exe: &Path) -> Result<bool> {
-    if git::is_mem7_driver(repo.git.config_get("merge.union.driver")?.as_deref()) {
+    if super::driver::is_mem7_driver(repo.git.config_get("merge.union.driver")?.as_deref()) {
         return Ok(false);
     }
-    let driver = git::driver_command(exe);
+    let driver = super::driver::driver_command(exe);
     repo.git.config_set(
         "merge.union.name",
         "mem7: entry-wise merge of memory files (union for other files)",

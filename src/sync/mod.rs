@@ -14,6 +14,7 @@
 //! `merge.rs` the merge, its verify and moving the clone, `git.rs` running git.
 
 mod commit;
+pub mod driver;
 pub mod git;
 mod merge;
 mod repo;
