@@ -13,15 +13,29 @@ use mem7::engine::{Engine, StoreRequest};
 
 const NOW: &str = "2026-06-01T00:00:00Z";
 
-/// A workspace of 300 entries over five days, written once through the engine.
+/// A workspace of 300 entries over five days, written once per build of this test
+/// binary through the engine, in Cargo's scratch directory for tests (not in `/tmp`,
+/// where one copy per test process used to pile up under nextest). Test processes of one
+/// build share it: each builds it aside and renames it into place, and the first rename
+/// wins; templates of other builds are removed.
 fn template() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("mem7-integrity-template-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        mem7::store::init(&dir).unwrap();
-        let mut engine = Engine::open(&dir, ChainKey::Plain).unwrap();
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let exe = std::env::current_exe().unwrap();
+        let stamp = std::fs::metadata(&exe)
+            .and_then(|m| m.modified())
+            .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos())
+            .unwrap();
+        let name = format!("integrity-template-{stamp}");
+        let dir = scratch.join(&name);
+        if dir.join("memory").is_dir() {
+            return dir;
+        }
+        let aside = scratch.join(format!("{name}.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&aside);
+        mem7::store::init(&aside).unwrap();
+        let mut engine = Engine::open(&aside, ChainKey::Plain).unwrap();
         let start = TxTime::parse("2026-03-01T00:00:00Z").unwrap().micros();
         for i in 0..300i64 {
             let req = StoreRequest {
@@ -36,6 +50,19 @@ fn template() -> &'static Path {
             engine
                 .store(&req, TxTime::from_micros(start + i * 25 * 60 * 1_000_000))
                 .unwrap();
+        }
+        drop(engine);
+        if std::fs::rename(&aside, &dir).is_err() {
+            // Another test process of this build got there first: theirs is the same.
+            std::fs::remove_dir_all(&aside).unwrap();
+        }
+        for e in std::fs::read_dir(scratch).unwrap().flatten() {
+            let other = e.file_name().to_string_lossy().into_owned();
+            if other.starts_with("integrity-template-") && !other.starts_with(&name) {
+                // Best effort: a template of an older build, or one being built by a
+                // process of another build that will rename it or fail on its own.
+                let _ = std::fs::remove_dir_all(e.path());
+            }
         }
         dir
     })
