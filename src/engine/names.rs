@@ -47,15 +47,15 @@ impl Engine {
         if !self.index.history(key, None)?.is_empty() {
             return Ok(Vec::new());
         }
-        let keys = self.index.all_keys()?;
-        let mut out: Vec<LookAlike> =
-            crate::core::names::same_slot(key, keys.iter().map(String::as_str))
-                .into_iter()
-                .map(|k| LookAlike {
-                    key: k,
-                    why: "same key ignoring case and separators".into(),
-                })
-                .collect();
+        let mut out: Vec<LookAlike> = self
+            .index
+            .same_slot_keys(key)?
+            .into_iter()
+            .map(|k| LookAlike {
+                key: k,
+                why: "same key ignoring case and separators".into(),
+            })
+            .collect();
         let text = crate::embed::version_text(key, value);
         for (k, s) in self.near_in_meaning_for_store(&text, now, SIMILAR_SLOT)? {
             if k != key && !out.iter().any(|l| l.key == k) {

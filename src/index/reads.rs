@@ -159,6 +159,29 @@ impl Index {
         self.query(&sql, rusqlite::params_from_iter(args))
     }
 
+    /// The existing keys in `key`'s slot (the same ignoring case and `_ - . :`, see
+    /// [`crate::core::names::same_slot`]), `key` itself left out. An ASCII key is one
+    /// lookup in `key_slots`; another key compares with every key, as the rule in
+    /// `core::names` says.
+    pub fn same_slot_keys(&self, key: &str) -> Result<Vec<String>> {
+        if !key.is_ascii() {
+            let keys = self.all_keys()?;
+            return Ok(crate::core::names::same_slot(
+                key,
+                keys.iter().map(String::as_str),
+            ));
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key FROM key_slots WHERE slot = ?1 ORDER BY key")?;
+        let rows = stmt.query_map([crate::core::names::normalize(key)], |r| r.get(0))?;
+        let found: Vec<String> = rows.collect::<rusqlite::Result<_>>()?;
+        Ok(crate::core::names::same_slot(
+            key,
+            found.iter().map(String::as_str),
+        ))
+    }
+
     /// Every key that has a version, believed or not (sorted).
     pub fn all_keys(&self) -> Result<Vec<String>> {
         let mut stmt = self

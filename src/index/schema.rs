@@ -2,7 +2,7 @@
 //! index rebuild itself from the markdown on the next start.
 
 /// Version of the layout below.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "
@@ -55,9 +55,27 @@ CREATE TABLE problems (
 );
 ";
 
-/// Indexes, created after a rebuild's bulk insert (faster than maintaining them row by row).
+/// Indexes (and `key_slots`, derived from the keys), created after a rebuild's bulk
+/// insert (faster than maintaining them row by row), then kept by triggers.
 pub const INDEXES: &str = "
 CREATE INDEX versions_by_key ON versions (key, tx_to, valid_from);
+-- Every key under its slot: the key in lower case without `_ - . :`, as
+-- core::names::normalize makes it for ASCII keys (SQLite's lower() knows ASCII only), so
+-- a store of a new key finds the keys of the same slot by one lookup, not a scan.
+CREATE TABLE key_slots (
+    slot TEXT NOT NULL,
+    key  TEXT NOT NULL,
+    PRIMARY KEY (slot, key)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO key_slots (slot, key)
+    SELECT lower(replace(replace(replace(replace(key, '_', ''), '-', ''), '.', ''), ':', '')), key
+    FROM (SELECT DISTINCT key FROM versions);
+CREATE TRIGGER versions_key_slot AFTER INSERT ON versions
+BEGIN
+    INSERT OR IGNORE INTO key_slots (slot, key) VALUES (
+        lower(replace(replace(replace(replace(new.key, '_', ''), '-', ''), '.', ''), ':', '')),
+        new.key);
+END;
 CREATE INDEX versions_by_tx ON versions (tx_from);
 CREATE INDEX versions_by_valid ON versions (valid_from);
 CREATE TRIGGER versions_tx_to_changed AFTER UPDATE OF tx_to ON versions
