@@ -1,0 +1,103 @@
+//! What bringing the index up to date tells the caller: problems found in the files,
+//! entries recorded ahead of this machine's clock, and how to say so in words.
+
+use crate::core::time::TxTime;
+
+/// A problem found while reading the workspace, located in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// What bringing the index up to date did.
+#[derive(Clone, Debug, Default)]
+pub struct SyncReport {
+    /// Set when a full rebuild ran, with the reason.
+    pub rebuilt: Option<String>,
+    /// Entries applied incrementally.
+    pub applied: usize,
+    /// Problems in the files that were read.
+    pub warnings: Vec<Warning>,
+    /// Torn tails moved aside: (memory file, where its bytes went).
+    pub set_aside: Vec<(String, String)>,
+    /// Entries applied that were recorded ahead of the caller's clock (see
+    /// `core::time::ahead_threshold`), in the order applied.
+    pub ahead: Vec<Ahead>,
+}
+
+/// An entry recorded ahead of this machine's clock (pulled from a machine whose clock
+/// runs fast, or written with a `MEM7_NOW` in the future).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ahead {
+    pub file: String,
+    pub line: u32,
+    pub recorded: TxTime,
+}
+
+impl Ahead {
+    /// "memory/…:3 was recorded 2026-12-05T00:00:00Z, 3 days 13 hours ahead of this
+    /// machine's clock"
+    pub fn describe(&self, now: TxTime) -> String {
+        format!(
+            "{}:{} was recorded {}, {} ahead of this machine's clock ({now})",
+            self.file,
+            self.line,
+            self.recorded,
+            span_text(self.recorded.micros().saturating_sub(now.micros()))
+        )
+    }
+}
+
+/// What to tell a person about entries recorded ahead of `now`: one line each, at most
+/// `AHEAD_LINES` of them, then how many more (a pull from a machine far ahead can bring
+/// hundreds).
+pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
+    const AHEAD_LINES: usize = 5;
+    let mut lines: Vec<String> = ahead
+        .iter()
+        .take(AHEAD_LINES)
+        .map(|a| a.describe(now))
+        .collect();
+    if ahead.len() > AHEAD_LINES {
+        lines.push(format!(
+            "{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
+            ahead.len() - AHEAD_LINES
+        ));
+    }
+    lines
+}
+
+/// A duration in words, to the two largest units ("3 days 13 hours", "7 minutes").
+pub fn span_text(micros: i64) -> String {
+    let secs = (micros / 1_000_000).max(0);
+    let units = [
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+        ("second", 1),
+    ];
+    let mut parts = Vec::new();
+    let mut rest = secs;
+    for (name, size) in units {
+        let n = rest / size;
+        if n > 0 && parts.len() < 2 {
+            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+            rest -= n * size;
+        } else if !parts.is_empty() {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        "less than a second".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
