@@ -34,7 +34,7 @@ use crate::store::{FileStat, Workspace};
 
 use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
-pub use report::{Ahead, SyncReport, Warning, describe_ahead, span_text};
+pub use report::{AHEAD_KEPT, Ahead, SyncReport, Warning, describe_ahead, span_text};
 pub use schema::SCHEMA_VERSION;
 pub use scratch::Scratch;
 

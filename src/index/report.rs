@@ -56,10 +56,19 @@ impl Ahead {
     }
 }
 
+/// How many entries recorded ahead of the clock one catch-up or rebuild lists; beyond
+/// that it stops listing them (and [`describe_ahead`] says "at least").
+pub const AHEAD_KEPT: usize = 10_000;
+
 /// What to tell a person about entries recorded ahead of `now`: one line each, at most
 /// `AHEAD_LINES` of them, then how many more (a pull from a machine far ahead can bring
 /// hundreds).
 pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
+    let at_least = if ahead.len() >= AHEAD_KEPT {
+        "at least "
+    } else {
+        ""
+    };
     const AHEAD_LINES: usize = 5;
     let mut lines: Vec<String> = ahead
         .iter()
@@ -68,7 +77,7 @@ pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
         .collect();
     if ahead.len() > AHEAD_LINES {
         lines.push(format!(
-            "{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
+            "{at_least}{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
             ahead.len() - AHEAD_LINES
         ));
     }
