@@ -613,10 +613,12 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .expect("--gen-only N DIR");
         let dir = PathBuf::from(args.get(2).expect("--gen-only N DIR"));
-        let (entries, _, _) = generate(n, &dir);
+        let (entries, took, peak_kb) = generate(n, &dir);
         println!(
-            "wrote {entries} entries (~{n} versions) to {}",
-            dir.display()
+            "wrote {entries} entries (~{n} versions) to {} (import {}, peak memory {:.1} MB)",
+            dir.display(),
+            ms(took),
+            peak_kb as f64 / 1024.0
         );
         return;
     }

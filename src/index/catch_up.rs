@@ -5,9 +5,9 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{
-    Ahead, INSERT_VERSION, Index, SyncReport, Warning, digest_step, file_digest, file_events,
-    insert_file_row, insert_problems, insert_version, load_file, refresh_head, row_version,
-    set_last,
+    AHEAD_KEPT, Ahead, INSERT_VERSION, Index, SyncReport, Warning, digest_step, file_digest,
+    file_events, insert_file_row, insert_problems, insert_version, load_file, refresh_head,
+    row_version, set_last,
 };
 use crate::core::chain::ChainHash;
 use crate::core::change::{self, Scope};
@@ -247,9 +247,11 @@ pub(super) fn believed_where(
     rows.collect()
 }
 
-/// Lists `ev` when it was recorded after `ahead_after`.
+/// Lists `ev` when it was recorded after `ahead_after`, while the list holds fewer than
+/// [`AHEAD_KEPT`] (a workspace written with a clock years ahead would otherwise make a
+/// catch-up or a rebuild hold one row per entry).
 pub(super) fn note_ahead(ev: &Event, ahead_after: Option<TxTime>, ahead: &mut Vec<Ahead>) {
-    if ahead_after.is_some_and(|t| ev.tx > t) {
+    if ahead.len() < AHEAD_KEPT && ahead_after.is_some_and(|t| ev.tx > t) {
         ahead.push(Ahead {
             file: ev.source.file.clone(),
             line: ev.source.line,

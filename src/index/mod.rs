@@ -6,7 +6,6 @@
 //! one-line `CURRENT` file to name it, so readers see the old index or the new one,
 //! never half of one. The index never writes the workspace.
 
-mod ahead;
 mod catch_up;
 mod check;
 pub mod embeddings;
@@ -14,6 +13,7 @@ mod files;
 pub mod fulltext;
 mod reads;
 mod rebuild;
+mod report;
 mod schema;
 mod scratch;
 mod stem;
@@ -33,46 +33,16 @@ use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
 
-pub use ahead::{Ahead, describe_ahead, span_text};
 use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
 pub use files::load_file;
 use files::{entry_head, file_digest, file_events};
+pub use report::{AHEAD_KEPT, Ahead, SyncReport, Warning, describe_ahead, span_text};
 pub use schema::SCHEMA_VERSION;
 pub use scratch::Scratch;
 
 const CURRENT: &str = "CURRENT";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A problem found while reading the workspace, located in a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Warning {
-    pub file: String,
-    pub line: u32,
-    pub message: String,
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)
-    }
-}
-
-/// What bringing the index up to date did.
-#[derive(Clone, Debug, Default)]
-pub struct SyncReport {
-    /// Set when a full rebuild ran, with the reason.
-    pub rebuilt: Option<String>,
-    /// Entries applied incrementally.
-    pub applied: usize,
-    /// Problems in the files that were read.
-    pub warnings: Vec<Warning>,
-    /// Torn tails moved aside: (memory file, where its bytes went).
-    pub set_aside: Vec<(String, String)>,
-    /// Entries applied that were recorded ahead of the caller's clock (see
-    /// `core::time::ahead_threshold`), in the order applied.
-    pub ahead: Vec<Ahead>,
-}
 
 /// Where a rebuild is.
 #[derive(Clone, Copy, Debug)]

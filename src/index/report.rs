@@ -1,7 +1,37 @@
-//! Entries recorded ahead of this machine's clock, as a person is told about them: where
-//! each is, how far ahead, and at most a few lines however many a pull brought.
+//! What bringing the index up to date tells the caller: problems found in the files,
+//! entries recorded ahead of this machine's clock, and how to say so in words.
 
 use crate::core::time::TxTime;
+
+/// A problem found while reading the workspace, located in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// What bringing the index up to date did.
+#[derive(Clone, Debug, Default)]
+pub struct SyncReport {
+    /// Set when a full rebuild ran, with the reason.
+    pub rebuilt: Option<String>,
+    /// Entries applied incrementally.
+    pub applied: usize,
+    /// Problems in the files that were read.
+    pub warnings: Vec<Warning>,
+    /// Torn tails moved aside: (memory file, where its bytes went).
+    pub set_aside: Vec<(String, String)>,
+    /// Entries applied that were recorded ahead of the caller's clock (see
+    /// `core::time::ahead_threshold`), in the order applied.
+    pub ahead: Vec<Ahead>,
+}
 
 /// An entry recorded ahead of this machine's clock (pulled from a machine whose clock
 /// runs fast, or written with a `MEM7_NOW` in the future).
@@ -26,10 +56,19 @@ impl Ahead {
     }
 }
 
+/// How many entries recorded ahead of the clock one catch-up or rebuild lists; beyond
+/// that it stops listing them (and [`describe_ahead`] says "at least").
+pub const AHEAD_KEPT: usize = 10_000;
+
 /// What to tell a person about entries recorded ahead of `now`: one line each, at most
 /// `AHEAD_LINES` of them, then how many more (a pull from a machine far ahead can bring
 /// hundreds).
 pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
+    let at_least = if ahead.len() >= AHEAD_KEPT {
+        "at least "
+    } else {
+        ""
+    };
     const AHEAD_LINES: usize = 5;
     let mut lines: Vec<String> = ahead
         .iter()
@@ -38,7 +77,7 @@ pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
         .collect();
     if ahead.len() > AHEAD_LINES {
         lines.push(format!(
-            "{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
+            "{at_least}{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
             ahead.len() - AHEAD_LINES
         ));
     }
