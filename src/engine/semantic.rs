@@ -502,6 +502,9 @@ pub fn fuse(
         .collect()
 }
 
+/// How many texts wait for a vector, and the ones kept to embed (hash, text).
+type Waiting = (usize, Vec<([u8; 32], String)>);
+
 /// The workspace's texts without a vector of `model`: how many there are, and at most
 /// `keep` of them (all without a bound), shortest first so that a batch pads little.
 /// Only the texts kept are held: counting what waits (`reindex`, a server's step of 32)
@@ -511,7 +514,7 @@ fn missing_texts(
     cache: &EmbeddingCache,
     model: &str,
     keep: Option<usize>,
-) -> Result<(usize, Vec<([u8; 32], String)>)> {
+) -> Result<Waiting> {
     let have = cache.hashes_for(model)?;
     let mut waiting: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
     let mut kept = Vec::new();
