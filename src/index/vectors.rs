@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 
 use super::Index;
 use super::embeddings::{EmbeddingCache, Stamp};
+
+pub mod carry;
 use crate::embed::{dot, version_text};
 use crate::error::Result;
 
@@ -45,6 +47,9 @@ pub struct Vectors {
     data: Vec<f32>,
     /// The same rows as `data`, [`Vectors::words`] u64s of sign bits each.
     bits: Vec<u64>,
+    /// The text hash of each row in `data` (a row is found again by its text when the
+    /// set is carried to a new generation).
+    hashes: Vec<[u8; 32]>,
     differing: fn(&[u64], &[u64]) -> u32,
     /// Versions whose text has no vector yet.
     missing: Vec<Pending>,
@@ -68,9 +73,10 @@ const RESAVE_AFTER: usize = 1024;
 struct Mapped {
     map: memmap2::Mmap,
     rows: usize,
-    /// Byte ranges of the sign bits and the exact rows in `map`.
+    /// Byte ranges of the sign bits, the exact rows and the rows' text hashes in `map`.
     bits: Range<usize>,
     data: Range<usize>,
+    hashes: Range<usize>,
 }
 
 impl Mapped {
@@ -80,6 +86,10 @@ impl Mapped {
 
     fn data(&self) -> &[f32] {
         bytemuck::cast_slice(&self.map[self.data.clone()])
+    }
+
+    fn hashes(&self) -> &[u8] {
+        &self.map[self.hashes.clone()]
     }
 }
 
@@ -99,6 +109,7 @@ impl Vectors {
             mapped: None,
             data: Vec::new(),
             bits: Vec::new(),
+            hashes: Vec::new(),
             differing: pick_differing(),
             missing: Vec::new(),
             filled: 0,
@@ -152,6 +163,7 @@ impl Vectors {
                 v.dim = row.len();
                 v.data = vec![0.0; n * v.dim];
                 v.bits = vec![0; n * v.words()];
+                v.hashes = versions.iter().map(|(_, h)| *h).collect();
             }
             if row.len() != v.dim {
                 return;
@@ -189,7 +201,7 @@ impl Vectors {
             let mut still = Vec::new();
             for (id, hash) in std::mem::take(&mut self.missing) {
                 match cache.get_hash(&hash, model)? {
-                    Some(vector) => self.push(id, &vector),
+                    Some(vector) => self.push(id, hash, &vector),
                     None => still.push((id, hash)),
                 }
             }
@@ -198,7 +210,7 @@ impl Vectors {
         for (id, hash) in index.texts_after(self.max_id)? {
             self.max_id = self.max_id.max(id);
             match cache.get_hash(&hash, model)? {
-                Some(vector) => self.push(id, &vector),
+                Some(vector) => self.push(id, hash, &vector),
                 None => self.missing.push((id, hash)),
             }
         }
@@ -207,7 +219,7 @@ impl Vectors {
         Ok(true)
     }
 
-    fn push(&mut self, id: u64, vector: &[f32]) {
+    fn push(&mut self, id: u64, hash: [u8; 32], vector: &[f32]) {
         if self.dim == 0 {
             self.dim = vector.len();
         }
@@ -221,6 +233,7 @@ impl Vectors {
         self.row_of[slot] = self.rows() as u32;
         self.data.extend_from_slice(vector);
         sign_bits(vector, &mut self.bits);
+        self.hashes.push(hash);
         self.filled += 1;
         self.unsaved += 1;
     }
@@ -245,6 +258,12 @@ impl Vectors {
     #[inline]
     fn signs(&self, row: usize) -> &[u64] {
         self.row_in(row, self.words(), Mapped::bits, &self.bits)
+    }
+
+    /// The text hash of a row.
+    fn row_hash(&self, row: usize) -> [u8; 32] {
+        let bytes = self.row_in(row, 32, Mapped::hashes, self.hashes.as_flattened());
+        bytes.try_into().expect("32 bytes")
     }
 
     /// Row `row`, `width` wide, of a matrix whose first rows are mapped (`mapped`) and
@@ -344,7 +363,7 @@ pub fn remove_other_files(generation: &Path, model: &str) {
 }
 
 /// The first eight bytes of a vector file; the last names the layout's version.
-const MAGIC: [u8; 8] = *b"mem7vec\x01";
+const MAGIC: [u8; 8] = *b"mem7vec\x02";
 /// Header fields after the magic, each a little-endian u64.
 const HEADER_FIELDS: usize = 8;
 
@@ -354,7 +373,8 @@ const HEADER_FIELDS: usize = 8;
 /// lengths of `row_of`,
 /// the missing list and the model id. Then, each part starting on 8 bytes: the model id
 /// (UTF-8), `row_of` (u32 per version id), the sign bits (u64s, row by row), the exact
-/// rows (f32s), and the missing versions (u64 id and 32-byte text hash each). Numbers
+/// rows (f32s), the rows' text hashes (32 bytes each) and the missing versions (u64 id
+/// and 32-byte text hash each). Numbers
 /// are little-endian; the file is only written and read on little-endian machines.
 struct Layout {
     dim: usize,
@@ -365,6 +385,7 @@ struct Layout {
     row_of: Range<usize>,
     bits: Range<usize>,
     data: Range<usize>,
+    hashes: Range<usize>,
     missing: Range<usize>,
 }
 
@@ -383,7 +404,8 @@ impl Layout {
         let row_of = part(model.end, row_of.checked_mul(4))?;
         let bits = part(row_of.end, rows.checked_mul(words)?.checked_mul(8))?;
         let data = part(bits.end, rows.checked_mul(dim)?.checked_mul(4))?;
-        let missing = part(data.end, missing.checked_mul(MISSING_BYTES))?;
+        let hashes = part(data.end, rows.checked_mul(32))?;
+        let missing = part(hashes.end, missing.checked_mul(MISSING_BYTES))?;
         Some(Layout {
             dim,
             rows,
@@ -393,6 +415,7 @@ impl Layout {
             row_of,
             bits,
             data,
+            hashes,
             missing,
         })
     }
@@ -448,10 +471,17 @@ impl Vectors {
     /// deleted, whose vectors may differ). It is mapped, not read: only the rows a search
     /// touches are loaded.
     fn open(generation: &Path, model: &str, origin: u64) -> Option<Vectors> {
+        let v = Vectors::open_path(&file_path(generation, model), generation)?;
+        (v.model == model && v.cache_stamp.origin == origin).then_some(v)
+    }
+
+    /// The set in the vector file at `path`, if it holds together, whatever its model
+    /// and cache; it is taken to belong to `generation`.
+    fn open_path(path: &Path, generation: &Path) -> Option<Vectors> {
         if cfg!(target_endian = "big") {
             return None;
         }
-        let file = std::fs::File::open(file_path(generation, model)).ok()?;
+        let file = std::fs::File::open(path).ok()?;
         // SAFETY: vector files are never changed in place: a new one is written aside and
         // renamed over the old, and a generation's files are only ever removed whole, so
         // the mapped bytes stay as they were (the model weights are mapped on the same
@@ -459,9 +489,9 @@ impl Vectors {
         // row is read.
         let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
         let layout = Layout::read(&map)?;
-        if &map[layout.model.clone()] != model.as_bytes() || layout.stamp.origin != origin {
-            return None;
-        }
+        let model = std::str::from_utf8(&map[layout.model.clone()])
+            .ok()?
+            .to_string();
         let row_of: Vec<u32> = bytemuck::try_cast_slice::<u8, u32>(&map[layout.row_of.clone()])
             .ok()?
             .to_vec();
@@ -487,7 +517,7 @@ impl Vectors {
             }
             missing.push((id, m[8..].try_into().expect("32 bytes")));
         }
-        let mut v = Vectors::empty(model, generation, layout.stamp);
+        let mut v = Vectors::empty(&model, generation, layout.stamp);
         v.dim = layout.dim;
         v.row_of = row_of;
         v.missing = missing;
@@ -497,6 +527,7 @@ impl Vectors {
             rows: layout.rows,
             bits: layout.bits,
             data: layout.data,
+            hashes: layout.hashes,
             map,
         });
         // The checks above read the header, `row_of` and the missing list; the casts
@@ -540,9 +571,9 @@ impl Vectors {
         layout.max_id = self.max_id;
         layout.stamp = self.cache_stamp;
         let unlisted = vec![u32::MAX; ids - self.row_of.len()];
-        let (mapped_bits, mapped_data) = match &self.mapped {
-            Some(m) => (m.bits(), m.data()),
-            None => (&[][..], &[][..]),
+        let (mapped_bits, mapped_data, mapped_hashes) = match &self.mapped {
+            Some(m) => (m.bits(), m.data(), m.hashes()),
+            None => (&[][..], &[][..], &[][..]),
         };
         let missing: Vec<u8> = self
             .missing
@@ -550,7 +581,7 @@ impl Vectors {
             .flat_map(|(id, hash)| id.to_le_bytes().into_iter().chain(*hash))
             .collect();
         // Each part at its offset, after up to 7 bytes of padding.
-        let parts: [(usize, &[&[u8]]); 6] = [
+        let parts: [(usize, &[&[u8]]); 7] = [
             (0, &[&layout.header()]),
             (layout.model.start, &[self.model.as_bytes()]),
             (
@@ -573,6 +604,10 @@ impl Vectors {
                     bytemuck::cast_slice(mapped_data),
                     bytemuck::cast_slice(&self.data),
                 ],
+            ),
+            (
+                layout.hashes.start,
+                &[mapped_hashes, self.hashes.as_flattened()],
             ),
             (layout.missing.start, &[&missing]),
         ];
@@ -732,7 +767,7 @@ mod tests {
         let rows: Vec<Vec<f32>> = (0..2000).map(|i| unit(1001 + 2 * i, dim)).collect();
         let mut v = Vectors::empty("m", Path::new(""), Stamp::default());
         for (i, r) in rows.iter().enumerate() {
-            v.push(i as u64 + 1, r);
+            v.push(i as u64 + 1, [i as u8; 32], r);
         }
         // Queries near a row: that row, the exact nearest, is within the 64 rows whose
         // signs agree most with the query's.
@@ -794,7 +829,7 @@ mod tests {
             if id % 3 == 0 {
                 v.missing.push((id, [id as u8; 32]));
             } else {
-                v.push(id, &unit(id, dim));
+                v.push(id, [id as u8; 32], &unit(id, dim));
             }
             v.max_id = id;
         }
@@ -810,8 +845,8 @@ mod tests {
         // Rows added to a mapped set live after the mapped ones, and a file written from
         // both holds all of them.
         for id in 301..=320u64 {
-            v.push(id, &unit(id, dim));
-            back.push(id, &unit(id, dim));
+            v.push(id, [id as u8; 32], &unit(id, dim));
+            back.push(id, [id as u8; 32], &unit(id, dim));
             back.max_id = id;
         }
         assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
@@ -843,7 +878,7 @@ mod tests {
             },
         );
         for id in 1..=50u64 {
-            v.push(id, &unit(id, 384));
+            v.push(id, [id as u8; 32], &unit(id, 384));
         }
         v.missing.push((51, [7; 32]));
         v.max_id = 51;
@@ -855,7 +890,7 @@ mod tests {
             ("cut short", good[..good.len() - 1].to_vec()),
             ("one byte more", [&good[..], &[0]].concat()),
             ("empty", Vec::new()),
-            ("another magic", [&b"mem7vec\x02"[..], &good[8..]].concat()),
+            ("another magic", [&b"mem7vec\x01"[..], &good[8..]].concat()),
             ("a row number past the rows", {
                 let mut b = good.clone();
                 let at = layout.row_of.start + 4 * 10;
