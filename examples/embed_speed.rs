@@ -1,17 +1,17 @@
 //! `just bench-embed`: the local model's throughput on a fixed set of texts, for
 //! `scripts/bench-embed`, which compares it with an independent runtime on the same texts.
 //!
-//!     cargo run --release --example embed_speed -- texts FILE [COUNT]
+//!     cargo run --release --example embed_speed -- texts FILE [COUNT] [LONG_EVERY]
 //!     cargo run --release --example embed_speed -- run FILE [--batch N] [--repeat N]
 //!         [--sorted] [--vectors OUT]
 //!
 //! `texts` writes COUNT texts (default 512), one per line: short facts of mixed lengths
-//! in the form mem7 embeds them (`key words: value`), and one in eight a long note that
-//! runs past the model's 256 tokens. `run` embeds the file's texts in batches (32 by
+//! in the form mem7 embeds them (`key words: value`), and one in LONG_EVERY (default 8;
+//! 0 for none) a long note that runs past the model's 256 tokens. `run` embeds the file's texts in batches (32 by
 //! default) in the file's order (`--sorted`: shortest first, as `mem7 embed` orders them),
-//! once to warm up and then `--repeat` times (default 5), and prints texts per second of
+//! after one warm-up batch, `--repeat` times (default 5), and prints texts per second of
 //! each pass and their median. `--vectors` writes the vectors (f32, little-endian, in
-//! the file's order) for comparing two builds.
+//! the order embedded) for comparing two builds.
 //!
 //! It uses only `LocalModel::load` and `Embedder::embed`, so the script can build it
 //! against an older mem7 too.
@@ -164,14 +164,14 @@ impl Rng {
     }
 }
 
-fn write_texts(path: &Path, count: usize) {
+fn write_texts(path: &Path, count: usize, long_every: usize) {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let mut out = String::new();
     for i in 0..count {
         let (project, key_words) = (rng.below(40), 1 + rng.below(2));
         let key = format!("project{project}:{}", rng.words(key_words));
         let key = mem7::embed::version_text(&key, "");
-        let value = if i % 8 == 7 {
+        let value = if long_every > 0 && i % long_every == long_every - 1 {
             // A long note: 150 to 400 words, cut at 256 tokens by the model.
             let n = 150 + rng.below(250);
             rng.words(n)
@@ -206,6 +206,10 @@ fn run(path: &Path, batch: usize, repeat: usize, sorted: bool, vectors: Option<&
     };
     let mut model =
         mem7::embed::local::LocalModel::load(&spec.model_dir, spec.id()).expect("load the model");
+    // Warm up: one batch (pages in the weights it touches).
+    model
+        .embed(&texts[..batch.min(texts.len())])
+        .expect("embed");
     let mut pass = || {
         let started = Instant::now();
         let mut all = Vec::with_capacity(texts.len());
@@ -214,8 +218,13 @@ fn run(path: &Path, batch: usize, repeat: usize, sorted: bool, vectors: Option<&
         }
         (texts.len() as f64 / started.elapsed().as_secs_f64(), all)
     };
-    let (_, first) = pass();
-    let mut rates: Vec<f64> = (0..repeat).map(|_| pass().0).collect();
+    let mut rates = Vec::with_capacity(repeat);
+    let mut last = Vec::new();
+    for _ in 0..repeat {
+        let (rate, all) = pass();
+        rates.push(rate);
+        last = all;
+    }
     let each: Vec<String> = rates.iter().map(|r| format!("{r:.1}")).collect();
     println!(
         "mem7 local: {} texts, batches of {batch}{}: {:.1} texts/s (median of {repeat}: {})",
@@ -226,7 +235,7 @@ fn run(path: &Path, batch: usize, repeat: usize, sorted: bool, vectors: Option<&
     );
     if let Some(out) = vectors {
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).expect("create"));
-        for v in &first {
+        for v in &last {
             for x in v {
                 f.write_all(&x.to_le_bytes()).expect("write");
             }
@@ -237,11 +246,12 @@ fn run(path: &Path, batch: usize, repeat: usize, sorted: bool, vectors: Option<&
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: embed_speed texts FILE [COUNT] | run FILE [--batch N] [--repeat N] [--sorted] [--vectors OUT]";
+    let usage = "usage: embed_speed texts FILE [COUNT] [LONG_EVERY] | run FILE [--batch N] [--repeat N] [--sorted] [--vectors OUT]";
     match args.first().map(String::as_str) {
         Some("texts") if args.len() >= 2 => {
             let count = args.get(2).map_or(512, |c| c.parse().expect(usage));
-            write_texts(Path::new(&args[1]), count);
+            let long_every = args.get(3).map_or(8, |c| c.parse().expect(usage));
+            write_texts(Path::new(&args[1]), count, long_every);
         }
         Some("run") if args.len() >= 2 => {
             let (mut batch, mut repeat, mut sorted, mut vectors) = (32, 5, false, None);

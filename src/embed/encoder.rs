@@ -452,7 +452,23 @@ fn dots_avx2<const R: usize>(xs: [&[f32]; R], w: &[f32]) -> [f32; R] {
 
 #[cfg(test)]
 mod tests {
-    use super::{Part, small_linear};
+    use super::{Part, erf, small_linear};
+
+    #[test]
+    fn erf_is_within_its_stated_error() {
+        let known = [
+            (0.0, 0.0),
+            (0.1, 0.112_462_916),
+            (0.5, 0.520_499_878),
+            (1.0, 0.842_700_793),
+            (-2.0, -0.995_322_265),
+            (3.5, 0.999_999_257),
+        ];
+        for (x, want) in known {
+            let got = erf(x);
+            assert!((got - want).abs() < 3e-7, "erf({x}) = {got}, not {want}");
+        }
+    }
 
     #[test]
     fn small_linear_matches_the_definition() {

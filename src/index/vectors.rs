@@ -15,7 +15,6 @@
 //! with its generation, and ignored when it does not hold together.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -23,8 +22,12 @@ use super::Index;
 use super::embeddings::{EmbeddingCache, Stamp};
 
 pub mod carry;
+mod file;
+
 use crate::embed::{dot, version_text};
 use crate::error::Result;
+use file::file_path;
+pub use file::remove_other_files;
 
 /// A version's id and the hash of its embedded text.
 type Pending = (u64, [u8; 32]);
@@ -72,6 +75,8 @@ const RESAVE_AFTER: usize = 1024;
 /// The first rows of a set, memory-mapped from its vector file.
 struct Mapped {
     map: memmap2::Mmap,
+    /// What identifies the file to its tail: its rows, largest id and cache write count.
+    base: [u64; 3],
     rows: usize,
     /// Byte ranges of the sign bits, the exact rows and the rows' text hashes in `map`.
     bits: Range<usize>,
@@ -328,320 +333,6 @@ impl Vectors {
     }
 }
 
-/// The vector file of `model`'s vectors for the generation whose full-text directory is
-/// `generation`. Its name starts with the generation's, so it goes when the generation does.
-fn file_path(generation: &Path, model: &str) -> PathBuf {
-    let tag = blake3::hash(model.as_bytes()).to_hex();
-    generation.with_extension(format!("vectors-{}", &tag[..16]))
-}
-
-/// Removes the vector files of `generation` that are not `model`'s (once `embed --prune`
-/// has dropped the other models' vectors from the cache, nothing should serve them).
-pub fn remove_other_files(generation: &Path, model: &str) {
-    let keep = file_path(generation, model);
-    let (Some(dir), Some(prefix)) = (
-        generation.parent(),
-        generation
-            .with_extension("vectors-")
-            .file_name()
-            .map(|n| n.to_os_string()),
-    ) else {
-        return;
-    };
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for item in read.flatten() {
-        let name = item.file_name();
-        let ours = name
-            .as_encoded_bytes()
-            .starts_with(prefix.as_encoded_bytes());
-        if ours && item.path() != keep {
-            let _ = std::fs::remove_file(item.path());
-        }
-    }
-}
-
-/// The first eight bytes of a vector file; the last names the layout's version.
-const MAGIC: [u8; 8] = *b"mem7vec\x02";
-/// Header fields after the magic, each a little-endian u64.
-const HEADER_FIELDS: usize = 8;
-
-/// Where each part of a vector file lies, from its header.
-///
-/// After the magic: `dim`, `rows`, `max_id`, the cache stamp (origin, writes), and the
-/// lengths of `row_of`,
-/// the missing list and the model id. Then, each part starting on 8 bytes: the model id
-/// (UTF-8), `row_of` (u32 per version id), the sign bits (u64s, row by row), the exact
-/// rows (f32s), the rows' text hashes (32 bytes each) and the missing versions (u64 id
-/// and 32-byte text hash each). Numbers
-/// are little-endian; the file is only written and read on little-endian machines.
-struct Layout {
-    dim: usize,
-    rows: usize,
-    max_id: u64,
-    stamp: Stamp,
-    model: Range<usize>,
-    row_of: Range<usize>,
-    bits: Range<usize>,
-    data: Range<usize>,
-    hashes: Range<usize>,
-    missing: Range<usize>,
-}
-
-/// Bytes per missing version in a vector file.
-const MISSING_BYTES: usize = 40;
-
-impl Layout {
-    /// The layout of a set with these counts; `None` when a size does not fit in memory.
-    fn of(dim: usize, rows: usize, row_of: usize, missing: usize, model: usize) -> Option<Layout> {
-        let part = |start: usize, bytes: Option<usize>| -> Option<Range<usize>> {
-            let start = start.checked_next_multiple_of(8)?;
-            Some(start..start.checked_add(bytes?)?)
-        };
-        let words = dim.div_ceil(64);
-        let model = part(8 * (1 + HEADER_FIELDS), Some(model))?;
-        let row_of = part(model.end, row_of.checked_mul(4))?;
-        let bits = part(row_of.end, rows.checked_mul(words)?.checked_mul(8))?;
-        let data = part(bits.end, rows.checked_mul(dim)?.checked_mul(4))?;
-        let hashes = part(data.end, rows.checked_mul(32))?;
-        let missing = part(hashes.end, missing.checked_mul(MISSING_BYTES))?;
-        Some(Layout {
-            dim,
-            rows,
-            max_id: 0,
-            stamp: Stamp::default(),
-            model,
-            row_of,
-            bits,
-            data,
-            hashes,
-            missing,
-        })
-    }
-
-    /// Reads the header of `bytes` and checks that the parts end where the file does.
-    fn read(bytes: &[u8]) -> Option<Layout> {
-        let header = bytes.get(..8 * (1 + HEADER_FIELDS))?;
-        if header[..8] != MAGIC {
-            return None;
-        }
-        let field = |i: usize| {
-            let at = 8 * (1 + i);
-            u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"))
-        };
-        let size = |i: usize| usize::try_from(field(i)).ok();
-        let (dim, rows) = (size(0)?, size(1)?);
-        if dim == 0 && rows > 0 {
-            return None;
-        }
-        let mut layout = Layout::of(dim, rows, size(5)?, size(6)?, size(7)?)?;
-        layout.max_id = field(2);
-        layout.stamp = Stamp {
-            origin: field(3),
-            writes: field(4),
-        };
-        (layout.missing.end == bytes.len()).then_some(layout)
-    }
-
-    fn header(&self) -> [u8; 8 * (1 + HEADER_FIELDS)] {
-        let (row_of, missing) = (self.row_of.len() / 4, self.missing.len() / MISSING_BYTES);
-        let fields = [
-            self.dim as u64,
-            self.rows as u64,
-            self.max_id,
-            self.stamp.origin,
-            self.stamp.writes,
-            row_of as u64,
-            missing as u64,
-            self.model.len() as u64,
-        ];
-        let mut out = [0u8; 8 * (1 + HEADER_FIELDS)];
-        out[..8].copy_from_slice(&MAGIC);
-        for (i, f) in fields.iter().enumerate() {
-            out[8 * (1 + i)..8 * (2 + i)].copy_from_slice(&f.to_le_bytes());
-        }
-        out
-    }
-}
-
-impl Vectors {
-    /// The set in the vector file of `model` for `generation`, if there is one that holds
-    /// together and was made from the cache whose origin is `origin` (not from one since
-    /// deleted, whose vectors may differ). It is mapped, not read: only the rows a search
-    /// touches are loaded.
-    fn open(generation: &Path, model: &str, origin: u64) -> Option<Vectors> {
-        let v = Vectors::open_path(&file_path(generation, model), generation)?;
-        (v.model == model && v.cache_stamp.origin == origin).then_some(v)
-    }
-
-    /// The set in the vector file at `path`, if it holds together, whatever its model
-    /// and cache; it is taken to belong to `generation`.
-    fn open_path(path: &Path, generation: &Path) -> Option<Vectors> {
-        if cfg!(target_endian = "big") {
-            return None;
-        }
-        let file = std::fs::File::open(path).ok()?;
-        // SAFETY: vector files are never changed in place: a new one is written aside and
-        // renamed over the old, and a generation's files are only ever removed whole, so
-        // the mapped bytes stay as they were (the model weights are mapped on the same
-        // terms). A file cut short by hand is caught by the size check below, before any
-        // row is read.
-        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-        let layout = Layout::read(&map)?;
-        let model = std::str::from_utf8(&map[layout.model.clone()])
-            .ok()?
-            .to_string();
-        let row_of: Vec<u32> = bytemuck::try_cast_slice::<u8, u32>(&map[layout.row_of.clone()])
-            .ok()?
-            .to_vec();
-        let mut filled = 0;
-        for &row in &row_of {
-            if row != u32::MAX {
-                if row as usize >= layout.rows {
-                    return None;
-                }
-                filled += 1;
-            }
-        }
-        // `row_of` covers every id up to `max_id`, so a wrong `max_id` (which would hide
-        // versions from the top-up) shows as a wrong size.
-        if row_of.len() as u64 != layout.max_id.checked_add(1)? {
-            return None;
-        }
-        let mut missing = Vec::with_capacity(layout.missing.len() / MISSING_BYTES);
-        for m in map[layout.missing.clone()].chunks_exact(MISSING_BYTES) {
-            let id = u64::from_le_bytes(m[..8].try_into().expect("8 bytes"));
-            if row_of.get(id as usize) != Some(&u32::MAX) {
-                return None;
-            }
-            missing.push((id, m[8..].try_into().expect("32 bytes")));
-        }
-        let mut v = Vectors::empty(&model, generation, layout.stamp);
-        v.dim = layout.dim;
-        v.row_of = row_of;
-        v.missing = missing;
-        v.filled = filled;
-        v.max_id = layout.max_id;
-        v.mapped = Some(Mapped {
-            rows: layout.rows,
-            bits: layout.bits,
-            data: layout.data,
-            hashes: layout.hashes,
-            map,
-        });
-        // The checks above read the header, `row_of` and the missing list; the casts
-        // below must not fail on a search's hot path.
-        let m = v.mapped.as_ref().expect("just set");
-        bytemuck::try_cast_slice::<u8, u64>(&m.map[m.bits.clone()]).ok()?;
-        bytemuck::try_cast_slice::<u8, f32>(&m.map[m.data.clone()]).ok()?;
-        Some(v)
-    }
-
-    /// Writes the set to its vector file when [`RESAVE_AFTER`] rows (or a sixty-fourth of
-    /// them) have been filled since it was last read or written. A failure (a read-only
-    /// or full disk) leaves the old file, or none, and is not retried before as many rows
-    /// again: the next process assembles the set from the cache.
-    fn save_if_due(&mut self) {
-        let due = RESAVE_AFTER.max(self.rows() / 64);
-        if self.unsaved < due || cfg!(target_endian = "big") {
-            return;
-        }
-        let _ = self.save();
-        self.unsaved = 0;
-    }
-
-    fn save(&self) -> std::io::Result<()> {
-        let invalid = || std::io::Error::other("the vector set is too large to lay out");
-        let path = &file_path(&self.generation, &self.model);
-        // Every id up to `max_id` has a `row_of` entry in the file (`open` checks it).
-        let ids = usize::try_from(self.max_id)
-            .ok()
-            .and_then(|m| m.checked_add(1))
-            .filter(|ids| *ids >= self.row_of.len())
-            .ok_or_else(invalid)?;
-        let mut layout = Layout::of(
-            self.dim,
-            self.rows(),
-            ids,
-            self.missing.len(),
-            self.model.len(),
-        )
-        .ok_or_else(invalid)?;
-        layout.max_id = self.max_id;
-        layout.stamp = self.cache_stamp;
-        let unlisted = vec![u32::MAX; ids - self.row_of.len()];
-        let (mapped_bits, mapped_data, mapped_hashes) = match &self.mapped {
-            Some(m) => (m.bits(), m.data(), m.hashes()),
-            None => (&[][..], &[][..], &[][..]),
-        };
-        let missing: Vec<u8> = self
-            .missing
-            .iter()
-            .flat_map(|(id, hash)| id.to_le_bytes().into_iter().chain(*hash))
-            .collect();
-        // Each part at its offset, after up to 7 bytes of padding.
-        let parts: [(usize, &[&[u8]]); 7] = [
-            (0, &[&layout.header()]),
-            (layout.model.start, &[self.model.as_bytes()]),
-            (
-                layout.row_of.start,
-                &[
-                    bytemuck::cast_slice(&self.row_of),
-                    bytemuck::cast_slice(&unlisted),
-                ],
-            ),
-            (
-                layout.bits.start,
-                &[
-                    bytemuck::cast_slice(mapped_bits),
-                    bytemuck::cast_slice(&self.bits),
-                ],
-            ),
-            (
-                layout.data.start,
-                &[
-                    bytemuck::cast_slice(mapped_data),
-                    bytemuck::cast_slice(&self.data),
-                ],
-            ),
-            (
-                layout.hashes.start,
-                &[mapped_hashes, self.hashes.as_flattened()],
-            ),
-            (layout.missing.start, &[&missing]),
-        ];
-        // A new file of its own (created exclusively), renamed over the old one: a mapped
-        // file is never written to. Its name starts with the generation's, so a leftover
-        // goes with the generation.
-        let dir = path.parent().ok_or_else(invalid)?;
-        let mut prefix = path.file_name().ok_or_else(invalid)?.to_os_string();
-        prefix.push(".tmp");
-        let tmp = tempfile::Builder::new().prefix(&prefix).tempfile_in(dir)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-        let mut at = 0;
-        for (start, bytes) in parts {
-            let pad = start
-                .checked_sub(at)
-                .filter(|p| *p < 8)
-                .ok_or_else(invalid)?;
-            out.write_all(&[0u8; 8][..pad])?;
-            at = start;
-            for b in bytes {
-                out.write_all(b)?;
-                at += b.len();
-            }
-        }
-        if at != layout.missing.end {
-            return Err(invalid());
-        }
-        out.flush()?;
-        drop(out);
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    }
-}
-
 /// A query vector, exact and as sign bits.
 pub struct Query {
     exact: Vec<f32>,
@@ -865,6 +556,63 @@ mod tests {
     }
 
     #[test]
+    fn rows_added_to_a_mapped_set_go_to_its_tail_and_a_stale_tail_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("index-1-2.tantivy");
+        let path = file_path(&generation, "m");
+        let tail = path.with_extension(format!(
+            "{}.tail",
+            path.extension().unwrap().to_string_lossy()
+        ));
+        let stamp = Stamp {
+            origin: ORIGIN,
+            writes: 3,
+        };
+        // Enough rows that RESAVE_AFTER more are under a sixty-fourth of them.
+        let (base, dim) = (70_000u64, 8);
+        let mut v = Vectors::empty("m", &generation, stamp);
+        for id in 1..=base {
+            v.push(id, [id as u8; 32], &unit(id, dim));
+        }
+        v.max_id = base;
+        v.save().unwrap();
+        let mut back = Vectors::open(&generation, "m", ORIGIN).unwrap();
+        let added = base + RESAVE_AFTER as u64;
+        for id in base + 1..=added {
+            v.push(id, [id as u8; 32], &unit(id, dim));
+            back.push(id, [id as u8; 32], &unit(id, dim));
+            back.max_id = id;
+        }
+        v.missing.push((added + 1, [9; 32]));
+        v.max_id = added + 1;
+        back.missing.push((added + 1, [9; 32]));
+        back.max_id = added + 1;
+        back.save_if_due();
+        assert!(tail.is_file(), "the added rows went to the tail");
+        let query = Query::new(&unit(777, dim));
+        let again = Vectors::open(&generation, "m", ORIGIN).unwrap();
+        assert_eq!(again.mapped_rows(), base as usize, "the file itself was kept");
+        assert_eq!((again.len(), again.missing()), (added as usize, 1));
+        assert_eq!(again.max_id, added + 1);
+        let ids = added + 2;
+        assert_eq!(answers(&again, ids, &query), answers(&v, ids, &query));
+
+        // A tail of a file since replaced is not taken, even put back by hand.
+        let kept = std::fs::read(&tail).unwrap();
+        let mut other = Vectors::empty("m", &generation, stamp);
+        for id in 1..=10u64 {
+            other.push(id, [id as u8; 32], &unit(id + 5, dim));
+        }
+        other.max_id = 10;
+        other.save().unwrap();
+        assert!(!tail.exists(), "a whole write removes the tail");
+        std::fs::write(&tail, &kept).unwrap();
+        let replaced = Vectors::open(&generation, "m", ORIGIN).unwrap();
+        assert_eq!((replaced.len(), replaced.max_id), (10, 10));
+        assert_eq!(answers(&replaced, ids, &query), answers(&other, ids, &query));
+    }
+
+    #[test]
     fn a_vector_file_that_does_not_hold_together_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let generation = dir.path().join("index-1-2.tantivy");
@@ -885,7 +633,7 @@ mod tests {
         v.save().unwrap();
         let good = std::fs::read(&path).unwrap();
         assert!(Vectors::open(&generation, "m", ORIGIN).is_some());
-        let layout = Layout::read(&good).unwrap();
+        let layout = file::Layout::read(&good, *b"mem7vec\x02").unwrap();
         let broken: Vec<(&str, Vec<u8>)> = vec![
             ("cut short", good[..good.len() - 1].to_vec()),
             ("one byte more", [&good[..], &[0]].concat()),

@@ -67,7 +67,9 @@ pub fn link(dir: &Path, new: &Path) {
         let Some(kind) = path.extension().and_then(|e| e.to_str()) else {
             continue;
         };
-        if kind.ends_with(&CARRIED[1..]) {
+        // Only whole files are carried: a tail names the file it extends, which under the
+        // new generation's name may be laid out anew.
+        if kind.ends_with(&CARRIED[1..]) || kind == "tail" {
             continue;
         }
         let target = new.with_extension(format!("{kind}{CARRIED}"));
