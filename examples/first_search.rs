@@ -118,16 +118,23 @@ fn append_by_hand(ws: &Path, n: usize, round: usize) {
     let file = files.last().expect("a memory file");
     let mut text = String::new();
     let mut items = Vec::new();
+    // Far in the future, and later on each run (a catch-up applies only entries that
+    // sort after those indexed; an earlier one makes it a rebuild).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let start = mem7::core::time::ValidTime::parse("2099-01-01")
+        .unwrap()
+        .micros();
     for i in 0..n {
-        let key = format!("caught{round}.up{i}");
+        let key = format!("caught{now}.round{round}.up{i}");
         let value = format!("a fact brought in by a pull, number {i} of round {round}");
-        let at = i + round * 10_000;
+        // Seconds after 2099: 4 rounds a run at most, `n` entries each.
+        let at = ((now - 1_796_000_000) * 4 + round as i64) * n as i64 + i as i64;
+        let recorded = mem7::core::time::TxTime::from_micros(start + at * 1_000_000);
         text.push_str(&format!(
-            "\n## {key}\n\n```mem7\nop: store\nrecorded: 2099-01-{:02}T{:02}:{:02}:{:02}Z\nagent: a person\n```\n\n> {value}\n\n---\n",
-            1 + at / 86_400,
-            at / 3600 % 24,
-            at / 60 % 60,
-            at % 60
+            "\n## {key}\n\n```mem7\nop: store\nrecorded: {recorded}\nagent: a person\n```\n\n> {value}\n\n---\n"
         ));
         let hash = mem7::index::vectors::text_hash(&key, &value);
         items.push((hash, synthetic(&hash)));

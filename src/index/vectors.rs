@@ -13,6 +13,10 @@
 //! tops it up the same way; only the rows a search touches are ever read from disk. The
 //! file is a cache of a cache: it is replaced whole (written aside, then renamed), removed
 //! with its generation, and ignored when it does not hold together.
+//!
+//! The file's layout and its tail are in `vectors/file.rs`, carrying it to a new
+//! generation in `vectors/carry.rs`. (This file passes 600 lines by its tests, which
+//! check the search rows, the file and the tail together.)
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -591,7 +595,11 @@ mod tests {
         assert!(tail.is_file(), "the added rows went to the tail");
         let query = Query::new(&unit(777, dim));
         let again = Vectors::open(&generation, "m", ORIGIN).unwrap();
-        assert_eq!(again.mapped_rows(), base as usize, "the file itself was kept");
+        assert_eq!(
+            again.mapped_rows(),
+            base as usize,
+            "the file itself was kept"
+        );
         assert_eq!((again.len(), again.missing()), (added as usize, 1));
         assert_eq!(again.max_id, added + 1);
         let ids = added + 2;
@@ -609,7 +617,10 @@ mod tests {
         std::fs::write(&tail, &kept).unwrap();
         let replaced = Vectors::open(&generation, "m", ORIGIN).unwrap();
         assert_eq!((replaced.len(), replaced.max_id), (10, 10));
-        assert_eq!(answers(&replaced, ids, &query), answers(&other, ids, &query));
+        assert_eq!(
+            answers(&replaced, ids, &query),
+            answers(&other, ids, &query)
+        );
     }
 
     #[test]

@@ -401,6 +401,9 @@ impl Vectors {
     }
 }
 
+/// A file's id-to-row map, its missing versions, and how many ids have a row.
+type Maps = (Vec<u32>, Vec<super::Pending>, usize);
+
 /// The id-to-row map and the missing list of a file laid out as `layout`, checked: every
 /// row below `earlier` (rows before the file's own) plus the file's rows, one entry per
 /// id up to the largest, and no missing version with a row. Also how many rows are used.
@@ -408,7 +411,7 @@ fn checked_maps(
     bytes: &[u8],
     layout: &Layout,
     earlier: usize,
-) -> Option<(Vec<u32>, Vec<(u64, [u8; 32])>, usize)> {
+) -> Option<Maps> {
     let row_of: Vec<u32> = bytes[layout.row_of.clone()]
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
