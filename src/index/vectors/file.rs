@@ -407,11 +407,7 @@ type Maps = (Vec<u32>, Vec<super::Pending>, usize);
 /// The id-to-row map and the missing list of a file laid out as `layout`, checked: every
 /// row below `earlier` (rows before the file's own) plus the file's rows, one entry per
 /// id up to the largest, and no missing version with a row. Also how many rows are used.
-fn checked_maps(
-    bytes: &[u8],
-    layout: &Layout,
-    earlier: usize,
-) -> Option<Maps> {
+fn checked_maps(bytes: &[u8], layout: &Layout, earlier: usize) -> Option<Maps> {
     let row_of: Vec<u32> = bytes[layout.row_of.clone()]
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
