@@ -124,13 +124,13 @@ fn append_by_hand(ws: &Path, n: usize, round: usize) {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let start = mem7::core::time::ValidTime::parse("2099-01-01")
+    let start = mem7::core::time::ValidTime::parse("2400-01-01")
         .unwrap()
         .micros();
     for i in 0..n {
         let key = format!("caught{now}.round{round}.up{i}");
         let value = format!("a fact brought in by a pull, number {i} of round {round}");
-        // Seconds after 2099: 4 rounds a run at most, `n` entries each.
+        // Seconds after 2400 (later than any probe by hand): 4 rounds a run at most, `n` entries each.
         let at = ((now - 1_796_000_000) * 4 + round as i64) * n as i64 + i as i64;
         let recorded = mem7::core::time::TxTime::from_micros(start + at * 1_000_000);
         text.push_str(&format!(

@@ -70,10 +70,10 @@ pub struct Vectors {
     unsaved: usize,
 }
 
-/// Rows filled by a process before it writes the set to its vector file again (or a
-/// sixty-fourth of the rows, if more): until then, each later process looks those rows
-/// up in the cache one by one, a few microseconds each. The first load from the cache is
-/// always written.
+/// Rows filled by a process before it writes the whole set to its vector file again,
+/// when the rows after the file are a sixty-fourth of all or more (fewer go to the
+/// file's tail: see `file.rs`); until then, each later process looks those rows up in
+/// the cache one by one. The first load from the cache is always written.
 const RESAVE_AFTER: usize = 1024;
 
 /// The first rows of a set, memory-mapped from its vector file.

@@ -2,7 +2,7 @@
 //! the processes after the one that wrote it, and its tail, the rows added since.
 //!
 //! A set's file is rewritten whole (aside, then renamed) only when the rows added since
-//! it was written reach a sixty-fourth of it; before that, every [`RESAVE_AFTER`] added
+//! it was written reach a sixty-fourth of it; before that, every [`TAIL_AFTER`] added
 //! rows are written to a *tail* file beside it (`….vectors-<model hash>.tail`) that
 //! names the file it extends (its row count, largest id and cache write count), so that
 //! later processes read them from there rather than one by one from the cache. At a
@@ -60,6 +60,9 @@ pub fn remove_other_files(generation: &Path, model: &str) {
 
 /// The first eight bytes of a vector file; the last names the layout's version.
 const MAGIC: [u8; 8] = *b"mem7vec\x02";
+/// Rows filled by a process before it writes the tail again: a tail costs a few MB to
+/// write at a million versions, against the file's 1.6 GB, so it is written early.
+const TAIL_AFTER: usize = 128;
 /// The first eight bytes of a tail file.
 const TAIL_MAGIC: [u8; 8] = *b"mem7vtl\x01";
 /// Header fields after the magic, each a little-endian u64.
@@ -269,18 +272,21 @@ impl Vectors {
         Some(v)
     }
 
-    /// Writes what was filled since the set was last read or written, once that is
-    /// [`RESAVE_AFTER`] rows: to the tail while the rows after the mapped file are fewer
-    /// than a sixty-fourth of all, else the whole file anew. A failure (a read-only or
-    /// full disk) leaves the old files, or none, and is not retried before as many rows
-    /// again: the next process looks the rows up in the cache, or assembles the set.
+    /// Writes what was filled since the set was last read or written: to the tail, once
+    /// that is [`TAIL_AFTER`] rows, while the rows after the mapped file are fewer than a
+    /// sixty-fourth of all; else the whole file anew, once it is [`RESAVE_AFTER`] rows.
+    /// A failure (a read-only or full disk) leaves the old files, or none, and is not
+    /// retried before as many rows again: the next process looks the rows up in the
+    /// cache, or assembles the set.
     pub(super) fn save_if_due(&mut self) {
-        if self.unsaved < RESAVE_AFTER || cfg!(target_endian = "big") {
+        let added = self.rows() - self.mapped_rows();
+        let to_tail = self.mapped.is_some() && added < self.rows() / 64;
+        let due = if to_tail { TAIL_AFTER } else { RESAVE_AFTER };
+        if self.unsaved < due || cfg!(target_endian = "big") {
             return;
         }
-        let added = self.rows() - self.mapped_rows();
         let _ = match &self.mapped {
-            Some(m) if added < self.rows() / 64 => self.write(
+            Some(m) if to_tail => self.write(
                 &tail_path(&file_path(&self.generation, &self.model)),
                 TAIL_MAGIC,
                 m.rows,
