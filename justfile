@@ -26,6 +26,17 @@ bench-meaning dir:
     cargo build --release
     cargo run --release --example bench -- --meaning {{dir}}
 
+# Local embedding throughput against an independent runtime (onnxruntime, from PyPI into a
+# venv in /tmp) on the same texts; e.g. `just bench-embed --before 72dd3ec` (needs `just model`).
+bench-embed *args="":
+    python3 scripts/bench-embed {{args}}
+
+# First search after a rebuild and after a catch-up against warm ones, per mode, on a
+# workspace made by `just gen` (synthetic vectors are cached for every version).
+bench-first dir catch_up="1000":
+    cargo build --release
+    cargo run --release --example first_search -- {{dir}} {{catch_up}}
+
 # Ranking quality per search mode on a labelled set (needs `just model`).
 rank-eval:
     cargo run --release --example rank_eval

@@ -502,6 +502,86 @@ fn searches_map_the_vector_file_and_never_trust_a_broken_one() {
     );
 }
 
+/// The answers of a few searches by meaning and by both, as JSON text.
+fn meaning_answers(s: &Sandbox, vars: &[(&str, &str)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for query in ["cat mat", "tax deadline", "kitten rug"] {
+        for mode in ["semantic", "hybrid"] {
+            let args = ["search", query, "--mode", mode, "--json"];
+            out.push(ok(s, vars, &args, T3).stdout);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_rebuild_carries_the_vector_file_and_it_answers_as_one_built_afresh() {
+    let s = Sandbox::new();
+    let p = Provider::start();
+    let url = p.url();
+    let vars = ollama(&url);
+    let run = |args: &[&str], now| ok(&s, &vars, args, now);
+    run(&["store", "pets", "the cat sat on the mat"], T1);
+    run(&["store", "tax", "quarterly tax filing deadline"], T1);
+    run(&["store", "rug", "a kitten is on the rug"], T2);
+    run(&["embed"], T2);
+    let answers = meaning_answers(&s, &vars);
+    let old = vector_files(&s);
+    assert_eq!(old.len(), 1, "{old:?}");
+
+    // A rebuild of the same files: the new generation has its vector file before any
+    // search, and it is the one a search would assemble, byte for byte (but for the
+    // cache's write count in the header, which the searches' queries moved on).
+    run(&["reindex"], T3);
+    let carried = vector_files(&s);
+    assert_eq!(
+        carried.len(),
+        1,
+        "carried to the new generation: {carried:?}"
+    );
+    assert_ne!(carried, old);
+    let carried_bytes = std::fs::read(&carried[0]).unwrap();
+    assert_eq!(meaning_answers(&s, &vars), answers);
+    std::fs::remove_file(&carried[0]).unwrap();
+    assert_eq!(meaning_answers(&s, &vars), answers, "assembled afresh");
+    let fresh = std::fs::read(&carried[0]).unwrap();
+    assert_eq!(fresh.len(), carried_bytes.len());
+    assert_eq!(
+        fresh[..32],
+        carried_bytes[..32],
+        "header up to the cache stamp"
+    );
+    assert_eq!(fresh[48..], carried_bytes[48..], "everything after it");
+
+    // Entries recorded before the ones indexed (a merge, an import of old notes) make
+    // the rebuild number the versions anew: the carried set is laid out for the new ids
+    // and still answers as one assembled afresh.
+    let file = std::fs::read_dir(s.memory_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "md"))
+        .unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    f.write_all(
+        b"\n## early\n\n```mem7\nop: store\nrecorded: 2025-06-01T00:00:00Z\nagent: a person\n```\n\n> the first cat on the first mat\n\n---\n",
+    )
+    .unwrap();
+    drop(f);
+    run(&["embed"], T3);
+    run(&["reindex"], T3);
+    let remapped = vector_files(&s);
+    assert_eq!(remapped.len(), 1, "{remapped:?}");
+    assert_ne!(remapped, carried, "a new generation");
+    let answers = meaning_answers(&s, &vars);
+    assert!(answers[0].contains("\"early\""), "{}", answers[0]);
+    std::fs::remove_file(&remapped[0]).unwrap();
+    assert_eq!(meaning_answers(&s, &vars), answers, "assembled afresh");
+}
+
 #[test]
 fn hybrid_and_semantic_ranking_honour_the_time_and_tag_filters() {
     let s = Sandbox::new();

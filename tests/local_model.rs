@@ -125,6 +125,54 @@ fn a_text_embeds_the_same_alone_and_padded_in_a_batch() {
     assert_eq!(model.embed(&[huge.as_str()]).unwrap()[0].len(), 384);
 }
 
+/// A batch of mixed lengths (a few tokens, a few dozen, past the 256-token cut, and
+/// more tokens in all than one pass of the encoder takes) gives each text the vector it
+/// gets alone, in the order of the inputs.
+#[test]
+fn a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order() {
+    let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
+    let long = "the deploy target moved from railway to cloudflare pages last week ".repeat(40);
+    let mut texts: Vec<String> = vec![
+        "ok".into(),
+        long.clone(),
+        "user prefers short answers with code examples".into(),
+        "the staging database is postgres 16, migrated on thursday night".into(),
+    ];
+    // More than 8192 tokens in all: the batch runs as several passes.
+    for i in 0..32 {
+        texts.push(format!("{i} {long}"));
+    }
+    texts.push("a last short one".into());
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let batch = model.embed(&refs).unwrap();
+    assert_eq!(batch.len(), refs.len());
+    for (i, text) in refs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i < 6 || *i + 1 == refs.len())
+    {
+        let alone = model.embed(&[text]).unwrap().remove(0);
+        let c = cosine(&alone, &batch[i]);
+        assert!(
+            c >= 0.9999,
+            "text {i}: cosine {c} between alone and in a batch"
+        );
+    }
+    // Reversed inputs, reversed outputs.
+    let few: Vec<&str> = refs[..4].to_vec();
+    let forward = model.embed(&few).unwrap();
+    let backward: Vec<&str> = few.iter().rev().copied().collect();
+    let mut back = model.embed(&backward).unwrap();
+    back.reverse();
+    for (a, b) in forward.iter().zip(&back) {
+        assert!(cosine(a, b) >= 0.9999);
+    }
+    assert!(
+        cosine(&forward[0], &forward[2]) < 0.99,
+        "different texts differ"
+    );
+}
+
 #[test]
 fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
     let s = Sandbox::new();

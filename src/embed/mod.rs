@@ -9,6 +9,7 @@
 //! the blake3 of the embedded text and the provider's model id, so each (text, model) is
 //! computed once, and rebuilds of the index keep them.
 
+mod encoder;
 pub mod http;
 pub mod local;
 

@@ -125,7 +125,7 @@ impl Engine {
         };
         self.cache()?;
         let cache = self.embed.cache.as_ref().expect("opened above");
-        let (waiting, missing) = missing_texts(&self.index, cache, &model, max)?;
+        let (waiting, missing) = vectors::missing_texts(&self.index, cache, &model, max)?;
         let mut stats = FillStats {
             missing: waiting,
             computed: 0,
@@ -500,31 +500,4 @@ pub fn fuse(
             h
         })
         .collect()
-}
-
-/// How many texts wait for a vector, and the ones kept to embed (hash, text).
-type Waiting = (usize, Vec<([u8; 32], String)>);
-
-/// The workspace's texts without a vector of `model`: how many there are, and at most
-/// `keep` of them (all without a bound), shortest first so that a batch pads little.
-/// Only the texts kept are held: counting what waits (`reindex`, a server's step of 32)
-/// holds one hash per waiting text, not the texts.
-fn missing_texts(
-    index: &crate::index::Index,
-    cache: &EmbeddingCache,
-    model: &str,
-    keep: Option<usize>,
-) -> Result<Waiting> {
-    let have = cache.hashes_for(model)?;
-    let mut waiting: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
-    let mut kept = Vec::new();
-    index.for_each_text(&mut |key, value| {
-        let text = crate::embed::version_text(key, value);
-        let hash = *blake3::hash(text.as_bytes()).as_bytes();
-        if !have.contains(&hash) && waiting.insert(hash) && keep.is_none_or(|k| kept.len() < k) {
-            kept.push((hash, text));
-        }
-    })?;
-    kept.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
-    Ok((waiting.len(), kept))
 }

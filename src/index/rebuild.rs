@@ -70,6 +70,9 @@ impl Index {
         if let Ok(f) = fs::File::open(&path) {
             f.sync_all().map_err(|e| Error::io(&path, e))?;
         }
+        // The vector files of the generation being replaced go with it; links to them
+        // are kept for the new one (checked against it once it is open, below).
+        super::vectors::carry::link(&dir, &fulltext_dir(&path));
         swap_current(&dir, &name)?;
         // A Go mem7 index's vectors are carried into the (rebuild-proof) cache.
         if let Some(legacy) = embeddings::legacy_index_for(ws.root()) {
@@ -91,6 +94,7 @@ impl Index {
                 "check that the workspace's .mem7/ directory is writable",
             )
         })?;
+        super::vectors::carry::settle(&index);
         Ok((index, stats))
     }
 }

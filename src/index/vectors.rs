@@ -13,16 +13,25 @@
 //! tops it up the same way; only the rows a search touches are ever read from disk. The
 //! file is a cache of a cache: it is replaced whole (written aside, then renamed), removed
 //! with its generation, and ignored when it does not hold together.
+//!
+//! The file's layout and its tail are in `vectors/file.rs`, carrying it to a new
+//! generation in `vectors/carry.rs`. (This file passes 600 lines by its tests, which
+//! check the search rows, the file and the tail together.)
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::Index;
 use super::embeddings::{EmbeddingCache, Stamp};
+
+pub mod carry;
+mod file;
+
 use crate::embed::{dot, version_text};
 use crate::error::Result;
+use file::file_path;
+pub use file::remove_other_files;
 
 /// A version's id and the hash of its embedded text.
 type Pending = (u64, [u8; 32]);
@@ -45,6 +54,9 @@ pub struct Vectors {
     data: Vec<f32>,
     /// The same rows as `data`, [`Vectors::words`] u64s of sign bits each.
     bits: Vec<u64>,
+    /// The text hash of each row in `data` (a row is found again by its text when the
+    /// set is carried to a new generation).
+    hashes: Vec<[u8; 32]>,
     differing: fn(&[u64], &[u64]) -> u32,
     /// Versions whose text has no vector yet.
     missing: Vec<Pending>,
@@ -58,19 +70,22 @@ pub struct Vectors {
     unsaved: usize,
 }
 
-/// Rows filled by a process before it writes the set to its vector file again (or a
-/// sixty-fourth of the rows, if more): until then, each later process looks those rows
-/// up in the cache one by one, a few microseconds each. The first load from the cache is
-/// always written.
+/// Rows filled by a process before it writes the whole set to its vector file again,
+/// when the rows after the file are a sixty-fourth of all or more (fewer go to the
+/// file's tail: see `file.rs`); until then, each later process looks those rows up in
+/// the cache one by one. The first load from the cache is always written.
 const RESAVE_AFTER: usize = 1024;
 
 /// The first rows of a set, memory-mapped from its vector file.
 struct Mapped {
     map: memmap2::Mmap,
+    /// What identifies the file to its tail: its rows, largest id and cache write count.
+    base: [u64; 3],
     rows: usize,
-    /// Byte ranges of the sign bits and the exact rows in `map`.
+    /// Byte ranges of the sign bits, the exact rows and the rows' text hashes in `map`.
     bits: Range<usize>,
     data: Range<usize>,
+    hashes: Range<usize>,
 }
 
 impl Mapped {
@@ -80,6 +95,10 @@ impl Mapped {
 
     fn data(&self) -> &[f32] {
         bytemuck::cast_slice(&self.map[self.data.clone()])
+    }
+
+    fn hashes(&self) -> &[u8] {
+        &self.map[self.hashes.clone()]
     }
 }
 
@@ -99,6 +118,7 @@ impl Vectors {
             mapped: None,
             data: Vec::new(),
             bits: Vec::new(),
+            hashes: Vec::new(),
             differing: pick_differing(),
             missing: Vec::new(),
             filled: 0,
@@ -152,6 +172,7 @@ impl Vectors {
                 v.dim = row.len();
                 v.data = vec![0.0; n * v.dim];
                 v.bits = vec![0; n * v.words()];
+                v.hashes = versions.iter().map(|(_, h)| *h).collect();
             }
             if row.len() != v.dim {
                 return;
@@ -189,7 +210,7 @@ impl Vectors {
             let mut still = Vec::new();
             for (id, hash) in std::mem::take(&mut self.missing) {
                 match cache.get_hash(&hash, model)? {
-                    Some(vector) => self.push(id, &vector),
+                    Some(vector) => self.push(id, hash, &vector),
                     None => still.push((id, hash)),
                 }
             }
@@ -198,7 +219,7 @@ impl Vectors {
         for (id, hash) in index.texts_after(self.max_id)? {
             self.max_id = self.max_id.max(id);
             match cache.get_hash(&hash, model)? {
-                Some(vector) => self.push(id, &vector),
+                Some(vector) => self.push(id, hash, &vector),
                 None => self.missing.push((id, hash)),
             }
         }
@@ -207,7 +228,7 @@ impl Vectors {
         Ok(true)
     }
 
-    fn push(&mut self, id: u64, vector: &[f32]) {
+    fn push(&mut self, id: u64, hash: [u8; 32], vector: &[f32]) {
         if self.dim == 0 {
             self.dim = vector.len();
         }
@@ -221,6 +242,7 @@ impl Vectors {
         self.row_of[slot] = self.rows() as u32;
         self.data.extend_from_slice(vector);
         sign_bits(vector, &mut self.bits);
+        self.hashes.push(hash);
         self.filled += 1;
         self.unsaved += 1;
     }
@@ -245,6 +267,12 @@ impl Vectors {
     #[inline]
     fn signs(&self, row: usize) -> &[u64] {
         self.row_in(row, self.words(), Mapped::bits, &self.bits)
+    }
+
+    /// The text hash of a row.
+    fn row_hash(&self, row: usize) -> [u8; 32] {
+        let bytes = self.row_in(row, 32, Mapped::hashes, self.hashes.as_flattened());
+        bytes.try_into().expect("32 bytes")
     }
 
     /// Row `row`, `width` wide, of a matrix whose first rows are mapped (`mapped`) and
@@ -309,304 +337,6 @@ impl Vectors {
     }
 }
 
-/// The vector file of `model`'s vectors for the generation whose full-text directory is
-/// `generation`. Its name starts with the generation's, so it goes when the generation does.
-fn file_path(generation: &Path, model: &str) -> PathBuf {
-    let tag = blake3::hash(model.as_bytes()).to_hex();
-    generation.with_extension(format!("vectors-{}", &tag[..16]))
-}
-
-/// Removes the vector files of `generation` that are not `model`'s (once `embed --prune`
-/// has dropped the other models' vectors from the cache, nothing should serve them).
-pub fn remove_other_files(generation: &Path, model: &str) {
-    let keep = file_path(generation, model);
-    let (Some(dir), Some(prefix)) = (
-        generation.parent(),
-        generation
-            .with_extension("vectors-")
-            .file_name()
-            .map(|n| n.to_os_string()),
-    ) else {
-        return;
-    };
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for item in read.flatten() {
-        let name = item.file_name();
-        let ours = name
-            .as_encoded_bytes()
-            .starts_with(prefix.as_encoded_bytes());
-        if ours && item.path() != keep {
-            let _ = std::fs::remove_file(item.path());
-        }
-    }
-}
-
-/// The first eight bytes of a vector file; the last names the layout's version.
-const MAGIC: [u8; 8] = *b"mem7vec\x01";
-/// Header fields after the magic, each a little-endian u64.
-const HEADER_FIELDS: usize = 8;
-
-/// Where each part of a vector file lies, from its header.
-///
-/// After the magic: `dim`, `rows`, `max_id`, the cache stamp (origin, writes), and the
-/// lengths of `row_of`,
-/// the missing list and the model id. Then, each part starting on 8 bytes: the model id
-/// (UTF-8), `row_of` (u32 per version id), the sign bits (u64s, row by row), the exact
-/// rows (f32s), and the missing versions (u64 id and 32-byte text hash each). Numbers
-/// are little-endian; the file is only written and read on little-endian machines.
-struct Layout {
-    dim: usize,
-    rows: usize,
-    max_id: u64,
-    stamp: Stamp,
-    model: Range<usize>,
-    row_of: Range<usize>,
-    bits: Range<usize>,
-    data: Range<usize>,
-    missing: Range<usize>,
-}
-
-/// Bytes per missing version in a vector file.
-const MISSING_BYTES: usize = 40;
-
-impl Layout {
-    /// The layout of a set with these counts; `None` when a size does not fit in memory.
-    fn of(dim: usize, rows: usize, row_of: usize, missing: usize, model: usize) -> Option<Layout> {
-        let part = |start: usize, bytes: Option<usize>| -> Option<Range<usize>> {
-            let start = start.checked_next_multiple_of(8)?;
-            Some(start..start.checked_add(bytes?)?)
-        };
-        let words = dim.div_ceil(64);
-        let model = part(8 * (1 + HEADER_FIELDS), Some(model))?;
-        let row_of = part(model.end, row_of.checked_mul(4))?;
-        let bits = part(row_of.end, rows.checked_mul(words)?.checked_mul(8))?;
-        let data = part(bits.end, rows.checked_mul(dim)?.checked_mul(4))?;
-        let missing = part(data.end, missing.checked_mul(MISSING_BYTES))?;
-        Some(Layout {
-            dim,
-            rows,
-            max_id: 0,
-            stamp: Stamp::default(),
-            model,
-            row_of,
-            bits,
-            data,
-            missing,
-        })
-    }
-
-    /// Reads the header of `bytes` and checks that the parts end where the file does.
-    fn read(bytes: &[u8]) -> Option<Layout> {
-        let header = bytes.get(..8 * (1 + HEADER_FIELDS))?;
-        if header[..8] != MAGIC {
-            return None;
-        }
-        let field = |i: usize| {
-            let at = 8 * (1 + i);
-            u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"))
-        };
-        let size = |i: usize| usize::try_from(field(i)).ok();
-        let (dim, rows) = (size(0)?, size(1)?);
-        if dim == 0 && rows > 0 {
-            return None;
-        }
-        let mut layout = Layout::of(dim, rows, size(5)?, size(6)?, size(7)?)?;
-        layout.max_id = field(2);
-        layout.stamp = Stamp {
-            origin: field(3),
-            writes: field(4),
-        };
-        (layout.missing.end == bytes.len()).then_some(layout)
-    }
-
-    fn header(&self) -> [u8; 8 * (1 + HEADER_FIELDS)] {
-        let (row_of, missing) = (self.row_of.len() / 4, self.missing.len() / MISSING_BYTES);
-        let fields = [
-            self.dim as u64,
-            self.rows as u64,
-            self.max_id,
-            self.stamp.origin,
-            self.stamp.writes,
-            row_of as u64,
-            missing as u64,
-            self.model.len() as u64,
-        ];
-        let mut out = [0u8; 8 * (1 + HEADER_FIELDS)];
-        out[..8].copy_from_slice(&MAGIC);
-        for (i, f) in fields.iter().enumerate() {
-            out[8 * (1 + i)..8 * (2 + i)].copy_from_slice(&f.to_le_bytes());
-        }
-        out
-    }
-}
-
-impl Vectors {
-    /// The set in the vector file of `model` for `generation`, if there is one that holds
-    /// together and was made from the cache whose origin is `origin` (not from one since
-    /// deleted, whose vectors may differ). It is mapped, not read: only the rows a search
-    /// touches are loaded.
-    fn open(generation: &Path, model: &str, origin: u64) -> Option<Vectors> {
-        if cfg!(target_endian = "big") {
-            return None;
-        }
-        let file = std::fs::File::open(file_path(generation, model)).ok()?;
-        // SAFETY: vector files are never changed in place: a new one is written aside and
-        // renamed over the old, and a generation's files are only ever removed whole, so
-        // the mapped bytes stay as they were (the model weights are mapped on the same
-        // terms). A file cut short by hand is caught by the size check below, before any
-        // row is read.
-        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-        let layout = Layout::read(&map)?;
-        if &map[layout.model.clone()] != model.as_bytes() || layout.stamp.origin != origin {
-            return None;
-        }
-        let row_of: Vec<u32> = bytemuck::try_cast_slice::<u8, u32>(&map[layout.row_of.clone()])
-            .ok()?
-            .to_vec();
-        let mut filled = 0;
-        for &row in &row_of {
-            if row != u32::MAX {
-                if row as usize >= layout.rows {
-                    return None;
-                }
-                filled += 1;
-            }
-        }
-        // `row_of` covers every id up to `max_id`, so a wrong `max_id` (which would hide
-        // versions from the top-up) shows as a wrong size.
-        if row_of.len() as u64 != layout.max_id.checked_add(1)? {
-            return None;
-        }
-        let mut missing = Vec::with_capacity(layout.missing.len() / MISSING_BYTES);
-        for m in map[layout.missing.clone()].chunks_exact(MISSING_BYTES) {
-            let id = u64::from_le_bytes(m[..8].try_into().expect("8 bytes"));
-            if row_of.get(id as usize) != Some(&u32::MAX) {
-                return None;
-            }
-            missing.push((id, m[8..].try_into().expect("32 bytes")));
-        }
-        let mut v = Vectors::empty(model, generation, layout.stamp);
-        v.dim = layout.dim;
-        v.row_of = row_of;
-        v.missing = missing;
-        v.filled = filled;
-        v.max_id = layout.max_id;
-        v.mapped = Some(Mapped {
-            rows: layout.rows,
-            bits: layout.bits,
-            data: layout.data,
-            map,
-        });
-        // The checks above read the header, `row_of` and the missing list; the casts
-        // below must not fail on a search's hot path.
-        let m = v.mapped.as_ref().expect("just set");
-        bytemuck::try_cast_slice::<u8, u64>(&m.map[m.bits.clone()]).ok()?;
-        bytemuck::try_cast_slice::<u8, f32>(&m.map[m.data.clone()]).ok()?;
-        Some(v)
-    }
-
-    /// Writes the set to its vector file when [`RESAVE_AFTER`] rows (or a sixty-fourth of
-    /// them) have been filled since it was last read or written. A failure (a read-only
-    /// or full disk) leaves the old file, or none, and is not retried before as many rows
-    /// again: the next process assembles the set from the cache.
-    fn save_if_due(&mut self) {
-        let due = RESAVE_AFTER.max(self.rows() / 64);
-        if self.unsaved < due || cfg!(target_endian = "big") {
-            return;
-        }
-        let _ = self.save();
-        self.unsaved = 0;
-    }
-
-    fn save(&self) -> std::io::Result<()> {
-        let invalid = || std::io::Error::other("the vector set is too large to lay out");
-        let path = &file_path(&self.generation, &self.model);
-        // Every id up to `max_id` has a `row_of` entry in the file (`open` checks it).
-        let ids = usize::try_from(self.max_id)
-            .ok()
-            .and_then(|m| m.checked_add(1))
-            .filter(|ids| *ids >= self.row_of.len())
-            .ok_or_else(invalid)?;
-        let mut layout = Layout::of(
-            self.dim,
-            self.rows(),
-            ids,
-            self.missing.len(),
-            self.model.len(),
-        )
-        .ok_or_else(invalid)?;
-        layout.max_id = self.max_id;
-        layout.stamp = self.cache_stamp;
-        let unlisted = vec![u32::MAX; ids - self.row_of.len()];
-        let (mapped_bits, mapped_data) = match &self.mapped {
-            Some(m) => (m.bits(), m.data()),
-            None => (&[][..], &[][..]),
-        };
-        let missing: Vec<u8> = self
-            .missing
-            .iter()
-            .flat_map(|(id, hash)| id.to_le_bytes().into_iter().chain(*hash))
-            .collect();
-        // Each part at its offset, after up to 7 bytes of padding.
-        let parts: [(usize, &[&[u8]]); 6] = [
-            (0, &[&layout.header()]),
-            (layout.model.start, &[self.model.as_bytes()]),
-            (
-                layout.row_of.start,
-                &[
-                    bytemuck::cast_slice(&self.row_of),
-                    bytemuck::cast_slice(&unlisted),
-                ],
-            ),
-            (
-                layout.bits.start,
-                &[
-                    bytemuck::cast_slice(mapped_bits),
-                    bytemuck::cast_slice(&self.bits),
-                ],
-            ),
-            (
-                layout.data.start,
-                &[
-                    bytemuck::cast_slice(mapped_data),
-                    bytemuck::cast_slice(&self.data),
-                ],
-            ),
-            (layout.missing.start, &[&missing]),
-        ];
-        // A new file of its own (created exclusively), renamed over the old one: a mapped
-        // file is never written to. Its name starts with the generation's, so a leftover
-        // goes with the generation.
-        let dir = path.parent().ok_or_else(invalid)?;
-        let mut prefix = path.file_name().ok_or_else(invalid)?.to_os_string();
-        prefix.push(".tmp");
-        let tmp = tempfile::Builder::new().prefix(&prefix).tempfile_in(dir)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-        let mut at = 0;
-        for (start, bytes) in parts {
-            let pad = start
-                .checked_sub(at)
-                .filter(|p| *p < 8)
-                .ok_or_else(invalid)?;
-            out.write_all(&[0u8; 8][..pad])?;
-            at = start;
-            for b in bytes {
-                out.write_all(b)?;
-                at += b.len();
-            }
-        }
-        if at != layout.missing.end {
-            return Err(invalid());
-        }
-        out.flush()?;
-        drop(out);
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    }
-}
-
 /// A query vector, exact and as sign bits.
 pub struct Query {
     exact: Vec<f32>,
@@ -667,26 +397,31 @@ pub fn workspace_hashes(index: &Index) -> Result<std::collections::HashSet<[u8; 
     Ok(index.texts_after(0)?.into_iter().map(|(_, h)| h).collect())
 }
 
-/// The versions of `index` whose text has no vector of `model`, one per distinct text,
-/// with the text to embed.
+/// How many texts wait for a vector, and the ones kept to embed (hash, text).
+pub type Waiting = (usize, Vec<([u8; 32], String)>);
+
+/// The workspace's texts without a vector of `model` (one per distinct text): how many
+/// there are, and at most `keep` of them (all without a bound), shortest first so that a
+/// batch pads little. Only the texts kept are held: counting what waits (`reindex`, a
+/// server's step of 32) holds one hash per waiting text, not the texts.
 pub fn missing_texts(
     index: &Index,
     cache: &EmbeddingCache,
     model: &str,
-) -> Result<Vec<([u8; 32], String)>> {
+    keep: Option<usize>,
+) -> Result<Waiting> {
     let have = cache.hashes_for(model)?;
-    let mut wanted: HashMap<[u8; 32], String> = HashMap::new();
+    let mut waiting: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
+    let mut kept = Vec::new();
     index.for_each_text(&mut |key, value| {
         let text = version_text(key, value);
         let hash = *blake3::hash(text.as_bytes()).as_bytes();
-        if !have.contains(&hash) {
-            wanted.entry(hash).or_insert(text);
+        if !have.contains(&hash) && waiting.insert(hash) && keep.is_none_or(|k| kept.len() < k) {
+            kept.push((hash, text));
         }
     })?;
-    let mut out: Vec<_> = wanted.into_iter().collect();
-    // By length, so that a batch holds texts of similar length and pads little.
-    out.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
-    Ok(out)
+    kept.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
+    Ok((waiting.len(), kept))
 }
 
 #[cfg(test)]
@@ -732,7 +467,7 @@ mod tests {
         let rows: Vec<Vec<f32>> = (0..2000).map(|i| unit(1001 + 2 * i, dim)).collect();
         let mut v = Vectors::empty("m", Path::new(""), Stamp::default());
         for (i, r) in rows.iter().enumerate() {
-            v.push(i as u64 + 1, r);
+            v.push(i as u64 + 1, [i as u8; 32], r);
         }
         // Queries near a row: that row, the exact nearest, is within the 64 rows whose
         // signs agree most with the query's.
@@ -794,7 +529,7 @@ mod tests {
             if id % 3 == 0 {
                 v.missing.push((id, [id as u8; 32]));
             } else {
-                v.push(id, &unit(id, dim));
+                v.push(id, [id as u8; 32], &unit(id, dim));
             }
             v.max_id = id;
         }
@@ -810,8 +545,8 @@ mod tests {
         // Rows added to a mapped set live after the mapped ones, and a file written from
         // both holds all of them.
         for id in 301..=320u64 {
-            v.push(id, &unit(id, dim));
-            back.push(id, &unit(id, dim));
+            v.push(id, [id as u8; 32], &unit(id, dim));
+            back.push(id, [id as u8; 32], &unit(id, dim));
             back.max_id = id;
         }
         assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
@@ -830,6 +565,70 @@ mod tests {
     }
 
     #[test]
+    fn rows_added_to_a_mapped_set_go_to_its_tail_and_a_stale_tail_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("index-1-2.tantivy");
+        let path = file_path(&generation, "m");
+        let tail = path.with_extension(format!(
+            "{}.tail",
+            path.extension().unwrap().to_string_lossy()
+        ));
+        let stamp = Stamp {
+            origin: ORIGIN,
+            writes: 3,
+        };
+        // Enough rows that RESAVE_AFTER more are under a sixty-fourth of them.
+        let (base, dim) = (70_000u64, 8);
+        let mut v = Vectors::empty("m", &generation, stamp);
+        for id in 1..=base {
+            v.push(id, [id as u8; 32], &unit(id, dim));
+        }
+        v.max_id = base;
+        v.save().unwrap();
+        let mut back = Vectors::open(&generation, "m", ORIGIN).unwrap();
+        let added = base + RESAVE_AFTER as u64;
+        for id in base + 1..=added {
+            v.push(id, [id as u8; 32], &unit(id, dim));
+            back.push(id, [id as u8; 32], &unit(id, dim));
+            back.max_id = id;
+        }
+        v.missing.push((added + 1, [9; 32]));
+        v.max_id = added + 1;
+        back.missing.push((added + 1, [9; 32]));
+        back.max_id = added + 1;
+        back.save_if_due();
+        assert!(tail.is_file(), "the added rows went to the tail");
+        let query = Query::new(&unit(777, dim));
+        let again = Vectors::open(&generation, "m", ORIGIN).unwrap();
+        assert_eq!(
+            again.mapped_rows(),
+            base as usize,
+            "the file itself was kept"
+        );
+        assert_eq!((again.len(), again.missing()), (added as usize, 1));
+        assert_eq!(again.max_id, added + 1);
+        let ids = added + 2;
+        assert_eq!(answers(&again, ids, &query), answers(&v, ids, &query));
+
+        // A tail of a file since replaced is not taken, even put back by hand.
+        let kept = std::fs::read(&tail).unwrap();
+        let mut other = Vectors::empty("m", &generation, stamp);
+        for id in 1..=10u64 {
+            other.push(id, [id as u8; 32], &unit(id + 5, dim));
+        }
+        other.max_id = 10;
+        other.save().unwrap();
+        assert!(!tail.exists(), "a whole write removes the tail");
+        std::fs::write(&tail, &kept).unwrap();
+        let replaced = Vectors::open(&generation, "m", ORIGIN).unwrap();
+        assert_eq!((replaced.len(), replaced.max_id), (10, 10));
+        assert_eq!(
+            answers(&replaced, ids, &query),
+            answers(&other, ids, &query)
+        );
+    }
+
+    #[test]
     fn a_vector_file_that_does_not_hold_together_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let generation = dir.path().join("index-1-2.tantivy");
@@ -843,19 +642,19 @@ mod tests {
             },
         );
         for id in 1..=50u64 {
-            v.push(id, &unit(id, 384));
+            v.push(id, [id as u8; 32], &unit(id, 384));
         }
         v.missing.push((51, [7; 32]));
         v.max_id = 51;
         v.save().unwrap();
         let good = std::fs::read(&path).unwrap();
         assert!(Vectors::open(&generation, "m", ORIGIN).is_some());
-        let layout = Layout::read(&good).unwrap();
+        let layout = file::Layout::read(&good, *b"mem7vec\x02").unwrap();
         let broken: Vec<(&str, Vec<u8>)> = vec![
             ("cut short", good[..good.len() - 1].to_vec()),
             ("one byte more", [&good[..], &[0]].concat()),
             ("empty", Vec::new()),
-            ("another magic", [&b"mem7vec\x02"[..], &good[8..]].concat()),
+            ("another magic", [&b"mem7vec\x01"[..], &good[8..]].concat()),
             ("a row number past the rows", {
                 let mut b = good.clone();
                 let at = layout.row_of.start + 4 * 10;
