@@ -134,3 +134,33 @@ fn no_import_cycle_between_top_level_modules() {
         assert!(importers.is_empty(), "{front} is imported by {importers:?}");
     }
 }
+
+/// Files in `src/` longer than this must say in their opening why they are long.
+const ROOM: usize = 600;
+
+#[test]
+fn no_source_file_is_too_big_to_hold_in_ones_head() {
+    let too_long: Vec<String> = all_sources()
+        .into_iter()
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let lines = text.lines().count();
+            let opening: String = text
+                .lines()
+                .take_while(|l| l.starts_with("//!"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (lines > ROOM && !opening.contains("Why this file is long:")).then(|| {
+                format!(
+                    "{} ({lines} lines)",
+                    p.strip_prefix(src()).unwrap().display()
+                )
+            })
+        })
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "split these by responsibility, or say in their `//!` opening \"Why this file is long: …\":\n{}",
+        too_long.join("\n")
+    );
+}
