@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
-use crate::core::time::{TxTime, ValidTime};
+use crate::core::time::TxTime;
 use crate::engine::{ImportOp, ImportRecord, StoreRequest};
 use crate::error::{Error, Result};
 
@@ -98,18 +98,8 @@ pub fn record(
     const HINT: &str = "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}";
     let bad = |problem: String| Error::input(format!("line {n}: {problem}"), HINT);
     let rec: ImportLine = crate::request::json_line(line, n, HINT)?;
-    let valid_from = rec
-        .valid_from
-        .as_deref()
-        .map(ValidTime::parse)
-        .transpose()
-        .map_err(|e| bad(format!("valid_from: {e}")))?;
-    let valid_to = rec
-        .valid_to
-        .as_deref()
-        .map(|t| crate::request::valid_end("valid_to", t))
-        .transpose()
-        .map_err(|e| bad(e.to_string()))?;
+    let (valid_from, valid_to) =
+        super::record_period(rec.valid_from.as_deref(), rec.valid_to.as_deref(), &bad)?;
     let recorded = rec
         .recorded
         .as_deref()

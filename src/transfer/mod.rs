@@ -31,6 +31,24 @@ struct OpLine {
 
 /// Whether an import line is a JSON object with an `op` field (else it is read as a
 /// store record, exactly as before ops existed).
+/// A record's `valid_from` and `valid_to`, read as every import record reads them; a bad
+/// one is `bad`'s error (which names the line).
+pub(crate) fn record_period(
+    valid_from: Option<&str>,
+    valid_to: Option<&str>,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<(Option<ValidTime>, Option<crate::core::ValidEnd>)> {
+    let from = valid_from
+        .map(ValidTime::parse)
+        .transpose()
+        .map_err(|e| bad(format!("valid_from: {e}")))?;
+    let to = valid_to
+        .map(|t| crate::request::valid_end("valid_to", t))
+        .transpose()
+        .map_err(|e| bad(e.to_string()))?;
+    Ok((from, to))
+}
+
 pub fn has_op(line: &str) -> bool {
     line.contains("\"op\"")
         && matches!(
@@ -69,18 +87,8 @@ pub fn op_record(
     let (op, key, value, valid_from, valid_to, tags) = match rec.op.as_str() {
         "store" => {
             refuse(&[("entity", rec.entity.is_some())])?;
-            let valid_from = rec
-                .valid_from
-                .as_deref()
-                .map(ValidTime::parse)
-                .transpose()
-                .map_err(|e| bad(format!("valid_from: {e}")))?;
-            let valid_to = rec
-                .valid_to
-                .as_deref()
-                .map(|t| crate::request::valid_end("valid_to", t))
-                .transpose()
-                .map_err(|e| bad(e.to_string()))?;
+            let (valid_from, valid_to) =
+                record_period(rec.valid_from.as_deref(), rec.valid_to.as_deref(), &bad)?;
             (
                 ImportOp::Store,
                 need("key", &rec.key)?,
