@@ -4,7 +4,7 @@
 //! Sentence-transformers' recipe: inputs capped at 256 tokens, the last layer's token
 //! vectors averaged over the attention mask, the mean scaled to unit length.
 //!
-//! The encoder is written in [`super::encoder`] (about two hundred lines) rather than
+//! The encoder is written in `embed::encoder` (about two hundred lines) rather than
 //! taken from candle-transformers, which would compile some hundred models to use one;
 //! candle maps and checks the weights file.
 //!

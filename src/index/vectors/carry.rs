@@ -53,7 +53,7 @@ fn files_of(generation: &Path) -> Vec<PathBuf> {
 }
 
 /// Links each vector file of the current generation in `dir` under the name of the new
-/// generation whose full-text directory is `new`, suffixed [`CARRIED`]. Call before the
+/// generation whose full-text directory is `new`, suffixed `CARRIED`. Call before the
 /// new generation becomes current (which removes the old one's files).
 pub fn link(dir: &Path, new: &Path) {
     let Ok(current) = std::fs::read_to_string(dir.join(CURRENT)) else {
