@@ -144,7 +144,9 @@ impl Engine {
             let wanted = r.recorded.unwrap_or(now);
             let tx = step_past(last, wanted).map_err(|e| at_line(r.line, e))?;
             let req = &r.req;
-            if r.op != ImportOp::Store {
+            // Each record either stops believing (a forget) or is a store; both are then
+            // placed, noted, applied and spilled alike.
+            let (op, scope, placed, forgets) = if r.op != ImportOp::Store {
                 let (op, name) = match r.op {
                     ImportOp::Forget => (
                         Op::Forget {
@@ -186,48 +188,41 @@ impl Engine {
                     value: None,
                 };
                 let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
-                let (tx, text, hash, content) =
-                    place(&tie, &r, wanted, tx, scope, draft, prev, &key);
-                if r.keep_ties && tx != wanted && last == Some(wanted) {
-                    outcome.raised_ties.push(r.line);
+                let placed = place(&tie, &r, wanted, tx, scope, draft, prev, &key);
+                (op, scope, placed, true)
+            } else {
+                let believed = scratch.believed(&req.key)?;
+                let periods: Vec<Period> = believed.iter().map(Version::period).collect();
+                if confirmed(req, &believed, &periods, wanted.as_valid()).is_some() {
+                    outcome.unchanged += 1;
+                    continue;
                 }
-                tie.note(tx, scope, content);
-                last = Some(tx);
-                prev = hash;
-                scratch.apply(&staged_event(tx, op, content))?;
-                spill.write(&Workspace::day_file(&tx.utc_day()), &text)?;
-                outcome.forgot += 1;
-                continue;
-            }
-            let believed = scratch.believed(&req.key)?;
-            let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-            if confirmed(req, &believed, &periods, wanted.as_valid()).is_some() {
-                outcome.unchanged += 1;
-                continue;
-            }
-            let from = req.valid_from.unwrap_or(wanted.as_valid());
-            let end = req.valid_to.unwrap_or(ValidEnd::Open);
-            let op = store_op(req, from, end);
-            // The plan the index will execute (an empty period is refused before
-            // anything is written).
-            change::plan(
-                &staged_event(tx, op.clone(), ChainHash::GENESIS),
-                tx,
-                &believed,
-            )
-            .map_err(|e| at_line(r.line, period_error(e.from, e.to)))?;
-            // Only a record that is written takes a transaction time.
-            let scope = Some(req.key.as_str());
-            let (tx, text, hash, content) = place(
-                &tie,
-                &r,
-                wanted,
-                tx,
-                scope,
-                |t| store_draft(req, from, t),
-                prev,
-                &key,
-            );
+                let from = req.valid_from.unwrap_or(wanted.as_valid());
+                let end = req.valid_to.unwrap_or(ValidEnd::Open);
+                let op = store_op(req, from, end);
+                // The plan the index will execute (an empty period is refused before
+                // anything is written).
+                change::plan(
+                    &staged_event(tx, op.clone(), ChainHash::GENESIS),
+                    tx,
+                    &believed,
+                )
+                .map_err(|e| at_line(r.line, period_error(e.from, e.to)))?;
+                // Only a record that is written takes a transaction time.
+                let scope = Some(req.key.as_str());
+                let placed = place(
+                    &tie,
+                    &r,
+                    wanted,
+                    tx,
+                    scope,
+                    |t| store_draft(req, from, t),
+                    prev,
+                    &key,
+                );
+                (op, scope, placed, false)
+            };
+            let (tx, text, hash, content) = placed;
             if r.keep_ties && tx != wanted && last == Some(wanted) {
                 outcome.raised_ties.push(r.line);
             }
@@ -236,7 +231,11 @@ impl Engine {
             prev = hash;
             scratch.apply(&staged_event(tx, op, content))?;
             spill.write(&Workspace::day_file(&tx.utc_day()), &text)?;
-            outcome.stored += 1;
+            if forgets {
+                outcome.forgot += 1;
+            } else {
+                outcome.stored += 1;
+            }
         }
         Ok(outcome)
     }
