@@ -1,0 +1,212 @@
+//! The detector's own examples and the catalogues' figures.
+
+use super::*;
+
+#[test]
+fn credentials_are_found() {
+    let cases = [
+        "key is sk-proj-abcdefghijklmnopqrstuvwx",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "github_pat_11ABCDEFG0123456789_abcdefghijk",
+        "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+        "AKIAIOSFODNN7EXAMPLE",
+        "xoxb-123456789012-abcdefghij",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nabc",
+        "export API_KEY=abcd1234efgh",
+        "password: hunter22",
+        "DB_PASSWORD=hunter2222",
+        "STRIPE_API_KEY=rk_live_abcdef",
+        "xoxe-1-abcdefghijklmnopqrst",
+        "{\"password\": \"correct horse\"}",
+        // The issue's examples.
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "postgres://admin:S3cr3tP4ss@db/prod",
+        "https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEFG12/aB3dE5gH7jK9mN1pQ3sT5vW7",
+        "glpat-Ab3De5Gh7Jk9Mn1Pq3St",
+        "Authorization: Bearer Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz",
+        "-----BEGIN RSA\nPRIVATE KEY-----\nMIIE",
+        "-----BEGIN OPENSSH PRIV\nATE KEY-----",
+    ];
+    for c in cases {
+        assert!(find(c).is_some(), "{c}");
+    }
+}
+
+#[test]
+fn prose_is_not_refused() {
+    let cases = [
+        "we rotate the api key every month",
+        "the password is in 1Password",
+        "password: see vault",
+        "task-runner uses sk-learn",
+        "desk-ghp_x",
+        "AKIA is the prefix of AWS keys",
+        "-----BEGIN CERTIFICATE-----",
+        "",
+        "api_key_env: OPENAI_API_KEY",
+        "password policy: 12 chars",
+        "NODE_AUTH_TOKEN: ${{ secrets.NPM_TOKEN }}",
+        "curl -H \"Authorization: Bearer $GITHUB_TOKEN\" https://api.github.com/user",
+        "postgres://app@db:5432/app",
+        "sk-learn-compatible-estimators-for-everyone",
+        "pk_live_51MzKqPLkdIwHu7ixA9s8T2bQcJ4vXy3R0nWm5Gh is the publishable key",
+    ];
+    for c in cases {
+        assert_eq!(find(c), None, "{c}");
+    }
+}
+
+#[test]
+fn names_say_whether_a_value_is_a_secret() {
+    use NameClass::{Password, Secret};
+    let cases = [
+        ("DB_PASSWORD", Some(Password)),
+        ("PGPASSWORD", Some(Password)),
+        ("db_pass", Some(Password)),
+        ("passphrase", Some(Password)),
+        ("aws_secret_access_key", Some(Secret)),
+        ("clientSecret", Some(Secret)),
+        ("X-API-Key", Some(Secret)),
+        ("_authToken", Some(Secret)),
+        ("AccountKey", Some(Secret)),
+        ("STRIPE_KEY", Some(Secret)),
+        ("auth", Some(Secret)),
+        ("api_key_env", None),
+        ("password_min_length", None),
+        ("token_ttl", None),
+        ("secret_name", None),
+        ("private_key_path", None),
+        ("cache_key", None),
+        ("public_key", None),
+        ("idempotency_key", None),
+        ("ClientToken", None),
+        ("NextToken", None),
+        ("max_tokens", None),
+        ("bypass", None),
+    ];
+    for (name, class) in cases {
+        assert_eq!(classify_name(name), class, "{name}");
+    }
+}
+
+#[test]
+fn values_that_stand_for_a_secret_are_not_one() {
+    for text in [
+        "password = \"********\"",
+        "client_secret: <redacted>",
+        "API_TOKEN=${{ secrets.API_TOKEN }}",
+        "DB_PASSWORD=changeme",
+        "token: $(gh auth token)",
+        "password: stored-in-1password",
+        "SECRET_KEY = os.environ[\"DJANGO_SECRET_KEY\"]",
+        "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
+        "postgres://user:password@localhost/db",
+        "Authorization: Bearer <token>",
+    ] {
+        assert_eq!(find(text), None, "{text}");
+    }
+}
+
+#[test]
+fn pem_headers_are_found_however_wrapped() {
+    for text in [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----BEGIN RSA\nPRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIV\nATE KEY-----",
+        "key: |\n  -----BEGIN PRIVATE\n  KEY-----",
+        "> -----BEGIN EC\n> PRIVATE KEY-----",
+        "{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIE\"}",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+        "-----BEGIN\u{200B} RSA PRIVATE KEY-----",
+    ] {
+        assert!(find(text).is_some(), "{text:?}");
+    }
+    assert_eq!(find("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq"), None);
+}
+
+#[test]
+fn zero_width_characters_do_not_hide_a_token() {
+    for zw in [
+        '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{00AD}',
+    ] {
+        let text = format!("note: ghp_abcdefghij{zw}klmnopqrstuvwxyz0123456789");
+        let f = find(&text).unwrap_or_else(|| panic!("{zw:?}"));
+        assert_eq!(f.offset, 6, "{zw:?}");
+        assert!(text.is_char_boundary(f.offset));
+    }
+}
+
+#[test]
+fn base64_of_a_token_is_found() {
+    // base64 of "ghp_abcdefghijklmnopqrstuvwxyz0123456789" and of "AKIAIOSFODNN7EXAMPLE".
+    for encoded in [
+        "Z2hwX2FiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ==",
+        "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=",
+    ] {
+        let text = format!("value: {encoded}");
+        assert_eq!(find(&text).map(|f| f.offset), Some(7), "{encoded}");
+    }
+    // Ordinary text in base64 stays ordinary.
+    assert_eq!(find("aGVsbG8gd29ybGQsIHRoaXMgaXMgZmluZQ=="), None);
+}
+
+#[test]
+fn offsets_point_at_the_credential_and_never_split_a_character() {
+    let text = "é line one\nsecond line has ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let f = find(text).expect("found");
+    assert_eq!(&text[f.offset..f.offset + 4], "ghp_");
+    // Found only once the lines are joined: the offset is still in the original.
+    let wrapped = "ü see sk-proj-abcdefghij\n  klmnopqrstuvwxyz";
+    let f = find(wrapped).expect("found");
+    assert!(wrapped.is_char_boundary(f.offset));
+    assert_eq!(&wrapped[f.offset..f.offset + 3], "sk-");
+}
+
+#[test]
+fn every_rule_compiles_and_holds_an_anchor() {
+    for rule in RULES {
+        let re = compile(rule);
+        let words = match rule.anchors {
+            Anchors::Exact(words) | Anchors::Folded(words) => words,
+        };
+        assert!(!words.is_empty(), "{}", rule.kind);
+        assert!(re.captures_len() <= 2, "{}", rule.kind);
+    }
+}
+
+#[test]
+fn a_finding_never_holds_the_secret() {
+    let f = find("ghp_abcdefghijklmnopqrstuvwxyz0123456789").expect("found");
+    assert!(!f.kind.contains("abcdef"));
+}
+
+/// The catalogues of DESIGN §7: at least 95% of the credentials refused, at most 1%
+/// of the ordinary facts.
+#[test]
+fn catalogues_are_measured() {
+    fn samples(text: &str) -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| l.replace(r"\n", "\n"))
+            .collect()
+    }
+    let credentials = samples(include_str!(
+        "../../../tests/fixtures/secrets/credentials.txt"
+    ));
+    let ordinary = samples(include_str!("../../../tests/fixtures/secrets/ordinary.txt"));
+    assert!(credentials.len() >= 60 && ordinary.len() >= 500);
+    let missed: Vec<_> = credentials.iter().filter(|c| find(c).is_none()).collect();
+    let refused: Vec<_> = ordinary.iter().filter(|o| find(o).is_some()).collect();
+    assert!(
+        missed.len() * 100 <= credentials.len() * 5,
+        "{} of {} credentials missed",
+        missed.len(),
+        credentials.len()
+    );
+    assert!(
+        refused.len() * 100 <= ordinary.len(),
+        "{} of {} ordinary facts refused: {refused:?}",
+        refused.len(),
+        ordinary.len()
+    );
+}
