@@ -61,9 +61,79 @@ impl Expected {
     }
 }
 
+/// Whether a request's `Origin` may reach a server addressed as `host` (the request's
+/// `Host` header). No `Origin` (a program, not a browser page) passes; a page of the
+/// server's own origin passes, as does a page on another loopback name of the same port
+/// (`localhost` for `127.0.0.1`); any other site (and the opaque origin `null`) is
+/// refused, whatever token the request carries. This is the check the MCP
+/// specification requires of streamable HTTP servers against DNS rebinding and
+/// cross-site requests.
+pub fn origin_allowed(origin: Option<&str>, host: Option<&str>) -> bool {
+    let Some(origin) = origin else {
+        return true;
+    };
+    let Some(authority) = origin
+        .trim()
+        .strip_prefix("http://")
+        .or_else(|| origin.trim().strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let authority = authority.trim_end_matches('/');
+    let Some(host) = host else {
+        return false;
+    };
+    if authority.eq_ignore_ascii_case(host.trim()) {
+        return true;
+    }
+    let (a_name, a_port) = split_authority(authority);
+    let (h_name, h_port) = split_authority(host.trim());
+    a_port == h_port && is_loopback_name(a_name) && is_loopback_name(h_name)
+}
+
+/// A `Host`-style authority as its name and port (`None` when none is given).
+fn split_authority(authority: &str) -> (&str, Option<&str>) {
+    match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((name, rest)) => (name, rest.strip_prefix(':')),
+            None => (v6, None),
+        },
+        None => match authority.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (authority, None),
+        },
+    }
+}
+
+/// Whether a host name is this machine's loopback.
+pub fn is_loopback_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_servers_own_origin_passes() {
+        let host = Some("127.0.0.1:7077");
+        assert!(origin_allowed(None, host));
+        assert!(origin_allowed(Some("http://127.0.0.1:7077"), host));
+        assert!(origin_allowed(Some("http://localhost:7077"), host));
+        assert!(origin_allowed(Some("http://[::1]:7077"), host));
+        assert!(!origin_allowed(Some("http://localhost:9999"), host));
+        assert!(!origin_allowed(Some("https://evil.example"), host));
+        assert!(!origin_allowed(Some("http://evil.example:7077"), host));
+        assert!(!origin_allowed(Some("null"), host));
+        assert!(origin_allowed(
+            Some("https://mem.team.example"),
+            Some("mem.team.example")
+        ));
+        assert!(!origin_allowed(Some("http://127.0.0.1:7077"), None));
+    }
 
     #[test]
     fn loopback_needs_no_token_other_addresses_do() {

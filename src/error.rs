@@ -40,6 +40,14 @@ pub enum Error {
         hint: Option<String>,
     },
 
+    /// A field bound for a memory file looks like a credential (refused before anything
+    /// is written). Its fix depends on the front end: the CLI can allow it explicitly, an
+    /// MCP client cannot; see [`Error::hint`].
+    #[error(
+        "the {what} looks like a credential ({kind}); mem7 refuses to write secrets into files that may be pushed to git"
+    )]
+    Credential { what: String, kind: &'static str },
+
     /// There is no workspace where one was expected.
     #[error("no mem7 workspace at {}", path.display())]
     NoWorkspace { path: PathBuf },
@@ -136,6 +144,7 @@ impl Error {
     pub fn kind(&self) -> Kind {
         match self {
             Error::Input { .. }
+            | Error::Credential { .. }
             | Error::NoWorkspace { .. }
             | Error::Conflict { .. }
             | Error::Embedding { .. } => Kind::Input,
@@ -158,6 +167,9 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         match self {
             Error::Input { hint, .. } => hint.clone(),
+            Error::Credential { .. } => Some(
+                "keep the secret in a secret manager and store where to find it instead (\"the deploy token is in 1Password under 'deploy'\")".into(),
+            ),
             Error::NoWorkspace { .. } => Some(
                 "create one with `mem7 init [DIR]`, or point to one with --workspace DIR or MEM7_WORKSPACE".into(),
             ),

@@ -12,6 +12,10 @@ use crate::store::Workspace;
 
 /// The kind of a finding about text that belongs to no entry.
 pub const FOREIGN_TEXT: &str = "foreign text";
+/// The kind of a finding about a symbolic link under `memory/`.
+pub const LINK: &str = "link";
+/// The kind of a finding about a FIFO, socket or device under `memory/`.
+pub const SPECIAL_FILE: &str = "special-file";
 
 /// One located finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,7 +25,8 @@ pub struct Finding {
     /// The entry's key (empty when the problem is not in an entry).
     pub key: String,
     /// A stable name: changed, removed, file-removed, reordered, unsealed, not-keyed,
-    /// truncated, unreadable, conflict, foreign text, head-mismatch, legacy, merge, ahead.
+    /// truncated, unreadable, conflict, foreign text, head-mismatch, legacy, merge, ahead,
+    /// link, special-file.
     pub kind: &'static str,
     /// Whether this breaks verification (else a warning).
     pub is_break: bool,
@@ -63,11 +68,28 @@ pub(crate) fn verify_locked(
     key: &ChainKey,
     expect_head: Option<&str>,
 ) -> Result<Report> {
-    let files = ws.scan()?;
+    let (files, irregular) = ws.scan_all(true)?;
     let mut report = Report {
         files: files.len(),
         ..Report::default()
     };
+    // Links and special files under memory/ hold no entries mem7 reads, and writes
+    // refuse to go through them: each is named, so nothing hides behind one.
+    for odd in irregular {
+        report.findings.push(Finding {
+            file: odd.name.clone(),
+            line: 1,
+            key: String::new(),
+            kind: if odd.target.is_some() { LINK } else { SPECIAL_FILE },
+            is_break: true,
+            message: format!(
+                "{}; mem7 never follows it, so entries written through it would be outside the chain: remove it (`git rm {}`) and restore the real file from git history",
+                odd.describe(),
+                odd.name
+            ),
+            computed: None,
+        });
+    }
     // Parse every file (in parallel: verification is bound by hashing and scanning).
     let parsed = parse_all(
         ws,
@@ -298,6 +320,15 @@ fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed>
                         };
                         let mapped = ws.map(name)?;
                         let mut file = format::parse_chain(mapped.text()?, key);
+                        for &line in mapped.undecodable_lines() {
+                            file.problems.push(format::Problem {
+                                line,
+                                kind: ProblemKind::Malformed,
+                                message: format!(
+                                    "line {line} holds a byte that is not UTF-8 (read as `?`); memory files are UTF-8 markdown: restore the line from git (`git diff`, `git checkout -- {name}`)"
+                                ),
+                            });
+                        }
                         for (ei, e) in file.entries.iter_mut().enumerate() {
                             e.link.file = i;
                             e.link.first_in_file = ei == 0;

@@ -944,3 +944,297 @@ fn seal_accepts_foreign_text_until_it_is_edited() {
         (1, vec![(rel(&s, &file), line, "foreign text".to_string())])
     );
 }
+
+#[test]
+fn writes_never_go_through_a_link_and_verify_names_every_irregular_file() {
+    let s = Sandbox::new();
+    s.ok(&["store", "seed:1", "s"], Some("2026-03-01T10:00:00Z"));
+    let seed = std::fs::read(s.memory_dir().join("2026-03-01.md")).unwrap();
+    let outside = s.dir.path().join("outside.txt");
+    std::os::unix::fs::symlink(&outside, s.memory_dir().join("2026-03-02.md")).unwrap();
+
+    // A store on the linked day is refused, and nothing is written anywhere.
+    let r = s.run(
+        &["store", "victim:1", "hello"],
+        Some("2026-03-02T10:00:00Z"),
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("memory/2026-03-02.md"), "{}", r.stderr);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    assert!(!outside.exists(), "the entry went through the link");
+    assert_eq!(
+        std::fs::read(s.memory_dir().join("2026-03-01.md")).unwrap(),
+        seed
+    );
+    assert_eq!(s.run(&["recall", "victim:1"], None).stdout, "");
+
+    // verify names the link, where it points, and fails.
+    let v = s.run(&["verify", "--json"], None);
+    assert_eq!(v.code, 1, "{}{}", v.stdout, v.stderr);
+    assert!(v.stdout.contains("\"link\""), "{}", v.stdout);
+    assert!(
+        v.stdout.contains(&outside.display().to_string()),
+        "{}",
+        v.stdout
+    );
+
+    // A FIFO is named too, and a store on its day neither hangs nor writes.
+    std::fs::remove_file(s.memory_dir().join("2026-03-02.md")).unwrap();
+    let fifo = s.memory_dir().join("2026-03-03.md");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let r = s.run(
+        &["store", "victim:2", "hello"],
+        Some("2026-03-03T10:00:00Z"),
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("FIFO"), "{}", r.stderr);
+    let v = s.run(&["verify"], None);
+    assert_eq!(v.code, 1);
+    assert!(v.stdout.contains("special-file"), "{}", v.stdout);
+    std::fs::remove_file(&fifo).unwrap();
+
+    // A torn tail is never set aside through a linked `memory/torn`.
+    let elsewhere = s.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, s.memory_dir().join("torn")).unwrap();
+    let day = s.memory_dir().join("2026-03-01.md");
+    let mut torn = seed.clone();
+    torn.extend_from_slice(b"\n## half:written\n\n```mem7\nop: sto");
+    std::fs::write(&day, &torn).unwrap();
+    let r = s.run(&["store", "after:1", "x"], Some("2026-03-01T11:00:00Z"));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("memory/torn"), "{}", r.stderr);
+    assert!(std::fs::read_dir(&elsewhere).unwrap().next().is_none());
+    assert_eq!(
+        std::fs::read(&day).unwrap(),
+        torn,
+        "the torn tail stays in place"
+    );
+    // With the link gone, the same store sets the tail aside and goes through.
+    std::fs::remove_file(s.memory_dir().join("torn")).unwrap();
+    s.ok(&["store", "after:1", "x"], Some("2026-03-01T11:00:00Z"));
+    assert_eq!(s.run(&["verify"], None).code, 0);
+}
+
+/// Runs `store` of each sample under its own key, on two threads; returns the samples
+/// refused as credentials.
+fn refused_by_store(s: &Sandbox, samples: &[String]) -> Vec<String> {
+    let halves: Vec<&[String]> = samples.chunks(samples.len().div_ceil(2)).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = halves
+            .iter()
+            .enumerate()
+            .map(|(h, part)| {
+                scope.spawn(move || {
+                    let mut refused = Vec::new();
+                    for (i, sample) in part.iter().enumerate() {
+                        let key = format!("sample:{h}_{i}");
+                        let r = s.run_stdin(&["store", &key, "-"], Some(NOW), sample);
+                        match r.code {
+                            0 => {}
+                            2 if r.stderr.contains("looks like a credential") => {
+                                assert!(
+                                    !r.stderr.contains(sample.trim()),
+                                    "the error quotes the secret: {}",
+                                    r.stderr
+                                );
+                                refused.push(sample.clone());
+                            }
+                            _ => panic!("store of {sample:?}: {}{}", r.stdout, r.stderr),
+                        }
+                    }
+                    refused
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
+#[test]
+fn the_credential_catalogue_is_refused_and_ordinary_facts_pass() {
+    let s = Sandbox::new();
+    std::fs::write(s.ws.join("mem7.yaml"), "max_value_bytes: 200000\n").unwrap();
+    let credentials = common::samples("credentials.txt");
+    assert!(credentials.len() >= 60, "{} credentials", credentials.len());
+    let refused = refused_by_store(&s, &credentials);
+    let missed: Vec<&String> = credentials
+        .iter()
+        .filter(|c| !refused.contains(c))
+        .collect();
+    let rate = refused.len() as f64 / credentials.len() as f64;
+    assert!(
+        rate >= 0.95,
+        "{} of {} credentials refused ({rate:.3}); missed: {missed:#?}",
+        refused.len(),
+        credentials.len()
+    );
+    // What was refused reached no file.
+    let memory: String = std::fs::read_dir(s.memory_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    for c in &refused {
+        assert!(!memory.contains(c.as_str()), "{c:?} reached a memory file");
+    }
+
+    // The ordinary facts go through one import (all or nothing): a refused line is
+    // counted, dropped, and the import run again.
+    let ordinary = common::samples("ordinary.txt");
+    assert!(ordinary.len() >= 500, "{} ordinary facts", ordinary.len());
+    let o = Sandbox::new();
+    std::fs::write(o.ws.join("mem7.yaml"), "max_value_bytes: 200000\n").unwrap();
+    let mut left: Vec<&String> = ordinary.iter().collect();
+    let mut false_alarms = Vec::new();
+    loop {
+        let input: String = left
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"key": format!("fact:{i}"), "value": v})
+                )
+            })
+            .collect();
+        let r = o.run_stdin(&["import", "-"], Some(NOW), &input);
+        if r.code == 0 {
+            break;
+        }
+        let line: usize = r
+            .stderr
+            .split("line ")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("import failed without a line: {}", r.stderr));
+        assert!(r.stderr.contains("credential"), "{}", r.stderr);
+        false_alarms.push(left.remove(line - 1).clone());
+        assert!(
+            false_alarms.len() <= 20,
+            "too many false alarms: {false_alarms:#?}"
+        );
+    }
+    let rate = false_alarms.len() as f64 / ordinary.len() as f64;
+    assert!(
+        rate <= 0.01,
+        "{} of {} ordinary facts refused: {false_alarms:#?}",
+        false_alarms.len(),
+        ordinary.len()
+    );
+    let stored = o.ok(&["list", "--json"], Some(NOW)).strings("key");
+    assert_eq!(stored.len(), ordinary.len() - false_alarms.len());
+}
+
+#[test]
+fn a_credential_in_a_tag_an_agent_or_an_import_op_is_refused_too() {
+    let s = Sandbox::new();
+    s.ok(&["store", "seed:1", "s"], Some(NOW));
+    let before = s.snapshot();
+    let token = "glpat-Xq3vB8kLm2NpR7sT1wYz";
+    let r = s.run(&["store", "k:1", "v", "--tag", token], Some(NOW));
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("tag") && r.stderr.contains("credential"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains(token), "the error quotes the token");
+    let r = s.run(
+        &["store", "k:1", "v", "--agent", &format!("bot {token}")],
+        Some(NOW),
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("agent"), "{}", r.stderr);
+    for record in [
+        format!("{{\"op\":\"forget\",\"key\":\"{token}\"}}"),
+        format!("{{\"op\":\"forget_entity\",\"entity\":\"{token}\"}}"),
+        format!("{{\"op\":\"forget_tagged\",\"tags\":[\"{token}\"]}}"),
+        format!("{{\"key\":\"k:2\",\"value\":\"v\",\"agent\":\"ci {token}\"}}"),
+    ] {
+        let r = s.run_stdin(&["import", "-"], Some(NOW), &format!("{record}\n"));
+        assert_eq!(r.code, 2, "{record}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("line 1") && r.stderr.contains("credential"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_eq!(s.snapshot(), before, "nothing written");
+    // --allow-secret is the one way through, and the entry says so.
+    s.ok(
+        &["store", "k:1", "v", "--tag", token, "--allow-secret"],
+        Some(NOW),
+    );
+    let memory: String = std::fs::read_dir(s.memory_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(memory.contains("secret: allowed"));
+}
+
+#[test]
+fn import_notes_never_writes_a_credential_from_a_folder_name_a_tag_or_a_body() {
+    let s = Sandbox::new();
+    let notes = s.dir.path().join("notes");
+    let token = "hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678";
+    std::fs::create_dir_all(notes.join(token)).unwrap();
+    std::fs::write(
+        notes.join(token).join("deploy.md"),
+        "---\ntitle: deploy\n---\nWe deploy on Fridays.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        notes.join("tagged.md"),
+        format!("---\ntitle: tagged\ntags: [ops, {token}]\n---\nPlain body.\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        notes.join("body.md"),
+        format!("---\ntitle: body\n---\nthe key is {token}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        notes.join("fine.md"),
+        "---\ntitle: fine\n---\nNothing secret here.\n",
+    )
+    .unwrap();
+    let before = s.snapshot();
+    let r = s.run(
+        &["import-notes", notes.to_str().unwrap(), "--write"],
+        Some(NOW),
+    );
+    assert_ne!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(s.snapshot(), before, "nothing written");
+    let all = format!("{}{}", r.stdout, r.stderr);
+    for f in ["deploy.md", "tagged.md", "body.md"] {
+        assert!(all.contains(f) && all.contains("credential"), "{f}: {all}");
+    }
+    let r = s.run(
+        &[
+            "import-notes",
+            notes.to_str().unwrap(),
+            "--write",
+            "--skip-bad",
+        ],
+        Some(NOW),
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let memory: String = std::fs::read_dir(s.memory_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(memory.contains("Nothing secret here"));
+    assert!(!memory.contains(token), "a credential reached a file");
+}

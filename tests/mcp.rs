@@ -1045,3 +1045,147 @@ async fn a_failure_inside_mem7_is_a_tool_error_that_says_it_is_not_the_request()
     assert!(text.contains("hello world"), "{text}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_a_foreign_origin_whatever_the_token() {
+    let sb = Sandbox::new();
+    let token = "test-token-0123456789abcdef";
+    let server = serve(&sb, token);
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "page", "version": "1"}}});
+    let post = |origin: Option<&str>| {
+        let mut req = http
+            .post(format!("{}/mcp", server.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {token}"))
+            .body(init.to_string());
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        req.send()
+    };
+    for foreign in [
+        "https://evil.example",
+        "http://evil.example:80",
+        "null",
+        "http://localhost:1",
+    ] {
+        let resp = post(Some(foreign)).await.unwrap();
+        assert_eq!(resp.status(), 403, "origin {foreign}");
+    }
+    // The server's own origin, and a client that sends none, pass.
+    let own = server.base.clone();
+    assert_eq!(post(Some(&own)).await.unwrap().status(), 200);
+    assert_eq!(post(None).await.unwrap().status(), 200);
+}
+
+#[test]
+fn the_stdio_server_answers_garbage_and_oversized_lines() {
+    let sb = Sandbox::new();
+    let mut child = sb
+        .command(&["mcp"], None)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{{\"name\":\"memory_store\",\"arguments\":{{\"key\":\"k\",\"value\":\"{}\"}}}}}}\n",
+        "x".repeat(30 * 1024 * 1024)
+    );
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(b"this is not json\n").unwrap();
+        stdin.write_all(huge.as_bytes()).unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        stdin.write_all(format!("{init}\n").as_bytes()).unwrap();
+        // Closing standard input ends the server.
+    });
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let answers: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    writer.join().unwrap();
+    let _ = child.wait();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[0]["error"]["code"], -32700, "{answers:?}");
+    assert_eq!(answers[0]["id"], Value::Null);
+    assert_eq!(answers[1]["error"]["code"], -32600, "{answers:?}");
+    assert!(
+        answers[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit"),
+        "{answers:?}"
+    );
+    assert_eq!(answers[2]["id"], 1, "the server still answers: {answers:?}");
+    assert!(
+        answers[2]["result"]["serverInfo"].is_object(),
+        "{answers:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_store_refuses_the_credential_catalogue_in_words_a_client_can_act_on() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("mem7.yaml"), "max_value_bytes: 200000\n").unwrap();
+    let client = connect(&sb).await;
+    let credentials = common::samples("credentials.txt");
+    let mut refused = 0;
+    for (i, c) in credentials.iter().enumerate() {
+        let (is_error, text) = call(
+            &client,
+            "memory_store",
+            json!({"key": format!("mcp:{i}"), "value": c}),
+        )
+        .await;
+        if is_error {
+            assert!(text.contains("credential"), "{text}");
+            assert!(
+                !text.contains("--allow-secret"),
+                "a flag the client cannot pass: {text}"
+            );
+            refused += 1;
+        }
+    }
+    let rate = f64::from(refused) / credentials.len() as f64;
+    assert!(
+        rate >= 0.95,
+        "{refused} of {} refused over MCP",
+        credentials.len()
+    );
+    // Tags are checked too.
+    let (is_error, text) = call(
+        &client,
+        "memory_store",
+        json!({"key": "mcp:tagged", "value": "v", "tags": ["npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"]}),
+    )
+    .await;
+    assert!(is_error, "{text}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_memory_store_changes_nothing_and_the_block_shows_the_fact_once() {
+    let sb = Sandbox::new();
+    let client = connect(&sb).await;
+    let args = json!({"key": "ci:provider", "value": "Buildkite", "valid_from": "2026-03-01"});
+    let first = call_json(&client, "memory_store", args.clone()).await;
+    assert_eq!(first["status"], "stored");
+    let before = sb.snapshot();
+    let retry = call_json(&client, "memory_store", args).await;
+    assert_eq!(retry["status"], "unchanged", "{retry}");
+    assert_eq!(sb.snapshot(), before, "a retry writes nothing");
+    let (block, _) = call_full(&client, "memory_context", json!({})).await;
+    let text = block.to_string();
+    assert_eq!(text.matches("Buildkite").count(), 1, "{text}");
+    assert!(!text.contains("no longer believed"), "{text}");
+    client.cancel().await.unwrap();
+}

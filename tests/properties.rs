@@ -158,6 +158,25 @@ proptest! {
                         source,
                         content: content_of(i),
                     };
+                    // A restatement (a retry of the same period): the core's rule vs the
+                    // grid's. Unchanged when [a, b) is exactly one believed version of
+                    // this value: one run of one writer's cells, no more, no less.
+                    if b > a {
+                        let believed = live.believed(KEYS[*key]).to_vec();
+                        let planned = mem7::core::change::plan(&ev, TxTime::from_micros(tx), &believed).unwrap();
+                        let core = planned.restates(&believed).is_some();
+                        let writer = cells[a].as_ref().filter(|(_, v)| v == value).map(|(w, _)| *w);
+                        let model = writer.is_some_and(|w| {
+                            let same = |c: &Option<(usize, String)>| c.as_ref().is_some_and(|(x, _)| *x == w);
+                            cells[a..b].iter().all(same)
+                                && (a == 0 || !same(&cells[a - 1]))
+                                && (b >= GRID || !same(&cells[b]))
+                        });
+                        prop_assert_eq!(core, model, "restatement at tx {} of [{}, {})", tx, a, b);
+                        if core {
+                            continue;
+                        }
+                    }
                     let anomaly = live.apply(&ev, &mut |_| {});
                     if b <= a {
                         prop_assert!(anomaly.is_some(), "an empty period must be reported");

@@ -800,3 +800,30 @@ fn the_inertness_check_catches_live_markup() {
         "inert",
     );
 }
+
+#[test]
+fn a_foreign_origin_is_refused_whatever_the_token() {
+    let sb = Sandbox::new();
+    worked_example(&sb);
+    let token = "ui-token-0123456789abcdef";
+    for with_token in [false, true] {
+        let ui = Ui::start(
+            &sb,
+            Some("2026-04-12T12:00:00Z"),
+            with_token.then_some(token),
+        );
+        let bearer = format!("Bearer {token}");
+        let mut headers = vec![("Origin", "https://evil.example")];
+        if with_token {
+            headers.push(("Authorization", bearer.as_str()));
+        }
+        let r = ui.request("GET", "/", &headers);
+        assert_eq!(r.status, 403, "token {with_token}: {r:?}");
+        let own = format!("http://{}", ui.addr);
+        let mut headers = vec![("Origin", own.as_str())];
+        if with_token {
+            headers.push(("Authorization", bearer.as_str()));
+        }
+        assert_eq!(ui.request("GET", "/", &headers).status, 200);
+    }
+}

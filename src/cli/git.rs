@@ -14,13 +14,23 @@ pub(super) fn setup_git(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8>
     store::Workspace::open(&root)?;
     let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
     let driver = crate::sync::driver::register_driver(&root, &exe)?;
-    write_out(
-        out,
-        &format!(
-            "git merges in {} now keep memory entries whole (merge.union.driver = {driver})\n",
+    let hook = crate::sync::driver::install_hook(&root, &exe)?;
+    let mut text = format!(
+        "git merges in {} now keep memory entries whole (merge.union.driver = {driver}; attributes in .git/info/attributes)\n",
+        root.display()
+    );
+    match hook {
+        crate::sync::driver::Hook::Installed(path) => text.push_str(&format!(
+            "commits now run `mem7 verify` first (hook: {})\n",
+            path.display()
+        )),
+        crate::sync::driver::Hook::KeptTheirs(path) => text.push_str(&format!(
+            "kept the pre-commit hook already at {}; add `mem7 --workspace {} verify` to it to verify memory before each commit\n",
+            path.display(),
             root.display()
-        ),
-    )?;
+        )),
+    }
+    write_out(out, &text)?;
     Ok(EXIT_OK)
 }
 

@@ -12,6 +12,7 @@ mod demo;
 mod git;
 mod index;
 mod read;
+mod safe;
 mod serve;
 mod setup;
 mod sync;
@@ -51,10 +52,21 @@ pub fn run() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_ERROR } else { EXIT_OK });
         }
     };
+    // A file-size limit (`ulimit -f`) then fails a write with an error, as a full disk
+    // does, instead of killing mem7 in the middle of an append.
+    // SAFETY: setting a signal's disposition to "ignore" runs no code of ours.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let env = Env::from_process();
     // Not locked for the whole run: the MCP server writes to standard output from
     // another thread.
-    let mut out = io::stdout();
+    // What people read is made safe for their terminal; an export's data is not
+    // touched (it goes to files and other programs, byte for byte).
+    let mut out: Box<dyn Write> = match cli.command {
+        Command::Export { .. } | Command::MergeFile { .. } => Box::new(io::stdout()),
+        _ => Box::new(safe::Safe::new(io::stdout())),
+    };
     let code = match execute(&cli, &env, &mut out) {
         Ok(code) => code,
         Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
@@ -74,12 +86,17 @@ pub fn run() -> ExitCode {
 }
 
 fn report_error(e: &Error) {
-    eprintln!("mem7: error: {e}");
+    eprintln!("mem7: error: {}", safe::neutralise(&e.to_string()));
     if e.kind() == crate::error::Kind::Internal {
         eprintln!("  (a failure inside mem7, not a problem with the request)");
     }
     if let Some(hint) = e.hint() {
-        eprintln!("  hint: {hint}");
+        eprintln!("  hint: {}", safe::neutralise(&hint));
+    }
+    if matches!(e, Error::Credential { .. }) {
+        eprintln!(
+            "  if it is not a secret, pass --allow-secret (the entry says so, and sync still checks it)"
+        );
     }
 }
 

@@ -237,6 +237,17 @@ pub(super) fn export(
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let engine = open_engine(cli, env)?;
+    if let Some(path) = output
+        && let Some(what) = engine.workspace().owned_folder(path)
+    {
+        return Err(Error::input(
+            format!(
+                "-o {} is inside the workspace's {what}, which only mem7 writes",
+                path.display()
+            ),
+            "write the export somewhere else (`-o memory.jsonl` beside the workspace, or any folder outside memory/ and .mem7/); nothing was written",
+        ));
+    }
     let format = match format {
         args::ExportFormatArg::Json => crate::transfer::export::Format::Json,
         args::ExportFormatArg::Csv => crate::transfer::export::Format::Csv,

@@ -16,15 +16,23 @@ pub(super) fn mcp(cli: &Cli, env: &Env) -> Result<u8> {
     server.spawn_watcher()?;
     runtime()?.block_on(async {
         use rmcp::ServiceExt;
-        let running = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
-        Ok::<(), Error>(())
+        let (input, output) = rmcp::transport::stdio();
+        let (transport, writer) = crate::mcp::stdio::filtered(input, output);
+        let served = async {
+            let running = server
+                .serve(transport)
+                .await
+                .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
+            running
+                .waiting()
+                .await
+                .map_err(|e| Error::io("<stdio>", io::Error::other(e.to_string())))?;
+            Ok::<(), Error>(())
+        }
+        .await;
+        // The last answers may still be on their way to standard output.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+        served
     })?;
     Ok(EXIT_OK)
 }

@@ -61,7 +61,11 @@ pub(super) fn run(
             if json {
                 let v = serde_json::json!({
                     "refused": true,
-                    "by": match by { RefusedBy::Local => "local", RefusedBy::Merged => "merged" },
+                    "by": match by {
+                        RefusedBy::Local => "local",
+                        RefusedBy::Merged => "merged",
+                        RefusedBy::Remote => "remote",
+                    },
                     "remote": remote,
                     "remote_branch": remote_branch,
                     "pushed": false,
@@ -129,6 +133,10 @@ fn refusal_human(by: RefusedBy, upstream: &str, findings: &[Finding]) -> String 
             format!("merged with {upstream}, the memory does not verify: someone pushed altered or hand-written entries"),
             format!("see who changed the file and how (`git log -p {upstream} -- FILE`); the change must be undone there, or accepted with `mem7 seal` by whoever made it"),
         ),
+        RefusedBy::Remote => (
+            format!("{upstream} holds something under the workspace that is not a regular file"),
+            format!("this clone was left as it was. Whoever can push to {upstream} must remove it there (`git rm PATH`, commit, push; restore a memory file from history if it replaced one); then run `mem7 sync` again"),
+        ),
     };
     let mut s =
         format!("mem7: error: refusing to sync: {what}; nothing was committed, merged or pushed\n");
@@ -194,6 +202,13 @@ pub(super) fn report_json(r: &Report) -> String {
         "attempts": r.attempts,
         "registered_driver": r.registered_driver,
         "verify_warnings": r.verify_warnings,
+        "restored": r.restored.iter().map(|k| serde_json::json!({
+            "file": k.file,
+            "entries": k.entries,
+            "keys": k.keys,
+            "dropped_by": k.dropped_by,
+        })).collect::<Vec<_>>(),
+        "outside_memory": r.outside,
     }))
 }
 
@@ -305,6 +320,33 @@ pub(super) fn report_human(r: &Report) -> String {
                 duration_text(a.ahead_seconds)
             ));
         }
+    }
+    if !r.restored.is_empty() {
+        let n: usize = r.restored.iter().map(|k| k.entries).sum();
+        s.push_str(&format!(
+            "kept {} that {upstream} had dropped (memory files are append-only; the repaired tree was {}):\n",
+            count(n, "entry", "entries"),
+            if r.pushed { "pushed" } else { "not pushed yet" }
+        ));
+        for k in &r.restored {
+            s.push_str(&format!(
+                "  {}: {}{}, dropped by commit {}\n",
+                k.file,
+                count(k.entries, "entry", "entries"),
+                keys_text(&k.keys),
+                &k.dropped_by[..k.dropped_by.len().min(7)]
+            ));
+        }
+    }
+    if !r.outside.is_empty() {
+        const SHOWN: usize = 10;
+        let more = r.outside.len().saturating_sub(SHOWN);
+        s.push_str(&format!(
+            "{upstream} also changed {} outside the memory folder (mem7 runs no hook and merges memory with its own attributes): {}{}\n",
+            count(r.outside.len(), "file", "files"),
+            r.outside.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
     }
     if c.commits == 0 && r.received.commits == 0 && r.sent.commits == 0 {
         s.push_str(&format!(

@@ -56,6 +56,40 @@ impl Change {
     pub fn is_empty(&self) -> bool {
         self.close.is_empty() && self.start.is_empty()
     }
+
+    /// For a store's plan: whether it would leave the believed versions exactly as they
+    /// are — the versions it starts are, by value, tags and valid period (boundaries
+    /// included), the versions it closes — so that it is a restatement, written as
+    /// nothing (DESIGN §2, a retry with the same explicit period). Returns the index in
+    /// `believed` of the version equal to the store's own new version.
+    pub fn restates(&self, believed: &[Version]) -> Option<usize> {
+        if self.start.len() != self.close.len() || self.start.is_empty() {
+            return None;
+        }
+        let fact = |v: &Version| {
+            let mut tags = v.tags.clone();
+            tags.sort();
+            (
+                v.key.clone(),
+                v.value.clone(),
+                tags,
+                v.valid_from,
+                v.valid_to,
+            )
+        };
+        let mut closed: Vec<_> = self.close.iter().map(|&i| fact(&believed[i])).collect();
+        let mut started: Vec<_> = self.start.iter().map(fact).collect();
+        closed.sort();
+        started.sort();
+        if closed != started {
+            return None;
+        }
+        let new = fact(self.start.last()?);
+        self.close
+            .iter()
+            .copied()
+            .find(|&i| fact(&believed[i]) == new)
+    }
 }
 
 /// Plans `event`, applied at transaction time `tx`, against `believed`: versions

@@ -61,12 +61,93 @@ pub fn merge(near: &mut Vec<NearKey>, more: impl IntoIterator<Item = NearKey>) {
 /// At most this many suggestions.
 pub const MAX_NEAR: usize = 5;
 
-/// The key in its comparable form: lowercase, without `_ - . :`.
+/// The key in its comparable form: lowercase, without `_ - . :`, with full-width forms
+/// and letters of other scripts that look like Latin ones read as their ASCII twins.
 pub fn normalize(key: &str) -> String {
     key.chars()
+        .map(|c| ascii_twin(c).unwrap_or(c))
         .filter(|c| !matches!(c, '_' | '-' | '.' | ':'))
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+/// The ASCII character `c` is drawn like, for full-width forms and the Cyrillic and
+/// Greek letters that look Latin (a mixed-script key is the usual disguise of a
+/// look-alike: `kеy` with a Cyrillic `е`).
+pub fn ascii_twin(c: char) -> Option<char> {
+    if ('\u{FF01}'..='\u{FF5E}').contains(&c) {
+        return char::from_u32(c as u32 - 0xFEE0);
+    }
+    let twin = match c {
+        'а' => 'a',
+        'е' => 'e',
+        'о' => 'o',
+        'р' => 'p',
+        'с' => 'c',
+        'у' => 'y',
+        'х' => 'x',
+        'і' => 'i',
+        'ј' => 'j',
+        'ѕ' => 's',
+        'ԁ' => 'd',
+        'һ' => 'h',
+        'ԛ' => 'q',
+        'ԝ' => 'w',
+        'ӏ' => 'l',
+        'А' => 'A',
+        'В' => 'B',
+        'Е' => 'E',
+        'К' => 'K',
+        'М' => 'M',
+        'Н' => 'H',
+        'О' => 'O',
+        'Р' => 'P',
+        'С' => 'C',
+        'Т' => 'T',
+        'Х' => 'X',
+        'І' => 'I',
+        'Ј' => 'J',
+        'Ѕ' => 'S',
+        'ο' => 'o',
+        'ν' => 'v',
+        'ι' => 'i',
+        'κ' => 'k',
+        'ρ' => 'p',
+        'υ' => 'u',
+        'χ' => 'x',
+        'Α' => 'A',
+        'Β' => 'B',
+        'Ε' => 'E',
+        'Ζ' => 'Z',
+        'Η' => 'H',
+        'Ι' => 'I',
+        'Κ' => 'K',
+        'Μ' => 'M',
+        'Ν' => 'N',
+        'Ο' => 'O',
+        'Ρ' => 'P',
+        'Τ' => 'T',
+        'Υ' => 'Y',
+        'Χ' => 'X',
+        _ => return None,
+    };
+    Some(twin)
+}
+
+/// The ASCII key `key` passes for, when it mixes Latin letters with look-alikes of
+/// another script, or uses full-width forms: `kеy` (Cyrillic `е`) → `key`. `None` for
+/// a plain key, and for a key written wholly in another script (a Russian word is not
+/// a disguise).
+pub fn ascii_look_alike(key: &str) -> Option<String> {
+    let full_width = key.chars().any(|c| ('\u{FF01}'..='\u{FF5E}').contains(&c));
+    let latin = key.chars().any(|c| c.is_ascii_alphabetic());
+    let twins = key
+        .chars()
+        .any(|c| !('\u{FF01}'..='\u{FF5E}').contains(&c) && ascii_twin(c).is_some());
+    if !(full_width || (latin && twins)) {
+        return None;
+    }
+    Some(key.chars().map(|c| ascii_twin(c).unwrap_or(c)).collect())
 }
 
 /// How many edits make a near key: one for short keys, two from eight characters on,
@@ -143,6 +224,26 @@ pub fn same_slot<'a>(wanted: &str, existing: impl IntoIterator<Item = &'a str>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mixed_scripts_and_full_width_forms_name_their_ascii_twin() {
+        assert_eq!(ascii_look_alike("k\u{435}y").as_deref(), Some("key"));
+        assert_eq!(
+            ascii_look_alike("\u{FF45}vent7:host").as_deref(),
+            Some("event7:host")
+        );
+        assert_eq!(ascii_look_alike("event7:host"), None);
+        assert_eq!(
+            ascii_look_alike("хост"),
+            None,
+            "a Russian word is no disguise"
+        );
+        assert_eq!(ascii_look_alike("café:menu"), None);
+        assert_eq!(
+            normalize("P\u{430}yments:Owner"),
+            normalize("payments_owner")
+        );
+    }
 
     #[test]
     fn case_separators_and_small_edits() {

@@ -131,18 +131,44 @@ pub fn agent(agent: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// Checks a value's size against the workspace limit.
-pub fn value_size(value: &str, max_bytes: usize) -> Result<(), Invalid> {
-    if value.len() > max_bytes {
-        return Err(invalid(
+/// Checks an entry's size against the workspace limit, `max_value_bytes`: its value and
+/// its tags together, so that no field escapes the limit (the key and the agent have
+/// short limits of their own).
+pub fn entry_size(value: &str, tags: &[String], max_bytes: usize) -> Result<(), Invalid> {
+    let tag_bytes: usize = tags.iter().map(|t| t.len() + 2).sum();
+    let total = value.len() + tag_bytes;
+    if total > max_bytes {
+        let problem = if tag_bytes > 0 {
+            format!(
+                "the value and tags are {total} bytes (value {}, {} tags {tag_bytes}), over the limit of {max_bytes}",
+                value.len(),
+                tags.len()
+            )
+        } else {
             format!(
                 "the value is {} bytes, over the limit of {max_bytes}",
                 value.len()
-            ),
-            "store a summary and keep the long text in a file, or raise `max_value_bytes` in mem7.yaml",
+            )
+        };
+        return Err(invalid(
+            problem,
+            "store a summary (with a few tags) and keep the long text in a file, or raise `max_value_bytes` in mem7.yaml",
         ));
     }
     Ok(())
+}
+
+/// The first `max` bytes of `text`, cut at a character boundary: how much of a long
+/// value search and meaning read, so their work is bounded whatever its size.
+pub fn head_of(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 #[cfg(test)]

@@ -233,9 +233,15 @@ pub trait Embedder: Send {
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 }
 
+/// How much of a value is embedded: models read a few hundred tokens, so the start of
+/// a long value is all that counts, and the work stays bounded.
+pub const EMBEDDED_VALUE_BYTES: usize = 8 * 1024;
+
 /// The text embedded for a version: its key, with separators read as spaces, and its
-/// value. The key often carries the subject (`user.favorite_color: blue`).
+/// value (its first [`EMBEDDED_VALUE_BYTES`]). The key often carries the subject
+/// (`user.favorite_color: blue`).
 pub fn version_text(key: &str, value: &str) -> String {
+    let value = crate::core::validate::head_of(value, EMBEDDED_VALUE_BYTES);
     let key: String = key
         .chars()
         .map(|c| {

@@ -46,6 +46,10 @@ pub fn validate_record(r: &ImportRecord, config: &crate::config::Config) -> Resu
             .iter()
             .try_for_each(|t| validate::tag(t))
             .and_then(|()| validate::agent(&r.req.agent))
+            .and_then(|()| {
+                let max = config.max_value_bytes();
+                validate::entry_size("", &r.req.tags, max)
+            })
             .map_err(Error::from),
     };
     checked.map_err(|e| at_line(r.line, e))
@@ -57,6 +61,10 @@ fn at_line(line: usize, e: Error) -> Error {
         Error::Input { problem, hint } => Error::Input {
             problem: format!("line {line}: {problem}"),
             hint,
+        },
+        Error::Credential { what, kind } => Error::Credential {
+            what: format!("{what} of line {line}"),
+            kind,
         },
         other => other,
     }
@@ -87,10 +95,31 @@ impl Engine {
         spill.finish()?;
         outcome.files = spill.files.len();
         self.set_aside_torn()?;
+        // All or nothing: when an append fails (a full disk), every file this import
+        // appended to goes back to its length before it, so a rerun starts clean.
+        let mut appended: Vec<(&String, Option<u64>)> = Vec::new();
         for file in spill.files.keys() {
+            let before = self.ws.length(file)?;
+            appended.push((file, before));
             let path = spill.path(file);
-            let mut f = File::open(&path).map_err(|e| Error::io(&path, e))?;
-            self.ws.append_from(file, &mut f)?;
+            let result = File::open(&path)
+                .map_err(|e| Error::io(&path, e))
+                .and_then(|mut f| self.ws.append_from(file, &mut f));
+            if let Err(e) = result {
+                let undone = appended
+                    .iter()
+                    .try_for_each(|(f, len)| self.ws.roll_back(f, *len));
+                return Err(match undone {
+                    Ok(()) => Error::internal(
+                        format!("{e}; the import was undone: no record was written"),
+                        "make room (a full disk?) and run the same import again",
+                    ),
+                    Err(undo) => Error::internal(
+                        format!("{e}; undoing the import failed too ({undo})"),
+                        "the memory files may end with part of the import: `mem7 verify` names it; make room and run the import again (records already written are skipped)",
+                    ),
+                });
+            }
         }
         drop(spill);
         // One catch-up reads what was appended and applies it in one transaction.
@@ -187,6 +216,10 @@ impl Engine {
                     accepts: &[],
                     value: None,
                 };
+                // Every op's entry passes the credential check, as every store does.
+                draft(tx)
+                    .refuse_credentials()
+                    .map_err(|e| at_line(r.line, e))?;
                 let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
                 let placed = place(&tie, &r, wanted, tx, scope, draft, prev, &key);
                 (op, scope, placed, true)
@@ -202,12 +235,20 @@ impl Engine {
                 let op = store_op(req, from, end);
                 // The plan the index will execute (an empty period is refused before
                 // anything is written).
-                change::plan(
+                let planned = change::plan(
                     &staged_event(tx, op.clone(), ChainHash::GENESIS),
                     tx,
                     &believed,
                 )
                 .map_err(|e| at_line(r.line, period_error(e.from, e.to)))?;
+                // A record that restates what is believed (a rerun) writes nothing.
+                if planned.restates(&believed).is_some() {
+                    outcome.unchanged += 1;
+                    continue;
+                }
+                store_draft(req, from, tx)
+                    .refuse_credentials()
+                    .map_err(|e| at_line(r.line, e))?;
                 // Only a record that is written takes a transaction time.
                 let scope = Some(req.key.as_str());
                 let placed = place(
@@ -265,7 +306,7 @@ struct Spill {
 impl Spill {
     fn new(index_dir: &Path) -> Result<Spill> {
         let dir = tempfile::Builder::new()
-            .prefix("import-")
+            .prefix(crate::store::SPILL_PREFIX)
             .tempdir_in(index_dir)
             .map_err(|e| Error::io(index_dir, e))?;
         Ok(Spill {

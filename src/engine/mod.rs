@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::{self, Period};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, change, secret, validate};
+use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, change, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
 use crate::index::{Index, RebuildStats, SyncReport};

@@ -56,6 +56,19 @@ impl Engine {
                 why: "same key ignoring case and separators".into(),
             })
             .collect();
+        // A disguised key (mixed scripts, full-width forms) names its ASCII twin, whether
+        // or not that key exists yet.
+        if let Some(twin) = crate::core::names::ascii_look_alike(key)
+            && !out.iter().any(|l| l.key == twin)
+        {
+            out.insert(
+                0,
+                LookAlike {
+                    key: twin,
+                    why: "the key mixes scripts or uses full-width letters: this is the ASCII key it looks like".into(),
+                },
+            );
+        }
         let text = crate::embed::version_text(key, value);
         for (k, s) in self.near_in_meaning_for_store(&text, now, SIMILAR_SLOT)? {
             if k != key && !out.iter().any(|l| l.key == k) {

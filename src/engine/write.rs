@@ -3,6 +3,7 @@
 //! import) ends in: render, append durably, record in the index.
 
 use super::*;
+use crate::format::credential_in;
 
 /// A store request that passed [`validate_store`]. [`check`] is the only way to make
 /// one, so [`Engine::store_checked`] takes it without checking it again: a request is
@@ -31,24 +32,16 @@ pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Res
         validate::tag(t)?;
     }
     validate::agent(&req.agent)?;
-    validate::value_size(&req.value, config.max_value_bytes())?;
+    validate::entry_size(&req.value, &req.tags, config.max_value_bytes())?;
     if let (Some(from), Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
         && to <= from
     {
         return Err(period_error(from, to));
     }
-    if !req.allow_secret {
-        for (what, text) in [("key", req.key.as_str()), ("value", req.value.as_str())] {
-            if let Some(f) = secret::find(text) {
-                return Err(Error::input(
-                    format!(
-                        "the {what} looks like a credential ({}); mem7 refuses to write secrets into files that may be pushed to git",
-                        f.kind
-                    ),
-                    "keep secrets in a secret manager and store where to find them instead; if this is not a secret, pass --allow-secret (the entry will say so)",
-                ));
-            }
-        }
+    if !req.allow_secret
+        && let Some(e) = credential_in(&req.key, Some(&req.value), &req.tags, &req.agent)
+    {
+        return Err(e);
     }
     Ok(())
 }
@@ -92,6 +85,13 @@ impl Engine {
         };
         let mut change =
             change::plan(&planned, tx, &believed).map_err(|e| period_error(e.from, e.to))?;
+        // A store that would leave the believed versions exactly as they are (a retry
+        // with the same explicit period) writes nothing either.
+        if let Some(i) = change.restates(&believed) {
+            return Ok(StoreOutcome::Unchanged {
+                version: believed[i].clone(),
+            });
+        }
         let source = self.append(&store_draft(req, from, tx), tx, op)?;
         let mut version = change.start.pop().expect("a store starts a version");
         version.source = source;
@@ -193,7 +193,7 @@ impl Engine {
                 tags: v.tags.clone(),
                 agent: agent.to_string(),
                 // The value is already in the memory files; moving it adds no secret.
-                allow_secret: secret::find(&v.value).is_some(),
+                allow_secret: credential_in(to, Some(&v.value), &v.tags, agent).is_some(),
             };
             self.store(&req, now)?;
         }
@@ -275,6 +275,8 @@ impl Engine {
 
     /// Renders, appends (durably) and indexes one entry; returns where it went.
     fn append(&mut self, draft: &EntryDraft<'_>, tx: TxTime, op: Op) -> Result<Source> {
+        // The one check every byte bound for a memory file passes (DESIGN §7).
+        draft.refuse_credentials()?;
         // Only now, with the write decided, move any torn tail out of the way.
         self.set_aside_torn()?;
         let prev = self.index.head()?;
@@ -353,7 +355,7 @@ pub(super) fn store_draft(req: &StoreRequest, from: ValidTime, tx: TxTime) -> En
         agent: &req.agent,
         tags: &req.tags,
         secret_allowed: req.allow_secret
-            && (secret::find(&req.value).is_some() || secret::find(&req.key).is_some()),
+            && credential_in(&req.key, Some(&req.value), &req.tags, &req.agent).is_some(),
         accepts: &[],
         value: Some(&req.value),
     }

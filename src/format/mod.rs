@@ -12,7 +12,7 @@ pub use parse::{
     ChainFile, ChainRecord, ParsedEntry, ParsedFile, Problem, ProblemKind, parse_chain, parse_file,
 };
 pub use parse::{FOREIGN_CONTEXT, foreign_digest};
-pub use write::{EntryDraft, render_entry};
+pub use write::{EntryDraft, credential_in, render_entry};
 
 use crate::core::time::{TxTime, ValidTime};
 use crate::core::{Event, Op, Source, StoreOp, ValidEnd};

@@ -24,6 +24,50 @@ pub struct EntryDraft<'a> {
     pub value: Option<&'a str>,
 }
 
+impl EntryDraft<'_> {
+    /// Refuses the entry when any field bound for the file (key, value, tags, agent)
+    /// looks like a credential, unless the writer allowed it (`secret_allowed`). Every
+    /// entry mem7 writes passes here before it is rendered.
+    pub fn refuse_credentials(&self) -> crate::error::Result<()> {
+        if self.secret_allowed {
+            return Ok(());
+        }
+        match credential_in(self.key, self.value, self.tags, self.agent) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The error for the first field that looks like a credential: the key, the value, a
+/// tag, the agent. `None` when none does.
+pub fn credential_in(
+    key: &str,
+    value: Option<&str>,
+    tags: &[String],
+    agent: &str,
+) -> Option<crate::error::Error> {
+    use crate::core::secret;
+    let fields = [("key", Some(key)), ("value", value), ("agent", Some(agent))];
+    let found = fields
+        .into_iter()
+        .filter_map(|(what, text)| Some((what.to_string(), secret::find(text?)?)))
+        .chain(
+            tags.iter()
+                .filter_map(|t| secret::find(t).map(|f| (format!("tag {:?}", shorten(t)), f))),
+        )
+        .next()?;
+    Some(crate::error::Error::Credential {
+        what: found.0,
+        kind: found.1.kind,
+    })
+}
+
+/// The start of a long text, for a message (never the part a secret would be in).
+fn shorten(text: &str) -> String {
+    text.chars().take(4).chain("…".chars()).collect()
+}
+
 /// Whether a value must be written as a JSON string rather than block-quoted lines:
 /// carriage returns and other control characters would not survive editors and git's
 /// line-ending normalisation.

@@ -24,6 +24,11 @@ use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
 use crate::error::{Error, Result};
 
+/// How much of a value full-text search reads: a fact is short (a value of 64 KiB is
+/// already a document); the rest of a longer value is kept in the files and shown by
+/// recall, but not searched.
+pub const INDEXED_VALUE_BYTES: usize = 64 * 1024;
+
 /// English text: split on non-alphanumerics, lower-case, drop stop words, stem.
 const TEXT_ANALYZER: &str = "mem7_en";
 /// Keys and tags by their parts (`event7:host` → `event7`, `host`), no stemming.
@@ -180,14 +185,16 @@ impl FullText {
             .map_err(|e| ft_err(&self.dir, e))
     }
 
-    /// Adds the document of version `id`.
+    /// Adds the document of version `id`. Only the start of a long value is indexed
+    /// ([`INDEXED_VALUE_BYTES`]), so the work per version is bounded whatever its size.
     pub fn add(&self, w: &IndexWriter, id: u64, v: &Version) -> Result<()> {
         let f = self.fields;
+        let value = crate::core::validate::head_of(&v.value, INDEXED_VALUE_BYTES);
         let mut d: TantivyDocument = doc!(
             f.id => id,
             f.key_parts => v.key.as_str(),
             f.key_exact => v.key.as_str(),
-            f.value => v.value.as_str(),
+            f.value => value,
             f.valid_from => v.valid_from.micros(),
             f.valid_to => v.valid_to.micros(),
             f.tx_from => v.tx_from.micros(),

@@ -1,8 +1,9 @@
 //! The SQLite schema of the derived index. Bumping `SCHEMA_VERSION` makes every older
 //! index rebuild itself from the markdown on the next start.
 
-/// Version of the layout below.
-pub const SCHEMA_VERSION: i64 = 5;
+/// Version of the layout below (6: key slots read look-alike letters of other scripts
+/// as their ASCII twins).
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "

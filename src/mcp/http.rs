@@ -19,6 +19,24 @@ use crate::error::{Error, Result};
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
+/// Refuses a request whose `Origin` is another site (403), before the token is looked
+/// at ([`crate::auth::origin_allowed`]).
+async fn require_origin(req: Request, next: Next) -> Response {
+    let allowed = {
+        let header_text = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+        crate::auth::origin_allowed(header_text(header::ORIGIN), header_text(header::HOST))
+    };
+    if allowed {
+        next.run(req).await
+    } else {
+        (
+            StatusCode::FORBIDDEN,
+            "this server answers no page of another site: the request's Origin is not this server's\n",
+        )
+            .into_response()
+    }
+}
+
 async fn require_token(
     State(expected): State<Arc<crate::auth::Expected>>,
     req: Request,
@@ -64,7 +82,8 @@ pub async fn serve(
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(expected, require_token))
-        .route("/healthz", get(|| async { "ok\n" }));
+        .route("/healthz", get(|| async { "ok\n" }))
+        .layer(middleware::from_fn(require_origin));
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

@@ -15,6 +15,7 @@
 pub mod http;
 pub mod output;
 mod params;
+pub mod stdio;
 
 use params::search_mode;
 pub use params::{

@@ -2,9 +2,12 @@
 //! lock, crash-safe appends, and (`visible.rs`) which of its files a client may read.
 //! Knows nothing about the index.
 
+mod guard;
 mod lock;
 mod visible;
 
+use guard::irregular_under;
+pub use guard::{Irregular, MappedText, open_regular, repair_utf8};
 pub use lock::WorkspaceLock;
 
 use std::fs::{self, File, OpenOptions};
@@ -38,10 +41,6 @@ const TEMPLATE: &[(&str, &str)] = &[
     (
         ".gitignore",
         include_str!("../../workspace-template/.gitignore"),
-    ),
-    (
-        ".githooks/pre-commit",
-        include_str!("../../workspace-template/.githooks/pre-commit"),
     ),
     ("memory/.gitkeep", ""),
 ];
@@ -117,12 +116,6 @@ pub fn init(dir: &Path) -> Result<InitOutcome> {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         fs::write(&path, content).map_err(|e| Error::io(&path, e))?;
-        #[cfg(unix)]
-        if name.starts_with(".githooks/") {
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
-                .map_err(|e| Error::io(&path, e))?;
-        }
     }
     Ok(InitOutcome::Created { kept })
 }
@@ -169,9 +162,14 @@ impl Workspace {
         Ok(dir)
     }
 
-    /// Takes the writers' lock (blocking until other writers finish).
+    /// Takes the writers' lock (blocking until other writers finish). With it held, no
+    /// import is under way, so the spill folders of imports that were killed are
+    /// removed here: none survives a crash past the next write.
     pub fn lock(&self) -> Result<WorkspaceLock> {
-        WorkspaceLock::acquire(&self.index_dir()?.join("lock"))
+        let dir = self.index_dir()?;
+        let lock = WorkspaceLock::acquire(&dir.join("lock"))?;
+        remove_stale_spills(&dir);
+        Ok(lock)
     }
 
     /// Keeps writers out while reading (shared with other readers); `None` when no mem7
@@ -185,28 +183,63 @@ impl Workspace {
         self.root.join(name)
     }
 
-    /// Every `memory/*.md` file, sorted by name, with its fingerprint.
+    /// Every `memory/*.md` file, sorted by name, with its fingerprint. Links and other
+    /// files that are not regular are left out (see [`Workspace::irregular`]).
     pub fn scan(&self) -> Result<Vec<FileStat>> {
+        Ok(self.scan_all(false)?.0)
+    }
+
+    /// Every entry under `memory/` (the folder itself included) that is not a regular
+    /// file or a real directory: a symbolic link, a FIFO, a socket, a device. mem7 never
+    /// follows or writes through one; `verify` names each.
+    pub fn irregular(&self) -> Result<Vec<Irregular>> {
+        Ok(self.scan_all(true)?.1)
+    }
+
+    /// [`Workspace::scan`], and with `deep` the irregular entries too.
+    pub fn scan_all(&self, deep: bool) -> Result<(Vec<FileStat>, Vec<Irregular>)> {
         let dir = self.root.join(MEMORY_DIR);
-        let read = match fs::read_dir(&dir) {
-            Ok(r) => r,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        let mut odd = Vec::new();
+        match fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(meta) => {
+                odd.push(Irregular::of(&dir, MEMORY_DIR.to_string(), &meta));
+                return Ok((Vec::new(), odd));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), odd)),
             Err(e) => return Err(Error::io(&dir, e)),
-        };
+        }
+        let read = fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
         let mut out = Vec::new();
         for item in read {
             let item = item.map_err(|e| Error::io(&dir, e))?;
             let file_name = item.file_name();
-            let Some(name) = file_name.to_str() else {
+            let name = file_name.to_string_lossy();
+            let kind = item.file_type().map_err(|e| Error::io(item.path(), e))?;
+            if kind.is_dir() {
+                if deep {
+                    odd.extend(irregular_under(
+                        &item.path(),
+                        &format!("{MEMORY_DIR}/{name}"),
+                    ));
+                }
                 continue;
-            };
-            if !is_day_file_name(name) {
+            }
+            if !kind.is_file() {
+                if deep {
+                    let meta = item.metadata().map_err(|e| Error::io(item.path(), e))?;
+                    odd.push(Irregular::of(
+                        &item.path(),
+                        format!("{MEMORY_DIR}/{name}"),
+                        &meta,
+                    ));
+                }
+                continue;
+            }
+            if !is_day_file_name(&name) {
                 continue;
             }
             let meta = item.metadata().map_err(|e| Error::io(item.path(), e))?;
-            if !meta.is_file() {
-                continue;
-            }
             out.push(FileStat {
                 name: format!("{MEMORY_DIR}/{name}"),
                 size: meta.len(),
@@ -214,7 +247,8 @@ impl Workspace {
             });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(out)
+        odd.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok((out, odd))
     }
 
     /// Reads a memory file as text.
@@ -224,22 +258,24 @@ impl Workspace {
         Ok(String::from_utf8(buf).unwrap_or_default())
     }
 
-    /// Reads a memory file into `buf` (reusing its memory) and returns it as text.
+    /// Reads a memory file into `buf` (reusing its memory) and returns it as text. A
+    /// byte that is not UTF-8 reads as `?` (see [`repair_utf8`]): one bad byte in an old
+    /// file must not make the workspace unusable; `verify` names it.
     pub fn read_into<'b>(&self, name: &str, buf: &'b mut Vec<u8>) -> Result<&'b str> {
         use std::io::Read as _;
         let path = self.path(name);
         buf.clear();
-        File::open(&path)
-            .and_then(|mut f| f.read_to_end(buf))
-            .map_err(|e| Error::io(&path, e))?;
+        open_regular(&path, OpenOptions::new().read(true))
+            .and_then(|mut f| f.read_to_end(buf).map_err(|e| Error::io(&path, e)))?;
+        repair_utf8(buf);
         std::str::from_utf8(buf).map_err(|e| {
-            Error::input(
+            Error::internal(
                 format!(
-                    "{}: not valid UTF-8 (byte {})",
+                    "{}: still not UTF-8 at byte {}",
                     path.display(),
                     e.valid_up_to()
                 ),
-                "memory files are UTF-8 markdown; restore the file from git",
+                "this is a bug in mem7: please report it",
             )
         })
     }
@@ -250,23 +286,7 @@ impl Workspace {
     /// and the one that truncates (setting a torn tail aside) holds the writers' lock,
     /// so callers hold [`Workspace::lock_shared`].
     pub fn map(&self, name: &str) -> Result<MappedText> {
-        let path = self.path(name);
-        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        if len == 0 {
-            return Ok(MappedText { path, map: None });
-        }
-        // SAFETY: the file is only read through the map, and it does not shrink while
-        // mapped: the caller holds the shared lock that mem7's truncating writer needs
-        // exclusively (see above).
-        // Populated: the pages are mapped in one go rather than faulted in one by one
-        // (verify reads every byte anyway).
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-            .map_err(|e| Error::io(&path, e))?;
-        Ok(MappedText {
-            path,
-            map: Some(map),
-        })
+        MappedText::open(self.path(name))
     }
 
     /// The memory file for the UTC day `day` (`YYYY-MM-DD`).
@@ -288,16 +308,12 @@ impl Workspace {
     pub fn append_from(&self, name: &str, entries: &mut dyn Read) -> Result<Appended> {
         let path = self.path(name);
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let created = !path.exists();
-        if created {
-            fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+        self.real_dir(MEMORY_DIR)?;
+        let created = fs::symlink_metadata(&path).is_err();
+        let mut file = open_regular(
+            &path,
+            OpenOptions::new().read(true).append(true).create(true),
+        )?;
         let (offset, sep) = separator(&mut file).map_err(|e| Error::io(&path, e))?;
         // One write for an entry of ordinary size (the separator, the entry and its
         // line feed together), blocks of 1 MiB for a spill file.
@@ -346,13 +362,49 @@ impl Workspace {
 }
 
 impl Workspace {
+    /// The length of memory file `name`, `None` when it does not exist.
+    pub fn length(&self, name: &str) -> Result<Option<u64>> {
+        let path = self.path(name);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) => Ok(Some(meta.len())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(&path, e)),
+        }
+    }
+
+    /// Undoes appends this process made under the writers' lock (an import that could
+    /// not finish): `name` goes back to `length` bytes, or away when it did not exist.
+    /// Only bytes that were never acknowledged are removed.
+    pub fn roll_back(&self, name: &str, length: Option<u64>) -> Result<()> {
+        let path = self.path(name);
+        match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(&path, e)),
+            // Not a file mem7 could have appended to: left alone.
+            Ok(meta) if !meta.is_file() => return Ok(()),
+            Ok(_) => {}
+        }
+        match length {
+            None => fs::remove_file(&path).map_err(|e| Error::io(&path, e)),
+            Some(len) => {
+                let file = open_regular(&path, OpenOptions::new().write(true))?;
+                file.set_len(len)
+                    .and_then(|_| file.sync_all())
+                    .map_err(|e| Error::io(&path, e))
+            }
+        }
+    }
+
     /// Moves the incomplete entry at the end of `name` (from byte `offset`) into
     /// `memory/torn/`, so the chain can continue after the last complete entry. The torn
     /// bytes are kept, never destroyed: they are written and synced before the memory
     /// file is shortened. This is the only time mem7 shortens a memory file.
     pub fn set_aside(&self, name: &str, offset: u64) -> Result<String> {
         let path = self.path(name);
-        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let mut bytes = Vec::new();
+        open_regular(&path, OpenOptions::new().read(true))?
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(&path, e))?;
         let Some(torn) = bytes.get(offset as usize..).filter(|t| !t.is_empty()) else {
             return Ok(String::new());
         };
@@ -360,8 +412,7 @@ impl Workspace {
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("memory");
-        let dir = self.path(&format!("{MEMORY_DIR}/torn"));
-        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let dir = self.real_dir(&format!("{MEMORY_DIR}/torn"))?;
         // Never overwrite an earlier set-aside tail (two crashes can tear at one offset).
         let (aside_name, mut f) = (0..)
             .map(|n| {
@@ -398,16 +449,95 @@ impl Workspace {
         if let Ok(d) = File::open(&dir) {
             let _ = d.sync_all();
         }
-        let file = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+        let file = open_regular(&path, OpenOptions::new().write(true))?;
         file.set_len(offset)
             .and_then(|_| file.sync_all())
             .map_err(|e| Error::io(&path, e))?;
         Ok(aside_name)
     }
 }
+
+impl Workspace {
+    /// The workspace directory `name` (`memory`, `memory/torn`), created when missing;
+    /// an error when it, or the memory folder above it, is a link or not a directory:
+    /// mem7 never writes through a link.
+    fn real_dir(&self, name: &str) -> Result<PathBuf> {
+        let mut at = self.root.clone();
+        for part in name.split('/') {
+            at.push(part);
+            match fs::symlink_metadata(&at) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(meta) => {
+                    let odd = Irregular::of(&at, self.relative(&at), &meta);
+                    return Err(odd.refusal());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    fs::create_dir(&at).map_err(|e| Error::io(&at, e))?;
+                }
+                Err(e) => return Err(Error::io(&at, e)),
+            }
+        }
+        Ok(at)
+    }
+
+    /// Which of mem7's own folders `path` (a file to write, given by a user) would land
+    /// in: `Some("memory folder")` or `Some("index")`, after resolving links and `..` in
+    /// the folders above it; `None` when it is elsewhere.
+    pub fn owned_folder(&self, path: &Path) -> Option<&'static str> {
+        let absolute = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir().ok()?.join(path)
+        };
+        // The deepest folder above it that exists, resolved; the rest appended.
+        let mut existing = absolute.clone();
+        let mut rest = Vec::new();
+        let resolved = loop {
+            if let Ok(r) = fs::canonicalize(&existing) {
+                break r;
+            }
+            rest.push(existing.file_name()?.to_os_string());
+            existing = existing.parent()?.to_path_buf();
+        };
+        let mut target = resolved;
+        for part in rest.iter().rev() {
+            target.push(part);
+        }
+        let root = fs::canonicalize(&self.root).ok()?;
+        [(MEMORY_DIR, "memory folder"), (INDEX_DIR, "index")]
+            .into_iter()
+            .find(|(dir, _)| target.starts_with(root.join(dir)))
+            .map(|(_, what)| what)
+    }
+
+    /// `path` relative to the workspace, `/`-separated, for messages.
+    fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/")
+    }
+}
+
+/// Removes `import-*` folders left in the index directory by imports that did not finish
+/// (an import writes its entries there first; see `engine/import.rs`). Best effort: a
+/// folder that cannot be removed now is tried again at the next write.
+fn remove_stale_spills(index_dir: &Path) {
+    let Ok(read) = fs::read_dir(index_dir) else {
+        return;
+    };
+    for item in read.flatten() {
+        let name = item.file_name();
+        if name.to_string_lossy().starts_with(SPILL_PREFIX)
+            && item.file_type().is_ok_and(|t| t.is_dir())
+        {
+            let _ = fs::remove_dir_all(item.path());
+        }
+    }
+}
+
+/// The name an import's spill folder starts with, in the index directory.
+pub const SPILL_PREFIX: &str = "import-";
 
 /// The file's length, and what must precede a new entry so that it starts after a
 /// blank line.
@@ -429,31 +559,6 @@ fn separator(file: &mut File) -> std::io::Result<(u64, &'static str)> {
         "\n\n"
     };
     Ok((len, sep))
-}
-
-/// A memory file mapped into memory.
-pub struct MappedText {
-    path: PathBuf,
-    map: Option<memmap2::Mmap>,
-}
-
-impl MappedText {
-    /// The file's text; an error when it is not UTF-8.
-    pub fn text(&self) -> Result<&str> {
-        let Some(map) = &self.map else {
-            return Ok("");
-        };
-        std::str::from_utf8(map).map_err(|e| {
-            Error::input(
-                format!(
-                    "{}: not valid UTF-8 (byte {})",
-                    self.path.display(),
-                    e.valid_up_to()
-                ),
-                "memory files are UTF-8 markdown; restore the file from git",
-            )
-        })
-    }
 }
 
 /// Whether `name` is a memory file name: `YYYY-MM-DD.md`. Other files in `memory/`

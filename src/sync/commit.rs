@@ -13,7 +13,6 @@ pub(super) struct EntryInfo {
     pub(super) key: String,
     pub(super) recorded: Option<TxTime>,
     pub(super) secret_allowed: bool,
-    pub(super) value: Option<String>,
 }
 
 pub(super) fn entry_info(file: &str, e: &ParsedEntry) -> EntryInfo {
@@ -27,7 +26,6 @@ pub(super) fn entry_info(file: &str, e: &ParsedEntry) -> EntryInfo {
         key: e.key.clone(),
         recorded,
         secret_allowed: f.secret.as_deref().is_some_and(|s| s.trim() == "allowed"),
-        value: e.value.clone(),
     }
 }
 
@@ -178,21 +176,25 @@ pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -
         }
         for e in &added {
             let info = entry_info(rel, e);
-            if !info.secret_allowed {
-                let found = secret::find(&info.key).map(|f| ("key", f)).or_else(|| {
-                    info.value
-                        .as_deref()
-                        .and_then(secret::find)
-                        .map(|f| ("value", f))
-                });
-                if let Some((what, f)) = found {
-                    secrets.push(format!(
-                        "{rel}:{}: the {what} of `{}` looks like a credential ({})",
-                        info.line, info.key, f.kind
-                    ));
-                }
+            // Every byte a person wrote into the entry (an unknown field too), unless
+            // its envelope says the writer allowed a credential (`--allow-secret`).
+            let found = (!info.secret_allowed)
+                .then(|| secret::find(&now[e.start..e.end]))
+                .flatten()
+                .map(|f| format!("the entry looks like a credential ({})", f.kind));
+            if let Some(what) = found {
+                secrets.push(format!("{rel}:{}: `{}`: {what}", info.line, info.key));
             }
             entries.push(info);
+        }
+        // Text between entries (a note by hand) that the last commit did not have.
+        let old = old.as_deref().unwrap_or("");
+        for (line, run) in text_between_entries(&now) {
+            if !old.contains(run.trim()) && secret::find(run).is_some() {
+                secrets.push(format!(
+                    "{rel}:{line}: text between entries looks like a credential"
+                ));
+            }
         }
     }
     // Torn tails and the settings file are pushed too: they must not carry secrets.
@@ -246,4 +248,26 @@ pub(super) fn commit_message(entries: &[EntryInfo]) -> String {
     }
     msg.push('\n');
     msg
+}
+
+/// The runs of text outside entries in a memory file, each with its first line.
+fn text_between_entries(text: &str) -> Vec<(usize, &str)> {
+    let parsed = parse_file(text, &ChainKey::Plain);
+    let mut out = Vec::new();
+    let mut at = 0;
+    let bounds = parsed
+        .entries
+        .iter()
+        .map(|e| (e.start, e.end))
+        .chain(std::iter::once((text.len(), text.len())));
+    for (start, end) in bounds {
+        if start > at {
+            let gap = &text[at..start];
+            if !gap.trim().is_empty() {
+                out.push((text[..at].matches('\n').count() + 1, gap));
+            }
+        }
+        at = at.max(end);
+    }
+    out
 }

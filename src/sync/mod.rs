@@ -16,6 +16,7 @@
 mod commit;
 pub mod driver;
 pub mod git;
+mod guard;
 mod merge;
 mod repo;
 
@@ -32,6 +33,8 @@ use crate::store::{self, Workspace};
 use crate::verify::Finding;
 use commit::*;
 use git::{Git, MergeTree, Oid, Pushed};
+use guard::*;
+pub use guard::{Restored, ensure_attributes};
 use merge::*;
 use repo::*;
 
@@ -110,6 +113,14 @@ pub struct Report {
     pub verify_warnings: usize,
     /// Problems the index catch-up found in the files.
     pub warnings: Vec<String>,
+    /// Entries that the merge with the remote (or a fast-forward to it) would have
+    /// dropped, put back in the result (see `guard.rs`).
+    pub restored: Vec<Restored>,
+    /// Files outside the workspace's memory folder that the remote changed (hooks,
+    /// `.gitattributes`, …): mem7 runs no hook and uses its own merge attributes.
+    pub outside: Vec<String>,
+    /// Whether this sync wrote mem7's merge attributes into `info/attributes`.
+    pub wrote_attributes: bool,
 }
 
 /// Whose entries failed to verify.
@@ -119,6 +130,9 @@ pub enum RefusedBy {
     Local,
     /// What the merge with the remote branch gives (the remote holds tampered entries).
     Merged,
+    /// The remote branch itself: it holds a link, a submodule or another entry that is
+    /// not a regular file under the workspace.
+    Remote,
 }
 
 /// How a sync ended, short of an error.
@@ -181,6 +195,7 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
     let ws = Workspace::open(opts.root)?;
     let repo = Repo::open(ws.root(), opts.remote)?;
     let registered_driver = ensure_driver(&repo, opts.exe)?;
+    let wrote_attributes = ensure_attributes(&repo.git, &repo.prefix)?;
     let start = repo.git.resolve("HEAD^{commit}")?;
     // `local`: the work tree's own commits (HEAD plus what this sync committed).
     // `tip`: `local` merged with the remote branch: what is pushed and checked out.
@@ -200,6 +215,7 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
         findings,
     };
     let mut verify_warnings = 0;
+    let mut restored = Vec::new();
     loop {
         attempts += 1;
         if attempts > MAX_ATTEMPTS {
@@ -244,6 +260,12 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
         if let Some(r) = &remote_tip {
             if !our_pushes.contains(r) {
                 theirs = Some(r.clone());
+                // Nothing of theirs is merged, let alone checked out, before it is
+                // known to hold only regular files under the workspace.
+                let unsafe_paths = unsafe_entries(&repo, r)?;
+                if !unsafe_paths.is_empty() {
+                    return Ok(refused(RefusedBy::Remote, unsafe_paths));
+                }
             }
             tip = Some(merge(
                 &repo,
@@ -251,6 +273,13 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
                 r,
                 &format!("mem7 sync: merge {}\n", repo.upstream()),
             )?);
+            // Whatever the remote dropped (or the merge lost), every entry this clone
+            // held and every entry the remote holds stays.
+            let merged = tip.clone().expect("merged with the remote");
+            let sources: Vec<&Oid> = local.iter().chain([r]).collect();
+            let (kept, put_back) = keep_entries(&repo, &sources, &merged)?;
+            restored.extend(put_back);
+            tip = Some(kept);
         }
         let Some(t) = tip.clone() else {
             // No commit anywhere and nothing to commit: nothing to do.
@@ -329,6 +358,8 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
         registered_driver,
         verify_warnings,
         warnings,
+        restored,
+        wrote_attributes,
         ..Report::default()
     };
     if let Some(t) = &tip {
@@ -360,6 +391,7 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
             .ahead
             .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         report.received = side(&received, received_commits);
+        report.outside = outside_memory(&repo, local.as_ref(), t)?;
         report.sent = side(&sent, sent_commits);
     }
     Ok(Outcome::Synced(Box::new(report)))

@@ -187,16 +187,19 @@ pub fn collect(path: &Path, max_value_bytes: usize) -> Result<Batch> {
             });
             continue;
         }
-        if let Some(found) =
-            crate::core::secret::find(&f.value).or_else(|| crate::core::secret::find(&f.key))
-        {
+        // Every field bound for the entry: the value, the key, the frontmatter's tags, and
+        // the agent, which carries the folder names.
+        let agent = agent_for(&f.file);
+        if let Some(found) = crate::format::credential_in(&f.key, Some(&f.value), &f.tags, &agent) {
             batch.bad.push(Bad {
                 file: f.file.clone(),
                 line: f.line,
-                problem: format!(
-                    "looks like a credential ({}); mem7 refuses to write secrets into files that may be pushed to git",
-                    found.kind
-                ),
+                problem: match found {
+                    crate::error::Error::Credential { what, kind } if what == "value" => format!(
+                        "looks like a credential ({kind}); mem7 refuses to write secrets into files that may be pushed to git"
+                    ),
+                    other => other.to_string(),
+                },
             });
         }
     }

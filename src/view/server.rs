@@ -145,6 +145,20 @@ async fn guarded(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> R
 }
 
 async fn check(guard: &Guard, req: Request, next: Next) -> Response {
+    let allowed = {
+        let header_text = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+        crate::auth::origin_allowed(header_text(header::ORIGIN), header_text(header::HOST))
+    };
+    if !allowed {
+        return html(
+            StatusCode::FORBIDDEN,
+            page::problem_page(
+                "Forbidden",
+                "This page answers no request sent by another site (its Origin is not this server's).",
+                Some("open the page itself at its own address"),
+            ),
+        );
+    }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut resp = html(
             StatusCode::METHOD_NOT_ALLOWED,

@@ -179,3 +179,18 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         }
     }
 }
+
+/// The samples of a fixture list in `tests/fixtures/secrets/` (`credentials.txt` or
+/// `ordinary.txt`): one per line, `#` lines and blank lines skipped, the two characters
+/// `\n` read as a line break.
+pub fn samples(name: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/secrets")
+        .join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace("\\n", "\n"))
+        .collect()
+}

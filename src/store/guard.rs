@@ -1,0 +1,211 @@
+//! What mem7 opens under `memory/`, and how: never through a link (`O_NOFOLLOW`), never a
+//! FIFO, socket or device ([`Irregular`], named by `verify` and refused by every write),
+//! and text whose bytes are not all UTF-8 read with each bad byte as `?`
+//! ([`repair_utf8`]), so one damaged file does not make the workspace unusable.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Something under `memory/` that is neither a regular file nor a real directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Irregular {
+    /// Workspace-relative, `/`-separated.
+    pub name: String,
+    /// What it is: `symbolic link`, `FIFO`, `socket`, `device`.
+    pub what: &'static str,
+    /// Where a link points (as written in the link), else `None`.
+    pub target: Option<String>,
+}
+
+impl Irregular {
+    pub(super) fn of(path: &Path, name: String, meta: &fs::Metadata) -> Irregular {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        let what = if t.is_symlink() {
+            "symbolic link"
+        } else if t.is_fifo() {
+            "FIFO"
+        } else if t.is_socket() {
+            "socket"
+        } else if t.is_block_device() || t.is_char_device() {
+            "device"
+        } else if t.is_file() {
+            "file"
+        } else {
+            "special file"
+        };
+        let target = t
+            .is_symlink()
+            .then(|| fs::read_link(path).ok())
+            .flatten()
+            .map(|p| p.to_string_lossy().into_owned());
+        Irregular { name, what, target }
+    }
+
+    /// How it is described: `memory/x.md is a symbolic link (to ../../outside.txt)`.
+    pub fn describe(&self) -> String {
+        match &self.target {
+            Some(t) => format!("{} is a {} (to {t})", self.name, self.what),
+            None => format!("{} is a {}, not a regular file", self.name, self.what),
+        }
+    }
+
+    /// The error of a write that would go through it.
+    pub fn refusal(&self) -> Error {
+        Error::input(
+            format!(
+                "{}; mem7 never reads or writes memory through links or special files",
+                self.describe()
+            ),
+            format!(
+                "remove it (`git rm {n}` or `rm {n}`) and restore the real file from git history if it had entries; nothing was written",
+                n = self.name
+            ),
+        )
+    }
+}
+
+/// The irregular entries under the directory `dir` (workspace name `name`), at any depth.
+pub(super) fn irregular_under(dir: &Path, name: &str) -> Vec<Irregular> {
+    let mut odd = Vec::new();
+    let Ok(read) = fs::read_dir(dir) else {
+        return odd;
+    };
+    for item in read.flatten() {
+        let child = format!("{name}/{}", item.file_name().to_string_lossy());
+        let Ok(meta) = fs::symlink_metadata(item.path()) else {
+            continue;
+        };
+        if meta.is_dir() {
+            odd.extend(irregular_under(&item.path(), &child));
+        } else if !meta.is_file() {
+            odd.push(Irregular::of(&item.path(), child, &meta));
+        }
+    }
+    odd
+}
+
+/// Opens a workspace file without following a link (`O_NOFOLLOW`) and without
+/// blocking on a FIFO; anything but a regular file is refused with an error that names
+/// it and says what to do.
+pub fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |path: &Path| -> Error {
+        match fs::symlink_metadata(path) {
+            Ok(meta) => {
+                let name = path.to_string_lossy().into_owned();
+                Irregular::of(path, name, &meta).refusal()
+            }
+            Err(e) => Error::io(path, e),
+        }
+    };
+    let file = match options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(refuse(path)),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(refuse(path));
+    }
+    Ok(file)
+}
+
+/// A memory file mapped into memory.
+pub struct MappedText {
+    path: PathBuf,
+    map: Option<memmap2::Mmap>,
+    /// When the file holds bytes that are not UTF-8: its text with each such byte read
+    /// as `?`, and the 1-based lines they are on.
+    repaired: Option<(String, Vec<u32>)>,
+}
+
+impl MappedText {
+    /// Maps the file at `path` (without following a link; see [`open_regular`]).
+    pub(super) fn open(path: PathBuf) -> Result<MappedText> {
+        let file = open_regular(&path, OpenOptions::new().read(true))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len == 0 {
+            return Ok(MappedText {
+                path,
+                map: None,
+                repaired: None,
+            });
+        }
+        // SAFETY: the file is only read through the map, and it does not shrink while
+        // mapped: the caller holds the shared lock that mem7's truncating writer needs
+        // exclusively (see above).
+        // Populated: the pages are mapped in one go rather than faulted in one by one
+        // (verify reads every byte anyway).
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+            .map_err(|e| Error::io(&path, e))?;
+        // A file with bytes that are not UTF-8 is read from a repaired copy.
+        let repaired = std::str::from_utf8(&map).is_err().then(|| {
+            let mut copy = map.to_vec();
+            let bad = repair_utf8(&mut copy);
+            let lines = bad
+                .iter()
+                .map(|&at| memchr::memchr_iter(b'\n', &map[..at]).count() as u32 + 1)
+                .collect();
+            (String::from_utf8(copy).unwrap_or_default(), lines)
+        });
+        Ok(MappedText {
+            path,
+            map: Some(map),
+            repaired,
+        })
+    }
+
+    /// The file's text (bytes that are not UTF-8 read as `?`).
+    pub fn text(&self) -> Result<&str> {
+        if let Some((text, _)) = &self.repaired {
+            return Ok(text);
+        }
+        let Some(map) = &self.map else {
+            return Ok("");
+        };
+        std::str::from_utf8(map).map_err(|e| {
+            Error::internal(
+                format!(
+                    "{}: not UTF-8 at byte {}",
+                    self.path.display(),
+                    e.valid_up_to()
+                ),
+                "this is a bug in mem7: please report it",
+            )
+        })
+    }
+
+    /// The lines holding bytes that are not UTF-8 (one per byte), in order.
+    pub fn undecodable_lines(&self) -> &[u32] {
+        self.repaired.as_ref().map_or(&[], |(_, lines)| lines)
+    }
+}
+
+/// Replaces every byte that is not part of valid UTF-8 with `?`, in place (so every
+/// offset stays where it was); returns their offsets. An entry holding one no longer
+/// matches its hash, so `verify` reports it as changed, and names the byte itself.
+pub fn repair_utf8(bytes: &mut [u8]) -> Vec<usize> {
+    let mut bad = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        match std::str::from_utf8(&bytes[at..]) {
+            Ok(_) => break,
+            Err(e) => {
+                let start = at + e.valid_up_to();
+                let len = e.error_len().unwrap_or(bytes.len() - start);
+                for b in &mut bytes[start..start + len] {
+                    *b = b'?';
+                    bad.push(start);
+                }
+                at = start + len;
+            }
+        }
+    }
+    bad
+}
