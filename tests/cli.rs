@@ -27,6 +27,16 @@ fn worked_example() -> Sandbox {
     s
 }
 
+/// The keys a `store --json` answer names as look-alike slots.
+fn similar_keys(answer: &Value) -> Vec<&str> {
+    answer["similar"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["key"].as_str().unwrap())
+        .collect()
+}
+
 fn recall_values(s: &Sandbox, args: &[&str]) -> Vec<String> {
     let mut full = vec!["recall", "event7:host", "--json"];
     full.extend_from_slice(args);
@@ -1836,12 +1846,7 @@ fn a_miss_names_the_near_keys_and_a_new_look_alike_slot_is_reported() {
     s.ok(&["reindex"], Some(T3));
     let r = s.ok(&["store", "TEAM_CDN", "Fastly", "--json"], Some(T3));
     let j = r.json();
-    let similar: Vec<&str> = j["similar"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["key"].as_str().unwrap())
-        .collect();
+    let similar = similar_keys(&j);
     assert!(
         similar.contains(&"team:CDN") && similar.contains(&"team:cdn"),
         "{similar:?}"
@@ -2005,11 +2010,13 @@ fn a_byte_that_is_not_utf8_is_a_finding_at_its_line_and_the_rest_stays_usable() 
 
     // Other keys still answer; the damaged one reads with `?`.
     assert_eq!(
-        s.ok(&["recall", "a:1", "--json"], Some(NOW)).strings("value"),
+        s.ok(&["recall", "a:1", "--json"], Some(NOW))
+            .strings("value"),
         ["first"]
     );
     assert_eq!(
-        s.ok(&["recall", "b:1", "--json"], Some(NOW)).strings("value"),
+        s.ok(&["recall", "b:1", "--json"], Some(NOW))
+            .strings("value"),
         ["?econd"]
     );
     s.ok(&["list"], Some(NOW));
@@ -2172,12 +2179,7 @@ fn a_key_in_another_script_or_full_width_names_its_ascii_twin() {
     for disguised in ["p\u{430}yments:owner", "\u{ff50}ayments:owner"] {
         let r = s.ok(&["store", disguised, "Bo", "--json"], Some(T2));
         let v = r.json();
-        let similar: Vec<&str> = v["similar"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x["key"].as_str().unwrap())
-            .collect();
+        let similar = similar_keys(&v);
         assert!(similar.contains(&"payments:owner"), "{disguised}: {v}");
         let human = s.ok(&["store", &format!("{disguised}:x"), "Cy"], Some(T3));
         assert!(

@@ -1077,12 +1077,7 @@ fn the_credential_catalogue_is_refused_and_ordinary_facts_pass() {
         credentials.len()
     );
     // What was refused reached no file.
-    let memory: String = std::fs::read_dir(s.memory_dir())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_file())
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+    let memory = s.memory_text();
     for c in &refused {
         assert!(!memory.contains(c.as_str()), "{c:?} reached a memory file");
     }
@@ -1175,11 +1170,7 @@ fn a_credential_in_a_tag_an_agent_or_an_import_op_is_refused_too() {
         &["store", "k:1", "v", "--tag", token, "--allow-secret"],
         Some(NOW),
     );
-    let memory: String = std::fs::read_dir(s.memory_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .collect();
+    let memory = s.memory_text();
     assert!(memory.contains("secret: allowed"));
 }
 
@@ -1230,11 +1221,7 @@ fn import_notes_never_writes_a_credential_from_a_folder_name_a_tag_or_a_body() {
         Some(NOW),
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let memory: String = std::fs::read_dir(s.memory_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .collect();
+    let memory = s.memory_text();
     assert!(memory.contains("Nothing secret here"));
     assert!(!memory.contains(token), "a credential reached a file");
 }

@@ -136,6 +136,17 @@ impl Sandbox {
         .unwrap();
     }
 
+    /// The text of every memory file, concatenated (for "did it reach a file" checks).
+    pub fn memory_text(&self) -> String {
+        let Ok(read) = std::fs::read_dir(self.memory_dir()) else {
+            return String::new();
+        };
+        read.flatten()
+            .filter(|e| e.path().is_file())
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .collect()
+    }
+
     /// Every memory file's name and content, for "nothing changed on disk" checks.
     pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
         snapshot(&self.ws)
