@@ -41,6 +41,15 @@ bench-first dir catch_up="1000":
 rank-eval:
     cargo run --release --example rank_eval
 
+# Retrieval per mode and question category (hit@1/5/10, recall@5/10, session recall,
+# whole-process search latency), through the real binary: on ../shared/data/locomo-dev.json
+# when no LoCoMo file is given (and it exists), and on examples/data/labelled.json. Not in
+# CI. E.g. `just eval other.json`, `just eval --modes lexical,hybrid --limit-questions 50`
+# (meaning search needs `just model`).
+eval *args="":
+    cargo build --release
+    cargo run --release --example eval -- --fallback ../shared/data/locomo-dev.json {{args}}
+
 # Write a synthetic workspace of N versions into DIR (through `mem7 import`).
 gen n dir:
     cargo build --release
