@@ -43,6 +43,36 @@ pub struct SearchSettings {
     /// query reaches this (word hits are never dropped). Default
     /// [`DEFAULT_MIN_SIMILARITY`]; 0 keeps every nearest neighbour.
     pub min_similarity: Option<f32>,
+    /// How much each kind of word match counts (`weights:` with `value`, `key`, `tags`,
+    /// `exact_key`, `name`); unset ones keep their measured defaults.
+    pub weights: WeightSettings,
+    /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
+    /// `same_time`, `same_entity`, `pool`).
+    pub fusion: FusionSettings,
+}
+
+/// `search.weights:` in `mem7.yaml`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WeightSettings {
+    pub value: Option<f32>,
+    pub key: Option<f32>,
+    pub tags: Option<f32>,
+    pub exact_key: Option<f32>,
+    pub name: Option<f32>,
+}
+
+/// `search.fusion:` in `mem7.yaml`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FusionSettings {
+    pub lexical: Option<f32>,
+    pub semantic: Option<f32>,
+    pub same_time: Option<f32>,
+    pub same_entity: Option<f32>,
+    pub pool: Option<usize>,
+    pub beside: Option<f32>,
+    pub lenders: Option<usize>,
 }
 
 /// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set

@@ -333,3 +333,105 @@ fn verify_index_proves_the_index_matches_and_repairs_it() {
     let keys = s.ok(&["list", "--json"], Some(NOW));
     assert!(!keys.stdout.contains("phantom"));
 }
+
+/// A small workspace of facts a team keeps, as an agent stores them in one session.
+fn team() -> Sandbox {
+    let s = Sandbox::new();
+    let facts = [
+        ("payments:owner", "Ada Lovelace owns the payments service"),
+        ("payments:provider", "Card payments go through Stripe"),
+        ("ci:provider", "CI runs on Buildkite with two agents"),
+        ("team:oncall", "This week the on-call engineer is Bo"),
+        (
+            "deploy:target",
+            "Production deploys to Render, staging to Fly.io",
+        ),
+        (
+            "support:group",
+            "Caroline went to the LGBTQ support group on 7 May 2023",
+        ),
+        (
+            "support:note",
+            "She said it was powerful and she felt accepted",
+        ),
+        ("user:greeting", "Hey Caroline! Good to see you!"),
+    ];
+    for (i, (k, v)) in facts.iter().enumerate() {
+        s.ok(&["store", k, v], Some(&format!("2026-04-01T10:00:{i:02}Z")));
+    }
+    s
+}
+
+fn first_key(s: &Sandbox, query: &str) -> String {
+    let hits = s.ok(&["search", query, "--json", "--mode", "lexical"], Some(NOW));
+    hits.strings("key").into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn a_question_and_its_keyword_form_find_the_same_fact() {
+    let s = team();
+    for (question, keywords, expected) in [
+        (
+            "When did Caroline go to the support group?",
+            "Caroline support group",
+            "support:group",
+        ),
+        (
+            "Who owns the payments service?",
+            "payments owner",
+            "payments:owner",
+        ),
+        ("What does our CI run on?", "ci provider", "ci:provider"),
+        (
+            "Where do we deploy production to?",
+            "deploy production",
+            "deploy:target",
+        ),
+        (
+            "Who is on call this week?",
+            "on-call engineer",
+            "team:oncall",
+        ),
+    ] {
+        assert_eq!(first_key(&s, question), expected, "{question}");
+        assert_eq!(first_key(&s, keywords), expected, "{keywords}");
+    }
+}
+
+#[test]
+fn facts_written_together_lend_each_other_a_little() {
+    let s = Sandbox::new();
+    // `g:red` and `k:blue` match the question alike (a tie goes to the one written
+    // first); `k:blue` was written right after the fact that matches best, so it
+    // borrows a little of its score and comes before `g:red`.
+    let facts = [
+        ("g:red", "Bring the red tent"),
+        ("m:one", "Unrelated note about the printer"),
+        ("m:two", "Another unrelated note about lunch"),
+        ("p:one", "We plan a camping trip to the lake in June"),
+        ("k:blue", "Bring the blue tent"),
+    ];
+    for (i, (k, v)) in facts.iter().enumerate() {
+        s.ok(&["store", k, v], Some(&format!("2026-04-01T10:00:{i:02}Z")));
+    }
+    let query = "camping trip to the lake in June, with a tent";
+    let keys = |s: &Sandbox| {
+        s.ok(&["search", query, "--json", "--mode", "lexical"], Some(NOW))
+            .strings("key")
+    };
+    assert_eq!(
+        keys(&s),
+        ["p:one", "k:blue", "g:red"],
+        "only matches are results"
+    );
+    std::fs::write(
+        s.ws.join("mem7.yaml"),
+        "search:\n  fusion:\n    beside: 0\n",
+    )
+    .unwrap();
+    assert_eq!(
+        keys(&s),
+        ["p:one", "g:red", "k:blue"],
+        "without lending, the tie"
+    );
+}

@@ -1,17 +1,18 @@
 //! Meaning search on the engine: the provider, the embedding cache, the in-memory vectors,
-//! and hybrid ranking by reciprocal rank fusion.
+//! and the search itself: words, meaning or both, fused by score (`index::fusion`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Engine;
+use crate::config::SearchSettings;
 use crate::core::time::TxTime;
 use crate::embed::{Embedder, Resolved};
 use crate::error::{Error, Result};
-use crate::index::SearchHit;
 use crate::index::embeddings::EmbeddingCache;
-use crate::index::fulltext::{SearchMode, SearchRequest};
+use crate::index::fulltext::{SearchMode, SearchRequest, WordWeights};
 use crate::index::vectors::{self, Vectors};
+use crate::index::{SearchHit, fusion};
 
 /// Versions a search embeds on the spot before answering; more than this are left to
 /// `mem7 embed` (or the MCP server and `watch`, which fill them in the background).
@@ -227,8 +228,24 @@ impl Engine {
     pub fn search(&mut self, req: &SearchRequest) -> Result<Vec<SearchHit>> {
         self.sync_fulltext()?;
         let model = self.embedding_model();
+        let settings = self.ws.config().search.clone();
+        let weights = word_weights(&settings);
+        let fusion = fusion_of(&settings);
+        let pool = SearchRequest {
+            limit: fusion.pool.max(req.limit),
+            ..req.clone()
+        };
+        // By words alone: the pool ranked as the fused ranking ranks it (scaled scores,
+        // facts written together lending), so the modes agree on what counts.
+        let words_only = |engine: &mut Engine| -> Result<Vec<SearchHit>> {
+            if req.raw {
+                return engine.index.search(req, &weights);
+            }
+            let hits = engine.index.search(&pool, &weights)?;
+            engine.rank(hits, Vec::new(), &fusion, req)
+        };
         let mode = match (req.mode, &model) {
-            (SearchMode::Lexical, _) => return self.index.search(req),
+            (SearchMode::Lexical, _) => return words_only(self),
             (SearchMode::Auto, None) => {
                 if let Resolved::Off {
                     explained: Some(why),
@@ -242,7 +259,7 @@ impl Engine {
                         let _ = std::fs::write(&marker, b"");
                     }
                 }
-                return self.index.search(req);
+                return words_only(self);
             }
             (SearchMode::Semantic | SearchMode::Hybrid, None) => {
                 return Err(off_error(&self.embed.resolved));
@@ -251,10 +268,6 @@ impl Engine {
         };
         let model = model.expect("matched Some above");
         let explicit = mode != SearchMode::Auto;
-        let pool = SearchRequest {
-            limit: pool_size(req.limit),
-            ..req.clone()
-        };
         let started = self
             .meaning_vectors(&model, explicit)
             .and_then(|vectors| match vectors {
@@ -262,7 +275,7 @@ impl Engine {
                 None => Ok(None),
             });
         // The word side, while a new query is being embedded.
-        let lexical = (mode != SearchMode::Semantic).then(|| self.index.search(&pool));
+        let lexical = (mode != SearchMode::Semantic).then(|| self.index.search(&pool, &weights));
         let semantic = started.and_then(|started| {
             let Some((vectors, pending)) = started else {
                 return Ok(None);
@@ -275,14 +288,13 @@ impl Engine {
             };
             self.index.nearest(req, vectors, query).map(Some)
         });
-        let words = |lexical: Option<Result<Vec<SearchHit>>>| -> Result<Vec<SearchHit>> {
-            let mut hits = lexical.expect("the word side runs unless semantic was asked for")?;
-            hits.truncate(req.limit);
-            Ok(hits)
+        let words = |engine: &Engine, lexical: Option<Result<Vec<SearchHit>>>| {
+            let hits = lexical.expect("the word side runs unless semantic was asked for")?;
+            engine.rank(hits, Vec::new(), &fusion, req)
         };
         // Quiet misses: meaning search always has nearest neighbours; below the floor
         // they are noise, and a read that finds nothing says so. Word hits stay.
-        let floor = self.ws.config().search.min_similarity();
+        let floor = settings.min_similarity();
         let semantic = semantic.map(|hits| {
             hits.map(|mut hits| {
                 if floor > 0.0 {
@@ -295,17 +307,34 @@ impl Engine {
             Ok(Some(semantic)) if mode == SearchMode::Semantic => Ok(semantic),
             Ok(Some(semantic)) => {
                 let lexical = lexical.expect("hybrid runs the word side")?;
-                let k = self.ws.config().search.rrf_k();
-                Ok(fuse(lexical, semantic, k, req.limit))
+                self.rank(lexical, semantic, &fusion, req)
             }
             // Auto with no vectors to compare with.
-            Ok(None) => words(lexical),
+            Ok(None) => words(self, lexical),
             Err(e) if !explicit => {
                 self.note(format!("{e}; searching by words only"));
-                words(lexical)
+                words(self, lexical)
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The fused ranking of a search's pool (`index::fusion`): both sides' scores, facts
+    /// written together lending each other, at most `req.limit`.
+    fn rank(
+        &self,
+        lexical: Vec<SearchHit>,
+        semantic: Vec<SearchHit>,
+        fusion: &fusion::Fusion,
+        req: &SearchRequest,
+    ) -> Result<Vec<SearchHit>> {
+        let mut ranked = fusion::fuse(lexical, semantic, fusion, usize::MAX);
+        let index = &self.index;
+        fusion::lend_beside(&mut ranked, fusion, &mut |hit| {
+            index.written_beside(hit, req)
+        })?;
+        ranked.truncate(req.limit);
+        Ok(ranked)
     }
 
     /// The keys whose version valid and believed now is nearest in meaning to `text`,
@@ -437,9 +466,38 @@ enum PendingQuery {
 /// What the query's thread hands back: the embedder, and the query's vector.
 type Embedded = (Box<dyn Embedder>, Result<Vec<Vec<f32>>>);
 
-/// How many candidates each side of a hybrid search contributes.
-fn pool_size(limit: usize) -> usize {
-    limit.saturating_mul(3).clamp(30, 1000)
+/// The word weights `search.weights` in `mem7.yaml` sets (unset ones: the defaults).
+pub fn word_weights(settings: &SearchSettings) -> WordWeights {
+    let d = WordWeights::default();
+    let w = &settings.weights;
+    WordWeights {
+        value: weight(w.value, d.value),
+        key: weight(w.key, d.key),
+        tags: weight(w.tags, d.tags),
+        exact_key: weight(w.exact_key, d.exact_key),
+        name: weight(w.name, d.name),
+    }
+}
+
+/// The fusion `search.fusion` in `mem7.yaml` sets (unset ones: the defaults).
+pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
+    let d = fusion::Fusion::default();
+    let f = &settings.fusion;
+    fusion::Fusion {
+        lexical: weight(f.lexical, d.lexical),
+        semantic: weight(f.semantic, d.semantic),
+        same_time: weight(f.same_time, d.same_time),
+        same_entity: weight(f.same_entity, d.same_entity),
+        pool: f.pool.filter(|p| *p > 0).unwrap_or(d.pool).min(10_000),
+        beside: weight(f.beside, d.beside),
+        lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
+    }
+}
+
+/// A weight from the settings: finite and not negative, else the default.
+fn weight(set: Option<f32>, default: f32) -> f32 {
+    set.filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(default)
 }
 
 fn off_error(resolved: &Resolved) -> Error {

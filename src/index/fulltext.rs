@@ -20,6 +20,7 @@ use tantivy::tokenizer::{
 };
 use tantivy::{DocAddress, Index, IndexWriter, TantivyDocument, Term, doc};
 
+pub use super::query::WordWeights;
 use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
 use crate::error::{Error, Result};
@@ -248,10 +249,16 @@ impl FullText {
         Ok(self.reader.get_or_init(|| reader).searcher())
     }
 
-    /// The text part of a request as a query: each analysed word of the user's text may
-    /// match the value, the key's parts or the tags; the whole text matching a key
+    /// The text part of a request as a query. The text is read as a question
+    /// ([`super::query::analyse`]): its content words, each of which may match the value,
+    /// the key's parts or the tags, names weighing more; the whole text matching a key
     /// exactly counts most.
-    fn text_query(&self, req: &SearchRequest) -> Result<Box<dyn Query>> {
+    fn text_query(
+        &self,
+        req: &SearchRequest,
+        searcher: &tantivy::Searcher,
+        weights: &WordWeights,
+    ) -> Result<Box<dyn Query>> {
         let f = self.fields;
         if req.raw {
             let parser =
@@ -263,33 +270,59 @@ impl FullText {
                 )
             });
         }
+        // A word names an entity of this workspace when it is a key, or a part of one.
+        let is_key_part = |word: &str| {
+            [f.key_parts, f.key_exact].iter().any(|&field| {
+                searcher
+                    .doc_freq(&Term::from_field_text(field, word))
+                    .is_ok_and(|n| n > 0)
+            })
+        };
+        let words = super::query::analyse(&req.text, weights.name, &is_key_part);
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (field, analyzer, boost) in [
-            (f.value, TEXT_ANALYZER, 1.0f32),
-            (f.key_parts, PARTS_ANALYZER, 1.5),
-            (f.tags_text, PARTS_ANALYZER, 1.2),
+        // A name counts more where facts keep what they are about (keys and tags); in
+        // a value it is one word among others, or a short greeting would outrank the
+        // fact the question is after.
+        for (field, analyzer, boost, names) in [
+            (f.value, TEXT_ANALYZER, weights.value, false),
+            (f.key_parts, PARTS_ANALYZER, weights.key, true),
+            (f.tags_text, PARTS_ANALYZER, weights.tags, true),
         ] {
             let mut tokenizer = self
                 .index
                 .tokenizers()
                 .get(analyzer)
                 .ok_or_else(|| ft_err(&self.dir, "missing analyzer"))?;
-            let mut stream = tokenizer.token_stream(&req.text);
-            while let Some(token) = stream.next() {
-                let term = Term::from_field_text(field, &token.text);
-                let q: Box<dyn Query> =
-                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost))));
+            for word in &words {
+                let mut stream = tokenizer.token_stream(&word.text);
+                while let Some(token) = stream.next() {
+                    let term = Term::from_field_text(field, &token.text);
+                    let q: Box<dyn Query> =
+                        Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                    let weight = if names || !word.name {
+                        word.weight
+                    } else {
+                        1.0
+                    };
+                    clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost * weight))));
+                }
             }
         }
-        let exact = Term::from_field_text(f.key_exact, req.text.trim());
-        clauses.push((
-            Occur::Should,
-            Box::new(BoostQuery::new(
-                Box::new(TermQuery::new(exact, IndexRecordOption::Basic)),
-                5.0,
-            )),
-        ));
+        for key in std::iter::once(req.text.trim()).chain(
+            words
+                .iter()
+                .filter(|w| w.name && w.text.contains(':'))
+                .map(|w| w.text.as_str()),
+        ) {
+            let exact = Term::from_field_text(f.key_exact, key);
+            clauses.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(exact, IndexRecordOption::Basic)),
+                    weights.exact_key,
+                )),
+            ));
+        }
         Ok(Box::new(BooleanQuery::new(clauses)))
     }
 
@@ -516,11 +549,15 @@ impl FullText {
 
     /// Searches, with every filter evaluated inside tantivy. Returns hits best first and
     /// a snippet generator for the matched words.
-    pub fn search(&self, req: &SearchRequest) -> Result<(Vec<Hit>, SnippetGenerator)> {
+    pub fn search(
+        &self,
+        req: &SearchRequest,
+        weights: &WordWeights,
+    ) -> Result<(Vec<Hit>, SnippetGenerator)> {
         let f = self.fields;
         let limit = req.limit;
         let searcher = self.searcher()?;
-        let text = self.text_query(req)?;
+        let text = self.text_query(req, &searcher, weights)?;
         let mut clauses = self.filters(req);
         clauses.insert(0, (Occur::Must, text.box_clone()));
         let query = BooleanQuery::new(clauses);

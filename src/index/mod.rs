@@ -11,6 +11,8 @@ mod check;
 pub mod embeddings;
 mod files;
 pub mod fulltext;
+pub mod fusion;
+pub mod query;
 mod reads;
 mod rebuild;
 mod report;

@@ -13,8 +13,12 @@ use crate::error::{Error, Result};
 
 impl Index {
     /// Runs a full-text search (the full-text index must be current).
-    pub fn search(&self, req: &fulltext::SearchRequest) -> Result<Vec<SearchHit>> {
-        let (hits, snippets) = self.fulltext()?.search(req)?;
+    pub fn search(
+        &self,
+        req: &fulltext::SearchRequest,
+        weights: &fulltext::WordWeights,
+    ) -> Result<Vec<SearchHit>> {
+        let (hits, snippets) = self.fulltext()?.search(req, weights)?;
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
             let Some(version) = self.version(hit.id)? else {
@@ -63,6 +67,68 @@ impl Index {
                 similarity: Some(hit.score),
                 version,
             });
+        }
+        Ok(out)
+    }
+
+    /// The versions recorded just before and just after `hit` (by transaction time,
+    /// within a day of it) that `req`'s clocks and filters let through: the facts written
+    /// together with it, which a search lends a little of its score (`index::fusion`).
+    pub fn written_beside(
+        &self,
+        hit: &SearchHit,
+        req: &fulltext::SearchRequest,
+    ) -> Result<Vec<SearchHit>> {
+        const DAY: i64 = 86_400_000_000;
+        let tx = hit.version.tx_from.micros();
+        let mut out = Vec::new();
+        for (side, order, lo, hi) in [
+            ("<", "DESC", tx.saturating_sub(DAY), tx),
+            (">", "ASC", tx, tx.saturating_add(DAY)),
+        ] {
+            let mut sql = format!(
+                "SELECT * FROM versions WHERE tx_from {side} ?1 AND tx_from >= ?2 AND tx_from <= ?3
+                   AND tx_to > ?4 AND tx_from <= ?4 AND valid_from <= ?5 AND valid_to > ?5"
+            );
+            let mut args: Vec<rusqlite::types::Value> = vec![
+                tx.into(),
+                lo.into(),
+                hi.into(),
+                req.as_of.micros().into(),
+                req.valid_at.micros().into(),
+            ];
+            if let Some(p) = req.key_prefix.as_deref().filter(|p| !p.is_empty()) {
+                args.push(p.to_string().into());
+                sql.push_str(&format!(
+                    " AND key >= ?{n} AND key < ?{n} || char(1114111)",
+                    n = args.len()
+                ));
+            }
+            for t in &req.tags {
+                args.push(format!("\u{1f}{t}\u{1f}").into());
+                sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
+            }
+            sql.push_str(&format!(" ORDER BY tx_from {order}, id {order} LIMIT 1"));
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
+            if let Some(row) = rows.next()? {
+                let id: i64 = row.get("id")?;
+                let version = row_version(row)?;
+                let mut end = version.value.len().min(160);
+                while !version.value.is_char_boundary(end) {
+                    end -= 1;
+                }
+                out.push(SearchHit {
+                    id: id as u64,
+                    score: 0.0,
+                    snippet: version.value[..end].to_string(),
+                    highlights: Vec::new(),
+                    lexical_rank: None,
+                    semantic_rank: None,
+                    similarity: None,
+                    version,
+                });
+            }
         }
         Ok(out)
     }

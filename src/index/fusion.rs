@@ -1,0 +1,222 @@
+//! Ranking a pool of candidates: word and meaning results fused by their scores, and
+//! facts written together lending each other a little (DESIGN §7 "The right fact,
+//! first").
+//!
+//! Each side's scores are scaled to [0, 1] over its own pool (min–max: BM25 scores and
+//! cosine similarities live on different scales), then summed with a weight per side; a
+//! candidate missing from a side gets 0 there. Fusing scores over a deep pool (a hundred
+//! per side by default) lets a fact that one side ranks 40th but the other ranks 2nd come
+//! first, which reciprocal rank over the top few cannot do. Then each candidate borrows a
+//! share of the best score among the others that hold from the same instant (told in one
+//! session, stored together) and among the others of the same entity (the key before its
+//! last `:`): a question's answer is often spread over facts written together.
+
+use std::collections::HashMap;
+
+use super::SearchHit;
+
+/// The weights of a fused ranking (`search.fusion` in `mem7.yaml`; the defaults are
+/// measured by `just eval`, docs/search.md).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fusion {
+    /// The word side's weight.
+    pub lexical: f32,
+    /// The meaning side's weight.
+    pub semantic: f32,
+    /// The share of the best score among the other candidates valid from the same
+    /// instant that a candidate borrows.
+    pub same_time: f32,
+    /// The same, among the other candidates of the same entity.
+    pub same_entity: f32,
+    /// Candidates taken from each side before fusing.
+    pub pool: usize,
+    /// The share of a top candidate's score lent to the facts recorded just before and
+    /// after it (see [`lend_beside`]).
+    pub beside: f32,
+    /// How many of the best candidates lend to their neighbours in recording order.
+    pub lenders: usize,
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Fusion {
+            lexical: 1.0,
+            semantic: 0.6,
+            same_time: 0.3,
+            same_entity: 0.0,
+            pool: 100,
+            beside: 0.5,
+            lenders: 40,
+        }
+    }
+}
+
+/// The entity of a key: what comes before its last `:` (`payments` of `payments:owner`),
+/// `None` for a key without one.
+pub fn entity(key: &str) -> Option<&str> {
+    key.rsplit_once(':')
+        .map(|(e, _)| e)
+        .filter(|e| !e.is_empty())
+}
+
+/// Scales scores to [0, 1] over the list (all 1 when they are equal).
+fn scaled(scores: &[f32]) -> Vec<f32> {
+    let (lo, hi) = scores
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &s| {
+            (lo.min(s), hi.max(s))
+        });
+    scores
+        .iter()
+        .map(|&s| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 })
+        .collect()
+}
+
+/// Lends each of the best `f.lenders` candidates' scores (a share `f.beside`) to the
+/// facts recorded just before and after it (`beside(hit)`: by transaction time, through
+/// the same filters), when they are candidates too: a question's answer is often the
+/// fact written right after the one that shares its words. Keeps the order best first.
+pub fn lend_beside(
+    ranked: &mut [SearchHit],
+    f: &Fusion,
+    beside: &mut dyn FnMut(&SearchHit) -> crate::error::Result<Vec<SearchHit>>,
+) -> crate::error::Result<()> {
+    if f.beside <= 0.0 || f.lenders == 0 {
+        return Ok(());
+    }
+    let mut lent: HashMap<u64, f32> = HashMap::new();
+    for hit in ranked.iter().take(f.lenders) {
+        for n in beside(hit)? {
+            let share = f.beside * hit.score.max(0.0);
+            let slot = lent.entry(n.id).or_insert(0.0);
+            *slot = slot.max(share);
+        }
+    }
+    // Only candidates borrow: a fact that matches neither side is never a result.
+    for h in ranked.iter_mut() {
+        if let Some(share) = lent.remove(&h.id) {
+            h.score += share;
+        }
+    }
+    ranked.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| {
+                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
+                rank(a).cmp(&rank(b))
+            })
+            .then_with(|| a.version.key.cmp(&b.version.key))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    Ok(())
+}
+
+/// Fuses the word side's and the meaning side's hits (each best first, as deep as the
+/// pool) into one ranking of at most `limit`, best first. Either side may be empty: the
+/// word side alone is ranked the same way (its scores scaled, facts written together
+/// lending). A hit's `score` becomes its fused score; its ranks and similarity are kept.
+pub fn fuse(
+    lexical: Vec<SearchHit>,
+    semantic: Vec<SearchHit>,
+    f: &Fusion,
+    limit: usize,
+) -> Vec<SearchHit> {
+    let lex_scores = scaled(&lexical.iter().map(|h| h.score).collect::<Vec<_>>());
+    let sem_scores = scaled(
+        &semantic
+            .iter()
+            .map(|h| h.similarity.unwrap_or(h.score))
+            .collect::<Vec<_>>(),
+    );
+    let mut pool: Vec<(f32, SearchHit)> = Vec::with_capacity(lexical.len() + semantic.len());
+    let mut at: HashMap<u64, usize> = HashMap::new();
+    for (i, (mut hit, s)) in lexical.into_iter().zip(lex_scores).enumerate() {
+        hit.lexical_rank = Some(i + 1);
+        at.insert(hit.id, pool.len());
+        pool.push((f.lexical * s, hit));
+    }
+    for (i, (hit, s)) in semantic.into_iter().zip(sem_scores).enumerate() {
+        let add = f.semantic * s;
+        match at.get(&hit.id) {
+            Some(&j) => {
+                let (score, h) = &mut pool[j];
+                *score += add;
+                h.semantic_rank = Some(i + 1);
+                h.similarity = hit.similarity;
+            }
+            None => {
+                let mut h = hit;
+                h.semantic_rank = Some(i + 1);
+                at.insert(h.id, pool.len());
+                pool.push((add, h));
+            }
+        }
+    }
+    lend(&mut pool, f);
+    pool.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| {
+                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
+                rank(&a.1).cmp(&rank(&b.1))
+            })
+            .then_with(|| a.1.version.key.cmp(&b.1.version.key))
+            .then_with(|| a.1.id.cmp(&b.1.id))
+    });
+    pool.into_iter()
+        .take(limit)
+        .map(|(score, mut h)| {
+            h.score = score;
+            h
+        })
+        .collect()
+}
+
+/// Adds to each candidate a share of the best base score among the *other* candidates
+/// written together with it: valid from the same instant, or of the same entity.
+fn lend(pool: &mut [(f32, SearchHit)], f: &Fusion) {
+    if pool.len() < 2 || (f.same_time <= 0.0 && f.same_entity <= 0.0) {
+        return;
+    }
+    // The two best base scores per group, so that a candidate never borrows its own.
+    fn best_two(groups: &mut HashMap<String, [(f32, u64); 2]>, group: String, score: f32, id: u64) {
+        let slot = groups
+            .entry(group)
+            .or_insert([(f32::NEG_INFINITY, u64::MAX); 2]);
+        if score > slot[0].0 {
+            slot[1] = slot[0];
+            slot[0] = (score, id);
+        } else if score > slot[1].0 {
+            slot[1] = (score, id);
+        }
+    }
+    let other = |groups: &HashMap<String, [(f32, u64); 2]>, group: &str, id: u64| {
+        groups.get(group).map_or(0.0, |[a, b]| {
+            let s = if a.1 == id { b.0 } else { a.0 };
+            s.max(0.0)
+        })
+    };
+    let mut times: HashMap<String, [(f32, u64); 2]> = HashMap::new();
+    let mut entities: HashMap<String, [(f32, u64); 2]> = HashMap::new();
+    for (score, h) in pool.iter() {
+        best_two(
+            &mut times,
+            h.version.valid_from.micros().to_string(),
+            *score,
+            h.id,
+        );
+        if let Some(e) = entity(&h.version.key) {
+            best_two(&mut entities, e.to_string(), *score, h.id);
+        }
+    }
+    let lent: Vec<f32> = pool
+        .iter()
+        .map(|(_, h)| {
+            let time = other(&times, &h.version.valid_from.micros().to_string(), h.id);
+            let ent = entity(&h.version.key).map_or(0.0, |e| other(&entities, e, h.id));
+            f.same_time * time + f.same_entity * ent
+        })
+        .collect();
+    for ((score, _), add) in pool.iter_mut().zip(lent) {
+        *score += add;
+    }
+}

@@ -1,0 +1,359 @@
+//! Reading a search text as a question (DESIGN §7 "The right fact, first"): documents
+//! and queries are analysed apart. A stored fact's words are all content; a question's
+//! are not — `When did Caroline go to the support group?` asks about `Caroline`, `go`,
+//! `support`, `group`, and its `when`, `did`, `the` carry nothing a fact would contain.
+//!
+//! [`analyse`] keeps each content word of the text with a weight: question words,
+//! auxiliaries, pronouns and the usual English function words are dropped; a word that
+//! names something (capitalised inside the sentence, an acronym, a key or a key's part
+//! in this workspace) weighs more. Whole keys (`event7:host`) stay as they are and are
+//! also read by their parts. When nothing is left (a text of function words only), every
+//! word is kept at weight 1, as before analysis.
+
+/// How much more a name counts than another word, unless `mem7.yaml` says otherwise.
+pub const DEFAULT_NAME_WEIGHT: f32 = 3.0;
+
+/// How much each kind of word match counts in a search by words (`search:` in
+/// `mem7.yaml`; the defaults are measured by `just eval`, docs/search.md).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WordWeights {
+    /// A word of the value.
+    pub value: f32,
+    /// A part of the key (`event7`, `host` of `event7:host`).
+    pub key: f32,
+    /// A part of a tag.
+    pub tags: f32,
+    /// The whole text (or a key it names) being a key.
+    pub exact_key: f32,
+    /// A word that names something, relative to other words.
+    pub name: f32,
+}
+
+impl Default for WordWeights {
+    fn default() -> Self {
+        WordWeights {
+            value: 1.0,
+            key: 3.0,
+            tags: 1.2,
+            exact_key: 5.0,
+            name: DEFAULT_NAME_WEIGHT,
+        }
+    }
+}
+
+/// One word of a query, as the user wrote it (lower-cased), with its weight.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryWord {
+    pub text: String,
+    pub weight: f32,
+    /// Whether it names something (a person, an acronym, a key or a key's part).
+    pub name: bool,
+}
+
+/// Words that carry no content in a question: question words, auxiliaries and modals,
+/// pronouns and determiners, and a few fillers questions are made of.
+const FUNCTION_WORDS: &[&str] = &[
+    // question words
+    "what",
+    "when",
+    "where",
+    "who",
+    "whom",
+    "whose",
+    "which",
+    "why",
+    "how",
+    "whats",
+    "whatever",
+    "whenever",
+    // auxiliaries and modals
+    "do",
+    "does",
+    "did",
+    "done",
+    "doing",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "am",
+    "have",
+    "has",
+    "had",
+    "having",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "shall",
+    "may",
+    "might",
+    "must",
+    "ought",
+    // pronouns and determiners
+    "i",
+    "me",
+    "my",
+    "mine",
+    "myself",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "its",
+    "itself",
+    "we",
+    "us",
+    "our",
+    "ours",
+    "ourselves",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "this",
+    "that",
+    "these",
+    "those",
+    "the",
+    "a",
+    "an",
+    "some",
+    "any",
+    "each",
+    "every",
+    "all",
+    "both",
+    "either",
+    "neither",
+    "other",
+    "another",
+    "such",
+    "own",
+    // prepositions, conjunctions, particles
+    "of",
+    "to",
+    "in",
+    "on",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "from",
+    "into",
+    "onto",
+    "over",
+    "under",
+    "as",
+    "than",
+    "then",
+    "and",
+    "or",
+    "but",
+    "nor",
+    "so",
+    "if",
+    "not",
+    "no",
+    "yes",
+    "up",
+    "out",
+    "off",
+    "there",
+    "here",
+    "also",
+    "too",
+    "very",
+    "just",
+    "ever",
+    "still",
+    "yet",
+    "again",
+    "already",
+    "s",
+    "t",
+    "don",
+    "didn",
+    "doesn",
+    "isn",
+    "wasn",
+    "aren",
+    "weren",
+    // fillers of questions about facts
+    "kind",
+    "sort",
+    "type",
+    "thing",
+    "things",
+    "something",
+    "anything",
+    "much",
+    "many",
+    "more",
+    "most",
+    "please",
+    "tell",
+    "know",
+    "remember",
+    "recall",
+    "think",
+    "currently",
+    "now",
+    "ago",
+];
+
+/// Whether `word` (lower-case) is a function word of questions.
+pub fn is_function_word(word: &str) -> bool {
+    FUNCTION_WORDS.contains(&word)
+}
+
+/// The words of `text` with their weights. `is_key_part` tells whether a lower-cased word
+/// is a key or a part of a key in the workspace (an entity the question names).
+pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool) -> Vec<QueryWord> {
+    let mut out: Vec<QueryWord> = Vec::new();
+    // A word said twice counts once, at its best weight.
+    fn add(out: &mut Vec<QueryWord>, word: QueryWord) {
+        match out.iter_mut().find(|w| w.text == word.text) {
+            Some(w) if word.weight > w.weight => *w = word,
+            Some(_) => {}
+            None => out.push(word),
+        }
+    }
+    let mut sentence_start = true;
+    for raw in text.split_whitespace() {
+        // A whole key (`event7:host`, `ci.provider`) is kept as one word, and its parts
+        // are read below like any other words.
+        let trimmed = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let ends_sentence = raw.ends_with(['.', '?', '!']);
+        if trimmed.contains([':', '.', '/']) && trimmed.chars().any(char::is_alphabetic) {
+            let lower = trimmed.to_lowercase();
+            if is_key_part(&lower) {
+                add(
+                    &mut out,
+                    QueryWord {
+                        text: lower,
+                        weight: name_weight,
+                        name: true,
+                    },
+                );
+            }
+        }
+        for part in trimmed.split(|c: char| !c.is_alphanumeric()) {
+            if part.is_empty() {
+                continue;
+            }
+            let lower = part.to_lowercase();
+            let first_upper = part.chars().next().is_some_and(char::is_uppercase);
+            let acronym = part.chars().count() >= 2
+                && part.chars().all(|c| c.is_uppercase() || c.is_ascii_digit())
+                && part.chars().any(char::is_uppercase);
+            let function = is_function_word(&lower);
+            // A capital letter names something unless it only starts the sentence.
+            let capitalised = first_upper && !sentence_start && !function;
+            let name = !function && (capitalised || acronym || is_key_part(&lower));
+            sentence_start = false;
+            if function && !acronym {
+                continue;
+            }
+            add(
+                &mut out,
+                QueryWord {
+                    text: lower,
+                    weight: if name { name_weight } else { 1.0 },
+                    name,
+                },
+            );
+        }
+        if ends_sentence {
+            sentence_start = true;
+        }
+    }
+    if out.is_empty() {
+        // Nothing but function words: search them all, as typed.
+        for part in text.split(|c: char| !c.is_alphanumeric()) {
+            if !part.is_empty() {
+                add(
+                    &mut out,
+                    QueryWord {
+                        text: part.to_lowercase(),
+                        weight: 1.0,
+                        name: false,
+                    },
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str, keys: &[&str]) -> Vec<(String, f32)> {
+        analyse(text, 2.0, &|w| keys.contains(&w))
+            .into_iter()
+            .map(|w| (w.text, w.weight))
+            .collect()
+    }
+
+    #[test]
+    fn a_question_keeps_its_content_and_its_names_count_more() {
+        assert_eq!(
+            words("When did Caroline go to the LGBTQ support group?", &[]),
+            [
+                ("caroline".to_string(), 2.0),
+                ("go".to_string(), 1.0),
+                ("lgbtq".to_string(), 2.0),
+                ("support".to_string(), 1.0),
+                ("group".to_string(), 1.0),
+            ]
+        );
+        // The keyword form of the same question keeps the same words.
+        let question: Vec<String> = words("What is the deploy target of payments?", &["payments"])
+            .into_iter()
+            .map(|(w, _)| w)
+            .collect();
+        let keywords: Vec<String> = words("payments deploy target", &["payments"])
+            .into_iter()
+            .map(|(w, _)| w)
+            .collect();
+        let mut a = question.clone();
+        let mut b = keywords.clone();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn keys_stay_whole_and_by_parts() {
+        let w = words(
+            "where does event7:host run?",
+            &["event7:host", "event7", "host"],
+        );
+        assert!(w.contains(&("event7:host".to_string(), 2.0)), "{w:?}");
+        assert!(w.contains(&("event7".to_string(), 2.0)), "{w:?}");
+        assert!(w.contains(&("run".to_string(), 1.0)), "{w:?}");
+    }
+
+    #[test]
+    fn a_text_of_function_words_is_searched_as_typed() {
+        let w = words("who is it", &[]);
+        assert_eq!(w.len(), 3);
+    }
+}
