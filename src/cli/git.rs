@@ -45,6 +45,7 @@ pub(super) fn merge_file(
     if !is_memory {
         // Not a memory file: behave exactly like git's own union merge.
         let status = std::process::Command::new("git")
+            .args(["-c", crate::sync::git::NO_HOOKS])
             .arg("merge-file")
             .arg("--union")
             .arg(ours)
@@ -80,6 +81,7 @@ pub(super) fn in_git_without_driver(root: &Path) -> bool {
     }
     let git = |args: &[&str]| {
         std::process::Command::new("git")
+            .args(["-c", crate::sync::git::NO_HOOKS])
             .args(args)
             .current_dir(root)
             .stderr(std::process::Stdio::null())

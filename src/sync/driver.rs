@@ -26,7 +26,7 @@ pub fn register_driver(dir: &Path, exe: &Path) -> Result<String> {
         ("merge.union.driver", driver.as_str()),
     ] {
         let status = Command::new("git")
-            .args(["config", name, value])
+            .args(["-c", super::git::NO_HOOKS, "config", name, value])
             .current_dir(dir)
             .stdout(Stdio::null())
             .status()
