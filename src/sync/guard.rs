@@ -215,7 +215,7 @@ fn attribute_lines(prefix: &str) -> String {
 
 const MARK: &str = "# mem7: memory files merge entry by entry, whatever .gitattributes says (written by mem7 sync and mem7 setup-git)";
 
-/// Writes [`attribute_lines`] into `info/attributes` of the repository `git` (the
+/// Writes mem7's attribute lines (`attribute_lines`) into `info/attributes` of the repository `git` (the
 /// workspace at `prefix` in it) unless they are there. Returns whether it wrote.
 pub fn ensure_attributes(git: &Git, prefix: &str) -> Result<bool> {
     let path = git.git_path("info/attributes")?;
