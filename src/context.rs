@@ -86,6 +86,10 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         })
         // With a query, only the history of keys the query found.
         .filter(|v| !with_query || facts.iter().any(|f| f.key == v.key))
+        // A fact shown as holding is never shown as history too: an old version that
+        // says what a holding one says (the same value restated, stored again after a
+        // forget) would read as a retraction of it.
+        .filter(|v| !facts.iter().any(|f| f.key == v.key && f.value == v.value))
         .cloned()
         .collect();
     Ok(Context { facts, history })

@@ -2286,3 +2286,26 @@ fn a_retry_of_a_store_or_an_import_changes_nothing() {
     assert!(r.stdout.contains("0 stored, 2 unchanged"), "{}", r.stdout);
     assert_eq!(bytes(&s), before, "no entry written");
 }
+
+#[test]
+fn a_fact_shown_as_holding_is_never_also_history_in_the_block() {
+    let s = Sandbox::new();
+    // Stored, forgotten, stored again: the old version was retracted an hour ago, and
+    // the same value holds now.
+    s.ok(
+        &["store", "ci:provider", "Buildkite"],
+        Some("2026-04-12T09:00:00Z"),
+    );
+    s.ok(&["forget", "ci:provider"], Some("2026-04-12T10:00:00Z"));
+    s.ok(
+        &["store", "ci:provider", "Buildkite"],
+        Some("2026-04-12T11:00:00Z"),
+    );
+    for args in [
+        vec!["context"],
+        vec!["context", "which CI provider do we use"],
+    ] {
+        let block = s.ok(&args, Some(NOW)).stdout;
+        assert_eq!(block.matches("Buildkite").count(), 1, "{args:?}:\n{block}");
+    }
+}
