@@ -59,6 +59,17 @@ pub fn entity(key: &str) -> Option<&str> {
         .filter(|e| !e.is_empty())
 }
 
+/// The order of a ranking: the higher score first; ties go to the better word rank (a
+/// hit only meaning found counts as worse than any word match), then the key, then the
+/// version.
+fn best_first(a: (f32, &SearchHit), b: (f32, &SearchHit)) -> std::cmp::Ordering {
+    let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
+    b.0.total_cmp(&a.0)
+        .then_with(|| rank(a.1).cmp(&rank(b.1)))
+        .then_with(|| a.1.version.key.cmp(&b.1.version.key))
+        .then_with(|| a.1.id.cmp(&b.1.id))
+}
+
 /// Scales scores to [0, 1] over the list (all 1 when they are equal).
 fn scaled(scores: &[f32]) -> Vec<f32> {
     let (lo, hi) = scores
@@ -98,16 +109,7 @@ pub fn lend_beside(
             h.score += share;
         }
     }
-    ranked.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| {
-                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
-                rank(a).cmp(&rank(b))
-            })
-            .then_with(|| a.version.key.cmp(&b.version.key))
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    ranked.sort_by(|a, b| best_first((a.score, a), (b.score, b)));
     Ok(())
 }
 
@@ -153,15 +155,7 @@ pub fn fuse(
         }
     }
     lend(&mut pool, f);
-    pool.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| {
-                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
-                rank(&a.1).cmp(&rank(&b.1))
-            })
-            .then_with(|| a.1.version.key.cmp(&b.1.version.key))
-            .then_with(|| a.1.id.cmp(&b.1.id))
-    });
+    pool.sort_by(|a, b| best_first((a.0, &a.1), (b.0, &b.1)));
     pool.into_iter()
         .take(limit)
         .map(|(score, mut h)| {
