@@ -431,7 +431,7 @@ pub enum SearchModeArg {
     Lexical,
     /// Meaning only (embeddings).
     Semantic,
-    /// Both, fused by reciprocal rank.
+    /// Both, fused by score.
     Hybrid,
 }
 
@@ -474,7 +474,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub raw: bool,
     /// Rank by words (BM25), by meaning (cosine similarity of embeddings), or both
-    /// fused by reciprocal rank. Default: hybrid when the workspace has vectors of the
+    /// fused by score. Default: hybrid when the workspace has vectors of the
     /// configured model, else lexical.
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<SearchModeArg>,

@@ -127,7 +127,7 @@ pub enum SearchMode {
     Lexical,
     /// Cosine similarity of embeddings only.
     Semantic,
-    /// Both, fused by reciprocal rank.
+    /// Both, fused by score (`index::fusion`).
     Hybrid,
 }
 

@@ -58,7 +58,7 @@ pub struct SearchParams {
     /// At most this many results (default 10).
     pub limit: Option<usize>,
     /// `lexical` (words, BM25), `semantic` (meaning, embeddings) or `hybrid` (both, fused
-    /// by reciprocal rank). Default: hybrid when vectors exist, else lexical.
+    /// by score). Default: hybrid when vectors exist, else lexical.
     pub mode: Option<String>,
 }
 
