@@ -23,7 +23,7 @@ pub struct Merged {
 
 /// The paragraphs of text outside entries (runs of non-blank lines, each with its line
 /// feed), with the offset each starts at.
-fn outside_entries<'a>(text: &'a str, entries: &[ParsedEntry]) -> Vec<(usize, &'a str)> {
+pub(crate) fn outside_entries<'a>(text: &'a str, entries: &[ParsedEntry]) -> Vec<(usize, &'a str)> {
     let mut runs = Vec::new();
     let mut at = 0;
     let bounds = entries
@@ -61,6 +61,16 @@ fn identity(e: &ParsedEntry) -> ChainHash {
         .as_deref()
         .and_then(|h| ChainHash::from_hex(h.trim()))
         .unwrap_or(e.computed)
+}
+
+/// Appends an entry's bytes to a memory file's text, after a blank line and followed by
+/// one, as mem7 writes them.
+pub(crate) fn append_entry(out: &mut String, bytes: &str) {
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+    }
+    out.push_str(bytes);
+    out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
 }
 
 /// Merges entry by entry: `ours`, with old entries that only `theirs` edited replaced
@@ -139,12 +149,7 @@ pub fn merge_entries(base: &str, ours: &str, theirs: &str) -> Merged {
     }
     out.push_str(&ours[at..]);
     for (_, bytes) in added {
-        if !out.is_empty() && !out.ends_with("\n\n") {
-            out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
-        }
-        out.push_str(bytes);
-        // Entries are followed by a blank line, as mem7 writes them.
-        out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+        append_entry(&mut out, bytes);
     }
     Merged {
         text: out,

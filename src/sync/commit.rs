@@ -189,7 +189,9 @@ pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -
         }
         // Text between entries (a note by hand) that the last commit did not have.
         let old = old.as_deref().unwrap_or("");
-        for (line, run) in text_between_entries(&now) {
+        let parsed = parse_file(&now, &ChainKey::Plain);
+        for (at, run) in crate::merge::outside_entries(&now, &parsed.entries) {
+            let line = now[..at].matches('\n').count() + 1;
             if !old.contains(run.trim()) && secret::find(run).is_some() {
                 secrets.push(format!(
                     "{rel}:{line}: text between entries looks like a credential"
@@ -248,26 +250,4 @@ pub(super) fn commit_message(entries: &[EntryInfo]) -> String {
     }
     msg.push('\n');
     msg
-}
-
-/// The runs of text outside entries in a memory file, each with its first line.
-fn text_between_entries(text: &str) -> Vec<(usize, &str)> {
-    let parsed = parse_file(text, &ChainKey::Plain);
-    let mut out = Vec::new();
-    let mut at = 0;
-    let bounds = parsed
-        .entries
-        .iter()
-        .map(|e| (e.start, e.end))
-        .chain(std::iter::once((text.len(), text.len())));
-    for (start, end) in bounds {
-        if start > at {
-            let gap = &text[at..start];
-            if !gap.trim().is_empty() {
-                out.push((text[..at].matches('\n').count() + 1, gap));
-            }
-        }
-        at = at.max(end);
-    }
-    out
 }

@@ -135,11 +135,7 @@ pub(super) fn keep_entries(
             }
             let mut text = now.clone();
             for e in &lost {
-                if !text.is_empty() && !text.ends_with("\n\n") {
-                    text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
-                }
-                text.push_str(&held[e.start..e.end]);
-                text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
+                crate::merge::append_entry(&mut text, &held[e.start..e.end]);
             }
             repaired[slot].1 = text;
             let keys: BTreeSet<&str> = lost.iter().map(|e| e.key.as_str()).collect();
