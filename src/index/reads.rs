@@ -97,17 +97,7 @@ impl Index {
                 req.as_of.micros().into(),
                 req.valid_at.micros().into(),
             ];
-            if let Some(p) = req.key_prefix.as_deref().filter(|p| !p.is_empty()) {
-                args.push(p.to_string().into());
-                sql.push_str(&format!(
-                    " AND key >= ?{n} AND key < ?{n} || char(1114111)",
-                    n = args.len()
-                ));
-            }
-            for t in &req.tags {
-                args.push(format!("\u{1f}{t}\u{1f}").into());
-                sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
-            }
+            push_key_filters(&mut sql, &mut args, req.key_prefix.as_deref(), &req.tags);
             sql.push_str(&format!(" ORDER BY tx_from {order}, id {order} LIMIT 1"));
             let mut stmt = self.conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
@@ -330,18 +320,7 @@ impl Index {
         );
         let mut args: Vec<rusqlite::types::Value> =
             vec![as_of.micros().into(), valid_at.micros().into()];
-        if let Some(p) = prefix.filter(|p| !p.is_empty()) {
-            args.push(p.to_string().into());
-            // A range on the key index: every key with the prefix sorts in [p, p || U+10FFFF).
-            sql.push_str(&format!(
-                " AND key >= ?{n} AND key < ?{n} || char(1114111)",
-                n = args.len()
-            ));
-        }
-        for t in tags {
-            args.push(format!("\u{1f}{t}\u{1f}").into());
-            sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
-        }
+        push_key_filters(&mut sql, &mut args, prefix, tags);
         sql.push_str(" ORDER BY key, valid_from, id");
         push_window(&mut sql, window);
         self.query(&sql, rusqlite::params_from_iter(args))
@@ -393,6 +372,28 @@ impl Index {
 }
 
 /// `LIMIT … OFFSET …` for a window of rows (numbers, never text from a request).
+/// Adds a read's key prefix and tag filters to `sql` (its arguments to `args`): the
+/// prefix as a range on the key index, every key with it sorting in [p, p || U+10FFFF);
+/// each tag as containment in the stored `\x1f`-separated list.
+fn push_key_filters(
+    sql: &mut String,
+    args: &mut Vec<rusqlite::types::Value>,
+    prefix: Option<&str>,
+    tags: &[String],
+) {
+    if let Some(p) = prefix.filter(|p| !p.is_empty()) {
+        args.push(p.to_string().into());
+        sql.push_str(&format!(
+            " AND key >= ?{n} AND key < ?{n} || char(1114111)",
+            n = args.len()
+        ));
+    }
+    for t in tags {
+        args.push(format!("\u{1f}{t}\u{1f}").into());
+        sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
+    }
+}
+
 pub(super) fn push_window(sql: &mut String, window: Option<(usize, usize)>) {
     if let Some((offset, limit)) = window {
         sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
