@@ -172,7 +172,8 @@ fn lend(pool: &mut [(f32, SearchHit)], f: &Fusion) {
         return;
     }
     // The two best base scores per group, so that a candidate never borrows its own.
-    fn best_two(groups: &mut HashMap<String, [(f32, u64); 2]>, group: String, score: f32, id: u64) {
+    type Best = [(f32, u64); 2];
+    fn note<K: std::hash::Hash + Eq>(groups: &mut HashMap<K, Best>, group: K, score: f32, id: u64) {
         let slot = groups
             .entry(group)
             .or_insert([(f32::NEG_INFINITY, u64::MAX); 2]);
@@ -183,30 +184,25 @@ fn lend(pool: &mut [(f32, SearchHit)], f: &Fusion) {
             slot[1] = (score, id);
         }
     }
-    let other = |groups: &HashMap<String, [(f32, u64); 2]>, group: &str, id: u64| {
+    fn other<K: std::hash::Hash + Eq>(groups: &HashMap<K, Best>, group: &K, id: u64) -> f32 {
         groups.get(group).map_or(0.0, |[a, b]| {
             let s = if a.1 == id { b.0 } else { a.0 };
             s.max(0.0)
         })
-    };
-    let mut times: HashMap<String, [(f32, u64); 2]> = HashMap::new();
-    let mut entities: HashMap<String, [(f32, u64); 2]> = HashMap::new();
+    }
+    let mut times: HashMap<i64, Best> = HashMap::new();
+    let mut entities: HashMap<&str, Best> = HashMap::new();
     for (score, h) in pool.iter() {
-        best_two(
-            &mut times,
-            h.version.valid_from.micros().to_string(),
-            *score,
-            h.id,
-        );
+        note(&mut times, h.version.valid_from.micros(), *score, h.id);
         if let Some(e) = entity(&h.version.key) {
-            best_two(&mut entities, e.to_string(), *score, h.id);
+            note(&mut entities, e, *score, h.id);
         }
     }
     let lent: Vec<f32> = pool
         .iter()
         .map(|(_, h)| {
-            let time = other(&times, &h.version.valid_from.micros().to_string(), h.id);
-            let ent = entity(&h.version.key).map_or(0.0, |e| other(&entities, e, h.id));
+            let time = other(&times, &h.version.valid_from.micros(), h.id);
+            let ent = entity(&h.version.key).map_or(0.0, |e| other(&entities, &e, h.id));
             f.same_time * time + f.same_entity * ent
         })
         .collect();
