@@ -2257,18 +2257,7 @@ fn a_retry_of_a_store_or_an_import_changes_nothing() {
         "stored"
     );
     // Different tags are a change.
-    let tagged = [
-        "store",
-        "office:wifi",
-        "down for maintenance",
-        "--valid-from",
-        "2026-05-10T08:00:00Z",
-        "--valid-to",
-        "2026-05-10T12:00:00Z",
-        "--tag",
-        "ops",
-        "--json",
-    ];
+    let tagged = [&args[..7], &["--tag", "ops", "--json"]].concat();
     assert_eq!(
         s.ok(&tagged, Some("2026-04-12T16:00:00Z")).json()["status"],
         "stored"
