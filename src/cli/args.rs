@@ -224,6 +224,10 @@ afterwards, and both keys stay readable with --as-of before the move."
     /// conflict it cannot merge, it exits 2 and leaves the clone as it was: until the push
     /// succeeds, all its work is in git's object store, none in your files or index.
     ///
+    /// The remote is untrusted: a commit with a link or a submodule under the workspace
+    /// is refused (exit 1); entries the remote dropped are put back and pushed; git runs
+    /// no hook, and memory merges with mem7's own attributes.
+    ///
     /// The workspace may be the repository's top or a folder in it. See docs/sync.md.
     #[command(verbatim_doc_comment)]
     Sync {
@@ -243,7 +247,10 @@ afterwards, and both keys stay readable with --as-of before the move."
     /// The workspace's .gitattributes marks memory files `merge=union`; git's own union
     /// merge works line by line and interleaves entries that two branches appended. This
     /// sets `merge.union.driver` (for this repository only) to `mem7 merge-file`, which
-    /// merges entry by entry and hands every other file back to git's union merge.
+    /// merges entry by entry and hands every other file back to git's union merge. It
+    /// also writes mem7's attributes for memory files into .git/info/attributes (git reads
+    /// them over any .gitattributes a commit brings) and installs a pre-commit hook that
+    /// runs `mem7 verify` in .git/hooks (a pre-commit hook that is not mem7's is kept).
     SetupGit,
     /// Git merge driver (run by git, see `mem7 setup-git`): merges THEIRS into OURS
     /// entry by entry, writing the result to OURS.
