@@ -1,6 +1,8 @@
 //! `mem7 ui`, through the real binary on a loopback port: every route, the read clocks,
 //! pagination, the escaping of hostile values, the token rules, new writes showing up,
-//! and the pages as a real headless browser (Debian's chromium) renders them.
+//! the pages as a real headless browser (Debian's chromium) renders them, and the
+//! picture's labels on a real day (golden files in `tests/snapshots/svg/`, and no
+//! overlapping text as the browser draws a busy day).
 
 mod common;
 
@@ -825,5 +827,273 @@ fn a_foreign_origin_is_refused_whatever_the_token() {
             headers.push(("Authorization", bearer.as_str()));
         }
         assert_eq!(ui.request("GET", "/", &headers).status, 200);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Pictures readable on a real day: the tick labels of `history --svg` (the same picture
+// the key page inlines) as golden files, and no two pieces of text overlapping as a
+// browser draws them.
+
+/// Stores `key` once per `(recorded, value, valid_from)`, with the clock pinned at
+/// `recorded`.
+fn store_at(sb: &Sandbox, key: &str, writes: &[(&str, &str, Option<&str>)]) {
+    for (recorded, value, valid_from) in writes {
+        let mut args = vec!["store", key, value];
+        if let Some(from) = valid_from {
+            args.extend(["--valid-from", from]);
+        }
+        sb.ok(&args, Some(recorded));
+    }
+}
+
+/// Compares `svg` with `tests/snapshots/svg/NAME.svg`; `MEM7_UPDATE_GOLDEN=1` writes it
+/// instead.
+fn golden(name: &str, svg: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots/svg")
+        .join(format!("{name}.svg"));
+    if std::env::var_os("MEM7_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, svg).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (MEM7_UPDATE_GOLDEN=1 cargo test --test ui writes it)",
+            path.display()
+        )
+    });
+    assert!(
+        svg == want,
+        "the picture differs from {} (look at both; MEM7_UPDATE_GOLDEN=1 cargo test \
+         --test ui rewrites it):\n{svg}",
+        path.display()
+    );
+}
+
+/// The text of every `<text>` element of an SVG, in order.
+fn svg_texts(svg: &str) -> Vec<&str> {
+    svg.split("<text ")
+        .skip(1)
+        .map(|t| {
+            t.split_once('>')
+                .unwrap()
+                .1
+                .split("</text>")
+                .next()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn tick_labels_are_as_short_as_their_neighbours_allow_golden() {
+    struct Case {
+        name: &'static str,
+        writes: &'static [(&'static str, &'static str, Option<&'static str>)],
+        now: &'static str,
+        read: Option<(&'static str, &'static str)>,
+        labels: &'static [&'static str],
+    }
+    let cases = [
+        Case {
+            name: "milliseconds",
+            writes: &[
+                ("2026-12-03T09:00:00.001Z", "first", None),
+                ("2026-12-03T09:00:00.002Z", "second", None),
+                ("2026-12-03T09:00:00.004Z", "third", None),
+                ("2026-12-03T09:00:00.007Z", "fourth", None),
+            ],
+            now: "2026-12-03T09:00:01Z",
+            read: None,
+            // The date once, then the milliseconds that tell the writes apart.
+            labels: &["2026-12-03", "09:00:00.001", "09:00:00.004", "09:00:01.000"],
+        },
+        Case {
+            name: "minutes",
+            writes: &[
+                ("2026-12-03T09:00:00Z", "Railway", None),
+                ("2026-12-03T09:05:00Z", "Cloudflare", None),
+                ("2026-12-03T09:12:00Z", "Fly", None),
+                (
+                    "2026-12-03T09:30:00Z",
+                    "local only",
+                    Some("2026-12-03T08:00:00Z"),
+                ),
+            ],
+            now: "2026-12-03T10:00:00Z",
+            read: Some(("2026-12-03T09:06:00Z", "2026-12-03T09:13:00Z")),
+            labels: &["08:00", "09:05", "10:00", "as_of 2026-12-03 09:13:00"],
+        },
+        Case {
+            name: "days",
+            writes: &[
+                ("2026-12-01T09:15:00Z", "Railway", None),
+                ("2026-12-02T14:30:00Z", "Cloudflare", None),
+                ("2026-12-05T08:00:00Z", "local only", Some("2026-11-28")),
+            ],
+            now: "2026-12-08T00:00:00Z",
+            read: None,
+            labels: &["2026-11-28", "2026-12-02", "2026-12-08"],
+        },
+        Case {
+            name: "years",
+            writes: &[
+                ("2019-03-01T10:00:00Z", "Postgres 11", None),
+                ("2021-06-15T10:00:00Z", "Postgres 13", None),
+                ("2024-01-10T10:00:00Z", "Postgres 16", None),
+                ("2024-02-10T10:00:00Z", "Postgres 9", Some("2015-01-01")),
+            ],
+            now: "2026-12-03T10:00:00Z",
+            read: None,
+            labels: &["2015", "2019", "2021", "2026"],
+        },
+    ];
+    for case in cases {
+        let sb = Sandbox::new();
+        store_at(&sb, "deploy:db", case.writes);
+        let mut args = vec!["history", "deploy:db", "--svg"];
+        if let Some((valid_at, as_of)) = case.read {
+            args.extend(["--valid-at", valid_at, "--as-of", as_of]);
+        }
+        let svg = sb.ok(&args, Some(case.now)).stdout;
+        let texts = svg_texts(&svg);
+        for label in case.labels {
+            assert!(
+                texts.contains(label),
+                "{}: no {label:?} in {texts:?}",
+                case.name
+            );
+        }
+        // No label repeats the date of its neighbour, and none carries microseconds
+        // it does not need.
+        assert!(
+            !texts.iter().any(|t| t.contains('T') && t.contains("2026-")),
+            "{}: {texts:?}",
+            case.name
+        );
+        golden(case.name, &svg);
+    }
+}
+
+/// Measures, in the browser, the box of every `<text>` in the page's pictures and
+/// appends the findings as JSON in `<pre id="boxes">`: the pairs of texts whose boxes
+/// intersect, and the texts that stick out of their picture. A control picture with
+/// two texts on top of each other shows the measuring works.
+const MEASURE: &str = r#"<svg id="control" width="200" height="40"><text x="10" y="20">overlapping</text><text x="30" y="22">text</text></svg>
+<script>
+(() => {
+  const report = [];
+  for (const svg of document.querySelectorAll("svg")) {
+    const frame = svg.getBoundingClientRect();
+    const boxes = [...svg.querySelectorAll("text")].map(t => [t.textContent, t.getBoundingClientRect()]);
+    const overlaps = [];
+    const outside = [];
+    for (let i = 0; i < boxes.length; i++) {
+      const [a, r] = boxes[i];
+      if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || r.top < frame.top - 0.5 || r.bottom > frame.bottom + 0.5) outside.push(a);
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [b, q] = boxes[j];
+        const apart = r.right <= q.left + 0.5 || q.right <= r.left + 0.5 || r.bottom <= q.top + 0.5 || q.bottom <= r.top + 0.5;
+        if (!apart) overlaps.push(a + " | " + b);
+      }
+    }
+    report.push({ id: svg.id, texts: boxes.length, overlaps, outside });
+  }
+  const pre = document.createElement("pre");
+  pre.id = "boxes";
+  pre.textContent = JSON.stringify(report);
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+#[test]
+fn a_real_browser_finds_no_overlapping_text_in_a_busy_days_picture() {
+    let sb = Sandbox::new();
+    // Twenty-four writes on one day, at odd seconds and microseconds as real writes
+    // are, a few of them late corrections of the morning.
+    let mut writes = Vec::new();
+    for i in 0..24u32 {
+        let second = 9 * 3600 + i * 977;
+        let recorded = format!(
+            "2026-12-03T{:02}:{:02}:{:02}.{:06}Z",
+            second / 3600,
+            second / 60 % 60,
+            second % 60,
+            123_457 * (i + 1) % 1_000_000
+        );
+        let valid_from = (i % 5 == 4).then(|| format!("2026-12-03T08:{:02}:00Z", i));
+        writes.push((recorded, format!("host {i}"), valid_from));
+    }
+    for (recorded, value, valid_from) in &writes {
+        let mut args = vec!["store", "deploy:host", value.as_str()];
+        if let Some(from) = valid_from {
+            args.extend(["--valid-from", from.as_str()]);
+        }
+        sb.ok(&args, Some(recorded));
+    }
+    let ui = Ui::start(&sb, Some("2026-12-03T16:00:00Z"), None);
+    let css = ui.get("/assets/style.css").body;
+    let dir = tempfile::tempdir().unwrap();
+    for (i, path) in [
+        "/k/deploy:host",
+        "/k/deploy:host?valid_at=2026-12-03T10:00:00Z&as_of=2026-12-03T11:30:00Z",
+    ]
+    .iter()
+    .enumerate()
+    {
+        // The page as served, with its stylesheet inlined and the measuring script
+        // added: the page itself runs no script (its policy forbids any), so the copy
+        // is loaded from a file.
+        let page = ui.get(path);
+        page.expect(200, HTML);
+        let html = page
+            .body
+            .replace(
+                "<link rel=\"stylesheet\" href=\"/assets/style.css\">",
+                &format!("<style>{css}</style>"),
+            )
+            .replace("</body>", &format!("{MEASURE}</body>"));
+        assert!(html.contains("<style>") && html.contains(MEASURE));
+        let file = dir.path().join(format!("key{i}.html"));
+        std::fs::write(&file, html).unwrap();
+        let url = format!("file://{}", file.display());
+        let dom = browse(&url, &["--window-size=1400,1000", "--dump-dom"]);
+        let json = dom
+            .split("<pre id=\"boxes\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</pre>").next())
+            .unwrap_or_else(|| panic!("no measurements in {dom}"))
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">");
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let report = report.as_array().unwrap();
+        assert_eq!(report.len(), 2, "the picture and the control: {json}");
+        let (picture, control) = (&report[0], &report[1]);
+        assert_eq!(control["id"], "control");
+        assert_eq!(
+            control["overlaps"].as_array().unwrap().len(),
+            1,
+            "the measuring sees an overlap: {json}"
+        );
+        assert!(
+            picture["texts"].as_u64().unwrap() > 30,
+            "labels, values and titles: {json}"
+        );
+        assert_eq!(picture["overlaps"], serde_json::json!([]), "{path}");
+        assert_eq!(picture["outside"], serde_json::json!([]), "{path}");
+        if std::env::var_os("MEM7_KEEP_SCREENSHOT").is_some() {
+            let png = std::env::temp_dir().join(format!("mem7-busy-day-{i}.png"));
+            browse(
+                &url,
+                &[
+                    "--window-size=1400,1000",
+                    &format!("--screenshot={}", png.display()),
+                ],
+            );
+        }
     }
 }

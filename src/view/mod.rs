@@ -6,6 +6,7 @@
 pub mod page;
 pub mod server;
 pub mod svg;
+mod ticks;
 mod url;
 
 /// Text for XML character data and attribute values: markup characters escaped, and

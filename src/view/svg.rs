@@ -11,6 +11,7 @@
 use std::fmt::Write as _;
 
 pub use super::escape;
+use super::ticks;
 use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
 
@@ -30,13 +31,36 @@ pub struct Picture<'a> {
     pub link: Option<&'a dyn Fn(usize) -> String>,
 }
 
-const LEFT: i64 = 190;
-const TOP: i64 = 64;
-const RIGHT: i64 = 190;
-const BOTTOM: i64 = 84;
+/// Above the plot: the key, the legend, and the "now" label over the plot.
+const TOP: i64 = 80;
 /// Room past the last finite tick for open ends.
 const OPEN: i64 = 110;
-const CHAR_WIDTH: i64 = 7;
+/// The baseline of the rotated y-axis title; its glyphs lie within 11 px left of it
+/// and 3 px right.
+const Y_TITLE_X: i64 = 16;
+/// The least room between two labels, and between a label and a title.
+const GAP: i64 = 12;
+/// The height a line of 12 px text takes (its box, with ascent and descent).
+const LINE: i64 = 15;
+const LEGEND: &str =
+    "blue: believed now · grey, dashed: no longer believed · arrow: until further notice";
+
+/// The width of `text` at the picture's 12 px, generously estimated (DejaVu Sans, the
+/// widest of the usual sans fonts, draws a digit 7.6 px wide), so that labels placed
+/// by this estimate do not touch in any of them.
+fn text_width(text: &str) -> i64 {
+    let tenths: i64 = text
+        .chars()
+        .map(|c| match c {
+            '0'..='9' | 'A'..='Z' => 80,
+            ':' | '.' | ',' | '-' | ' ' | '\'' | '(' | ')' | '/' => 45,
+            'a'..='z' | '_' => 70,
+            c if c.is_ascii() => 80,
+            _ => 120,
+        })
+        .sum();
+    (tenths + 9) / 10
+}
 
 /// An ordinal axis: the distinct finite instants, evenly spaced.
 struct Axis {
@@ -127,13 +151,81 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
     tx_ticks.extend(p.as_of.map(TxTime::micros));
     let n = p.versions.len() as i64;
     let x = Axis::new(valid_ticks, (n * 90).clamp(480, 1600));
-    // Wide enough for the legend line.
-    let min_width = LEFT + 560;
     let y = Axis::new(tx_ticks, (n * 44).clamp(240, 2400));
-    let width = (LEFT + x.end() + RIGHT).max(min_width);
-    let height = TOP + y.end() + BOTTOM;
-    let px = |m: i64| LEFT + if finite(m) { x.at(m) } else { x.end() };
+
+    // The labels, as many as fit: on the x axis a label (and the date under it, where
+    // it is new) must clear its neighbours and the ∞ at the end; on the y axis one line
+    // must clear the next.
+    let x_width =
+        |l: &ticks::Label| text_width(&l.text).max(l.date.as_deref().map_or(0, text_width));
+    let x_labels = ticks::fit(&x.ticks, |labels, k| {
+        let apart = labels
+            .windows(2)
+            .all(|w| (x_width(&w[0]) + x_width(&w[1])) / 2 + GAP <= k as i64 * x.step);
+        let last = labels.last().is_none_or(|l| {
+            let to_end = (x.ticks.len() - 1 - l.index) as i64 * x.step + OPEN;
+            x_width(l) / 2 + text_width("∞") / 2 + GAP <= to_end
+        });
+        apart && last
+    });
+    let y_labels: Vec<(usize, String)> = ticks::fit(&y.ticks, |_, k| k as i64 * y.step >= LINE + 2)
+        .into_iter()
+        .map(|l| match l.date {
+            Some(d) => (l.index, format!("{d} {}", l.text)),
+            None => (l.index, l.text),
+        })
+        .collect();
+
+    // The left margin holds the y labels right of the rotated title, and half of the
+    // first x label.
+    let widest_y = y_labels
+        .iter()
+        .map(|(_, t)| text_width(t))
+        .max()
+        .unwrap_or(0);
+    let first_x = x_labels.first().map_or(0, x_width);
+    let title_edge = Y_TITLE_X + 3 + GAP;
+    let left = (title_edge + widest_y + 8)
+        .max(title_edge + first_x / 2)
+        .max(120);
+    let px = |m: i64| left + if finite(m) { x.at(m) } else { x.end() };
     let py = |m: i64| TOP + if finite(m) { y.at(m) } else { y.end() };
+    let (x0, y0, x1, y1) = (left, TOP, left + x.end(), TOP + y.end());
+
+    // Below the plot: the x labels, their dates, the axis title, the read's valid_at.
+    let label_y = y1 + 20;
+    let date_y = label_y + LINE;
+    let dates = x_labels.iter().any(|l| l.date.is_some());
+    let x_title_y = if dates { date_y } else { label_y } + LINE + 10;
+    let valid_at_y = x_title_y + LINE + 6;
+    let bottom = if p.valid_at.is_some() {
+        valid_at_y
+    } else {
+        x_title_y
+    } + 16;
+
+    // Right of the plot: "now" and the read's as_of, moved apart when they are close.
+    let mut right_labels: Vec<(i64, String, &str)> =
+        vec![(py(p.now.1.micros()) + 4, "now".to_string(), "#dc2626")];
+    if let Some(t) = p.as_of {
+        right_labels.push((
+            py(t.micros()) + 4,
+            format!("as_of {}", ticks::full(t.micros())),
+            "#7c3aed",
+        ));
+    }
+    right_labels.sort_by_key(|(y, _, _)| *y);
+    for i in 1..right_labels.len() {
+        right_labels[i].0 = right_labels[i].0.max(right_labels[i - 1].0 + LINE);
+    }
+    let right = right_labels
+        .iter()
+        .map(|(_, t, _)| 6 + text_width(t) + 12)
+        .max()
+        .unwrap_or(0)
+        .max(40);
+    let width = (x1 + right).max(left + text_width(LEGEND) + 10);
+    let height = y1.max(right_labels.last().map_or(0, |l| l.0)) + bottom - y1;
 
     let mut s = String::with_capacity(2048 + p.versions.len() * 600);
     let _ = writeln!(
@@ -155,73 +247,71 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
     }
     let _ = writeln!(
         s,
-        "<text x=\"{LEFT}\" y=\"24\" font-size=\"15\" font-weight=\"600\">{}</text>",
+        "<text x=\"{left}\" y=\"24\" font-size=\"15\" font-weight=\"600\">{}</text>",
         escape(p.key)
     );
     let _ = writeln!(
         s,
-        "<text x=\"{LEFT}\" y=\"44\" class=\"label\">blue: believed now · grey, dashed: no longer believed · arrow: until further notice</text>"
+        "<text x=\"{left}\" y=\"48\" class=\"label\">{LEGEND}</text>"
     );
 
     // Axes and ticks.
-    let (x0, y0, x1, y1) = (LEFT, TOP, LEFT + x.end(), TOP + y.end());
     let _ = writeln!(
         s,
         "<line class=\"axis\" x1=\"{x0}\" y1=\"{y1}\" x2=\"{x1}\" y2=\"{y1}\"/>\
          <line class=\"axis\" x1=\"{x0}\" y1=\"{y0}\" x2=\"{x0}\" y2=\"{y1}\"/>"
     );
-    let every = |axis: &Axis, room: i64| ((room + axis.step - 1) / axis.step).max(1) as usize;
-    let x_every = every(&x, 84);
+    let mut x_labels = x_labels.iter().peekable();
     for (i, &t) in x.ticks.iter().enumerate() {
         let tx = px(t);
         let _ = writeln!(
             s,
             "<line class=\"tick\" x1=\"{tx}\" y1=\"{y0}\" x2=\"{tx}\" y2=\"{y1}\"/>"
         );
-        if i % x_every == 0 {
+        if let Some(l) = x_labels.next_if(|l| l.index == i) {
             let _ = writeln!(
                 s,
-                "<text class=\"label\" x=\"{tx}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                y1 + 18,
-                instant_label(t)
+                "<text class=\"label\" x=\"{tx}\" y=\"{label_y}\" text-anchor=\"middle\">{}</text>",
+                l.text
             );
+            if let Some(d) = &l.date {
+                let _ = writeln!(
+                    s,
+                    "<text class=\"label\" x=\"{tx}\" y=\"{date_y}\" text-anchor=\"middle\">{d}</text>"
+                );
+            }
         }
     }
-    let y_every = every(&y, 18);
+    let mut y_labels = y_labels.iter().peekable();
     for (i, &t) in y.ticks.iter().enumerate() {
         let ty = py(t);
         let _ = writeln!(
             s,
             "<line class=\"tick\" x1=\"{x0}\" y1=\"{ty}\" x2=\"{x1}\" y2=\"{ty}\"/>"
         );
-        if i % y_every == 0 {
+        if let Some((_, text)) = y_labels.next_if(|(j, _)| *j == i) {
             let _ = writeln!(
                 s,
-                "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{text}</text>",
                 x0 - 8,
-                ty + 4,
-                instant_label(t)
+                ty + 4
             );
         }
     }
     let _ = writeln!(
         s,
-        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">valid time (when it held in the world) →</text>",
-        LEFT + x.end() / 2,
-        y1 + 44
+        "<text class=\"label\" x=\"{}\" y=\"{x_title_y}\" text-anchor=\"middle\">valid time (when it held in the world) →</text>",
+        left + x.end() / 2
     );
     let _ = writeln!(
         s,
-        "<text class=\"label\" x=\"16\" y=\"{}\" transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">transaction time (when mem7 believed it) ↓</text>",
-        TOP + y.end() / 2,
+        "<text class=\"label\" x=\"{Y_TITLE_X}\" y=\"{0}\" transform=\"rotate(-90 {Y_TITLE_X} {0})\" text-anchor=\"middle\">transaction time (when mem7 believed it) ↓</text>",
         TOP + y.end() / 2
     );
     let _ = writeln!(
         s,
-        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">∞</text>\
+        "<text class=\"label\" x=\"{x1}\" y=\"{label_y}\" text-anchor=\"middle\">∞</text>\
          <text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">∞</text>",
-        x1,
-        y1 + 18,
         x0 - 8,
         y1 + 4
     );
@@ -248,14 +338,15 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
             escape(&href),
             escape(&tooltip(v))
         );
-        let room = (w - 10) / CHAR_WIDTH;
-        if room >= 2 && h >= 14 {
+        if h >= LINE
+            && let Some(text) = fit_text(&v.value, w - 10)
+        {
             let _ = write!(
                 s,
                 "<text x=\"{}\" y=\"{}\">{}</text>",
                 left + 5,
                 top + h.min(28) / 2 + 4,
-                escape(&shorten(&v.value, room as usize))
+                escape(&text)
             );
         }
         if v.valid_to.is_infinite() {
@@ -291,38 +382,40 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
         s,
         "<line class=\"now\" x1=\"{nx}\" y1=\"{y0}\" x2=\"{nx}\" y2=\"{y1}\"/>\
          <text x=\"{nx}\" y=\"{}\" fill=\"#dc2626\" text-anchor=\"middle\">now</text>\
-         <line class=\"now\" x1=\"{x0}\" y1=\"{ny}\" x2=\"{x1}\" y2=\"{ny}\"/>\
-         <text x=\"{}\" y=\"{}\" fill=\"#dc2626\">now</text>",
-        y0 - 6,
-        x1 + 6,
-        ny + 4
+         <line class=\"now\" x1=\"{x0}\" y1=\"{ny}\" x2=\"{x1}\" y2=\"{ny}\"/>",
+        y0 - 8
     );
     if let Some(t) = p.valid_at {
         let vx = px(t.micros());
+        let text = format!("valid_at {}", ticks::full(t.micros()));
+        // Centred under its line, kept inside the picture.
+        let half = text_width(&text) / 2;
+        let cx = vx.clamp(half + 4, (width - half - 4).max(half + 4));
         let _ = writeln!(
             s,
             "<line class=\"read\" x1=\"{vx}\" y1=\"{y0}\" x2=\"{vx}\" y2=\"{y1}\"/>\
-             <text x=\"{vx}\" y=\"{}\" fill=\"#7c3aed\" text-anchor=\"middle\">valid_at {}</text>",
-            y1 + 62,
-            escape(&t.to_rfc3339())
+             <text x=\"{cx}\" y=\"{valid_at_y}\" fill=\"#7c3aed\" text-anchor=\"middle\">{text}</text>"
         );
     }
     if let Some(t) = p.as_of {
         let ay = py(t.micros());
         let _ = writeln!(
             s,
-            "<line class=\"read\" x1=\"{x0}\" y1=\"{ay}\" x2=\"{x1}\" y2=\"{ay}\"/>\
-             <text x=\"{}\" y=\"{}\" fill=\"#7c3aed\">as_of {}</text>",
-            x1 + 6,
-            ay - 6,
-            escape(&t.to_rfc3339())
+            "<line class=\"read\" x1=\"{x0}\" y1=\"{ay}\" x2=\"{x1}\" y2=\"{ay}\"/>"
+        );
+    }
+    for (ly, text, fill) in &right_labels {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{ly}\" fill=\"{fill}\">{text}</text>",
+            x1 + 6
         );
     }
     if p.versions.is_empty() {
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{}\" class=\"label\">no version of this key was ever recorded</text>",
-            LEFT + 10,
+            left + 10,
             TOP + 30
         );
     }
@@ -330,13 +423,25 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
     s
 }
 
-/// A tick's label: the date, with the time when it is not midnight.
-fn instant_label(micros: i64) -> String {
-    let t = ValidTime::from_micros(micros).to_rfc3339();
-    match t.strip_suffix("T00:00:00Z") {
-        Some(day) => day.to_string(),
-        None => t.replace('T', " ").trim_end_matches('Z').to_string(),
+/// The value on one line, cut with an ellipsis to fit `room` pixels; `None` when not
+/// even one character and the ellipsis fit.
+fn fit_text(value: &str, room: i64) -> Option<String> {
+    let line = shorten(value, usize::MAX);
+    if text_width(&line) <= room {
+        return (!line.is_empty()).then_some(line);
     }
+    let mut cut = String::new();
+    let mut used = text_width("…");
+    for c in line.chars() {
+        let w = text_width(c.encode_utf8(&mut [0; 4]));
+        if used + w > room {
+            break;
+        }
+        used += w;
+        cut.push(c);
+    }
+    let cut = cut.trim_end();
+    (!cut.is_empty()).then(|| format!("{cut}…"))
 }
 
 fn tooltip(v: &Version) -> String {
@@ -434,6 +539,15 @@ mod tests {
         assert!(!svg.contains("<svg onload"), "{svg}");
         assert!(svg.contains("&lt;script&gt;"));
         assert_eq!(escape("a\u{0}b\u{7}"), "a\u{fffd}b\u{fffd}");
+    }
+
+    #[test]
+    fn a_value_is_cut_to_its_rectangle() {
+        assert_eq!(fit_text("Cloudflare", 200).as_deref(), Some("Cloudflare"));
+        let cut = fit_text("Cloudflare", 40).unwrap();
+        assert!(cut.ends_with('…') && text_width(&cut) <= 40, "{cut}");
+        assert_eq!(fit_text("Cloudflare", 8), None);
+        assert_eq!(fit_text("  ", 100), None);
     }
 
     #[test]
