@@ -40,7 +40,7 @@ fn similar_keys(answer: &Value) -> Vec<&str> {
 fn recall_values(s: &Sandbox, args: &[&str]) -> Vec<String> {
     let mut full = vec!["recall", "event7:host", "--json"];
     full.extend_from_slice(args);
-    let r = s.ok(&full, Some(NOW));
+    let r = s.read(&full, Some(NOW));
     r.json()
         .as_array()
         .unwrap()
@@ -148,15 +148,15 @@ fn history_lists_every_version_with_its_source() {
 }
 
 #[test]
-fn empty_results_are_empty_arrays_with_exit_zero() {
+fn empty_results_are_empty_arrays_and_a_recall_miss_exits_4() {
     let s = Sandbox::new();
-    for args in [
-        vec!["recall", "nothing:here", "--json"],
-        vec!["history", "nothing:here", "--json"],
-        vec!["list", "--json"],
+    for (args, code) in [
+        (vec!["recall", "nothing:here", "--json"], 4),
+        (vec!["history", "nothing:here", "--json"], 0),
+        (vec!["list", "--json"], 0),
     ] {
         let r = s.run(&args, Some(NOW));
-        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_eq!(r.code, code, "{args:?}: {}", r.stderr);
         assert_eq!(r.json(), serde_json::json!([]), "{args:?}");
     }
 }
@@ -251,7 +251,7 @@ fn forget_stops_belief_but_keeps_the_past() {
     s.ok(&["store", "k", "v", "--tag", "infra"], Some(T1));
     let r = s.ok(&["forget", "k"], Some(T2));
     assert!(r.stdout.contains("forgot k"), "{}", r.stdout);
-    let r = s.ok(&["recall", "k", "--json"], Some(NOW));
+    let r = s.miss(&["recall", "k", "--json"], Some(NOW));
     assert_eq!(r.json(), serde_json::json!([]));
     let r = s.ok(
         &["recall", "k", "--as-of", "2026-03-01", "--json"],
@@ -460,7 +460,7 @@ fn an_internal_failure_exits_3_and_says_so_while_bad_input_exits_2() {
     let r = s.run(&["search", "hello", "--mode", "lexical"], Some(NOW));
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(
-        r.stderr.contains("mem7: error: full-text index at "),
+        r.stderr.contains("error: full-text index at "),
         "{}",
         r.stderr
     );
@@ -875,7 +875,9 @@ fn go_mem7_workspaces_load() {
             .output()
             .unwrap();
         let r = common::finish(out);
-        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        // A recall that finds nothing exits 4.
+        let miss = args[0] == "recall" && r.stdout.trim() == "[]";
+        assert_eq!(r.code, if miss { 4 } else { 0 }, "{args:?}: {}", r.stderr);
         assert!(r.stderr.is_empty(), "{args:?}: {}", r.stderr);
         r.json()
     };
@@ -1356,7 +1358,8 @@ const TODAY: &str = "2026-12-01T09:00:00Z";
 const AHEAD: &str = "2026-12-05T00:00:00Z";
 
 fn recall_now(s: &Sandbox, key: &str, now: &str) -> Vec<String> {
-    s.ok(&["recall", key, "--json"], Some(now)).strings("value")
+    s.read(&["recall", key, "--json"], Some(now))
+        .strings("value")
 }
 
 #[test]
@@ -1412,7 +1415,7 @@ fn two_stores_at_one_clock_and_a_clock_behind_the_last_entry() {
     // value stored at that later start holds again.
     assert_eq!(recall_now(&s, "k", TODAY), ["second"]);
     // Asking as of the clock behind shows what was believed then: nothing recorded yet.
-    let r = s.ok(&["recall", "k", "--as-of", behind, "--json"], Some(behind));
+    let r = s.miss(&["recall", "k", "--as-of", behind, "--json"], Some(behind));
     assert!(r.strings("value").is_empty(), "{}", r.stdout);
 }
 
@@ -1422,7 +1425,7 @@ fn entries_recorded_ahead_are_noted_once_and_listed_by_verify() {
     s.ok(&["store", "k", "future"], Some(AHEAD));
     // A fresh index, as after a clone: the catch-up meets the entry and says so.
     std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
-    let first = s.ok(&["recall", "k"], Some(TODAY));
+    let first = s.miss(&["recall", "k"], Some(TODAY));
     assert!(
         first
             .stderr
@@ -1430,7 +1433,7 @@ fn entries_recorded_ahead_are_noted_once_and_listed_by_verify() {
         "{}",
         first.stderr
     );
-    let second = s.ok(&["recall", "k"], Some(TODAY));
+    let second = s.miss(&["recall", "k"], Some(TODAY));
     assert!(!second.stderr.contains("ahead"), "{}", second.stderr);
     // Within five minutes is not ahead.
     let r = s.ok(&["verify"], Some("2026-12-04T23:56:00Z"));
@@ -1793,7 +1796,7 @@ fn a_miss_names_the_near_keys_and_a_new_look_alike_slot_is_reported() {
         Some(T1),
     );
     s.ok(&["store", "team:lead", "Ada"], Some(T1));
-    let r = s.ok(&["recall", "team:cdn"], Some(NOW));
+    let r = s.miss(&["recall", "team:cdn"], Some(NOW));
     assert!(r.stdout.is_empty(), "{}", r.stdout);
     assert!(
         r.stderr
@@ -1802,7 +1805,7 @@ fn a_miss_names_the_near_keys_and_a_new_look_alike_slot_is_reported() {
         r.stderr
     );
     // With --json standard output stays the array; the hint goes to standard error.
-    let r = s.ok(&["recall", "team-ci-provider", "--json"], Some(NOW));
+    let r = s.miss(&["recall", "team-ci-provider", "--json"], Some(NOW));
     assert_eq!(r.stdout.trim(), "[]");
     assert!(r.stderr.contains("team:ci_provider"), "{}", r.stderr);
     let r = s.ok(&["history", "team:leed", "--json"], Some(NOW));
@@ -1812,7 +1815,7 @@ fn a_miss_names_the_near_keys_and_a_new_look_alike_slot_is_reported() {
         "{}",
         r.stderr
     );
-    let r = s.ok(&["recall", "weather:today"], Some(NOW));
+    let r = s.miss(&["recall", "weather:today"], Some(NOW));
     assert!(!r.stderr.contains("near keys"), "{}", r.stderr);
 
     // A store of a new key beside a look-alike slot succeeds and says so.
@@ -1906,7 +1909,7 @@ fn rekey_moves_a_fact_with_its_periods_and_keeps_history_on_both_keys() {
     assert_eq!(j["moved"][0]["value"], "Cloudflare");
     assert_eq!(j["superseded"][0]["value"], "Fastly");
     let at = |valid: &str, key: &str| {
-        s.ok(&["recall", key, "--valid-at", valid, "--json"], Some(NOW))
+        s.read(&["recall", key, "--valid-at", valid, "--json"], Some(NOW))
             .strings("value")
     };
     // TO holds FROM's value over FROM's period and keeps its own outside it.

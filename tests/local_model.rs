@@ -299,7 +299,13 @@ fn look_alike_slots_and_near_keys_by_meaning() {
         "--json",
     ]);
     assert_eq!(r.json()["similar"], serde_json::json!([]), "{}", r.stdout);
-    let r = run(&["recall", "team:continuous_integration", "--json"]);
+    let mut cmd = s.command(
+        &["recall", "team:continuous_integration", "--json"],
+        Some("2026-01-01T00:00:00Z"),
+    );
+    cmd.env("MEM7_MODEL_DIR", model_dir());
+    let r = finish(cmd.output().unwrap());
+    assert_eq!(r.code, 4, "a recall that finds nothing: {}", r.stderr);
     assert_eq!(r.stdout.trim(), "[]");
     assert!(
         r.stderr.contains("near keys:") && r.stderr.contains("near in meaning"),

@@ -42,6 +42,9 @@ pub const EXIT_CHECK_FAILED: u8 = 1;
 pub const EXIT_ERROR: u8 = crate::error::EXIT_INPUT;
 /// Exit code for a failure inside mem7 ([`crate::error::Kind::Internal`]).
 pub const EXIT_INTERNAL: u8 = crate::error::EXIT_INTERNAL;
+/// Exit code when `recall` found no version: not an error, but a script can branch on it
+/// (as on `grep`'s 1, which mem7 gives to failed checks).
+pub const EXIT_NOT_FOUND: u8 = 4;
 
 /// Runs the CLI with the process's arguments and environment.
 pub fn run() -> ExitCode {
@@ -79,14 +82,14 @@ pub fn run() -> ExitCode {
     if let Err(e) = out.flush()
         && e.kind() != io::ErrorKind::BrokenPipe
     {
-        eprintln!("mem7: error: <stdout>: {e}");
+        eprintln!("error: <stdout>: {e}");
         return ExitCode::from(EXIT_INTERNAL);
     }
     ExitCode::from(code)
 }
 
 fn report_error(e: &Error) {
-    eprintln!("mem7: error: {}", safe::neutralise(&e.to_string()));
+    eprintln!("error: {}", safe::neutralise(&e.to_string()));
     if e.kind() == crate::error::Kind::Internal {
         eprintln!("  (a failure inside mem7, not a problem with the request)");
     }

@@ -5,7 +5,10 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use super::{Cli, EXIT_OK, Env, args, open_engine, parse_tx, parse_valid, read_times, write_out};
+use super::{
+    Cli, EXIT_NOT_FOUND, EXIT_OK, Env, args, open_engine, parse_tx, parse_valid, read_times,
+    write_out,
+};
 use crate::core::time::TxTime;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -36,6 +39,7 @@ pub(super) fn recall(
     )?;
     if versions.is_empty() {
         print_near_keys(&mut engine, env, key, now)?;
+        return Ok(EXIT_NOT_FOUND);
     }
     Ok(EXIT_OK)
 }

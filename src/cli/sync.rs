@@ -109,7 +109,7 @@ pub(super) fn watch_sync(
             eprint!(
                 "{} mem7 watch: sync failed ({next}): {}",
                 now_text(),
-                refusal_human(by, &upstream, &findings).trim_start_matches("mem7: error: ")
+                refusal_human(by, &upstream, &findings).trim_start_matches("error: ")
             );
         }
         Err(e) => {
@@ -139,7 +139,7 @@ fn refusal_human(by: RefusedBy, upstream: &str, findings: &[Finding]) -> String 
         ),
     };
     let mut s =
-        format!("mem7: error: refusing to sync: {what}; nothing was committed, merged or pushed\n");
+        format!("error: refusing to sync: {what}; nothing was committed, merged or pushed\n");
     for f in findings {
         let key = if f.key.is_empty() {
             String::new()

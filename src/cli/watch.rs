@@ -72,7 +72,7 @@ impl Log for WatchLog<'_> {
     }
 
     fn catch_up_failed(&mut self, e: &Error) {
-        eprintln!("{} mem7: error: {e}", now_text());
+        eprintln!("{} mem7 watch: error: {e}", now_text());
     }
 
     fn filled(&mut self, f: &FillStats) -> Result<()> {

@@ -110,6 +110,32 @@ impl Sandbox {
         r
     }
 
+    /// Runs a `recall` that may find nothing: exit 0 with an answer, or 4 with none
+    /// (nothing on standard output, or `[]` with `--json`).
+    pub fn read(&self, args: &[&str], now: Option<&str>) -> Run {
+        let r = self.run(args, now);
+        let empty = matches!(r.stdout.trim(), "" | "[]");
+        assert_eq!(
+            r.code,
+            if empty { 4 } else { 0 },
+            "mem7 {args:?}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+        r
+    }
+
+    /// Runs a read that finds nothing (a `recall` miss) and asserts its exit code, 4.
+    pub fn miss(&self, args: &[&str], now: Option<&str>) -> Run {
+        let r = self.run(args, now);
+        assert_eq!(
+            r.code, 4,
+            "mem7 {args:?} should find nothing: {}{}",
+            r.stdout, r.stderr
+        );
+        r
+    }
+
     pub fn memory_dir(&self) -> PathBuf {
         self.ws.join("memory")
     }
