@@ -200,7 +200,10 @@ pub(crate) fn verify_locked(
             key: key_of(fi, e)?,
             kind: f.kind.name(),
             is_break: f.kind.is_break(),
-            message: f.detail,
+            message: f.message(|j| {
+                let other = chain.get(j);
+                format!("{}:{}", parsed[other.file].0, other.line)
+            }),
             computed: Some(e.link.computed),
         });
     }

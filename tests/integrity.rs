@@ -496,6 +496,14 @@ fn two_clones_merge_and_verify_as_a_merge() {
         "a merge is never tampering: {findings}"
     );
     assert!(!kinds.is_empty(), "the merge is reported as a merge");
+    // In words a person reads: the file and line of the entry both sides continued.
+    for f in findings.as_array().unwrap() {
+        let message = f["message"].as_str().unwrap();
+        assert!(
+            message.contains("continues from the entry at memory/") && !message.contains('#'),
+            "{message}"
+        );
+    }
 
     let r = at(&s, &a, &["list", "--json"], "2026-05-02T00:00:00Z");
     let keys: Vec<&str> = r

@@ -231,7 +231,24 @@ pub struct Finding {
     pub entry: usize,
     pub kind: Kind,
     pub detail: String,
+    /// The other entry the finding is about (the one a `reordered` entry links to, the
+    /// one a `merge` continues from), by its position in `entries`: only the caller knows
+    /// its file's name, so [`Finding::message`] asks for it.
+    pub other: Option<usize>,
 }
+
+impl Finding {
+    /// What is wrong, for a person: `at` names where an entry is (`memory/2026-04-12.md:14`).
+    pub fn message(&self, at: impl FnOnce(usize) -> String) -> String {
+        match self.other {
+            Some(j) => self.detail.replacen(OTHER, &at(j), 1),
+            None => self.detail.clone(),
+        }
+    }
+}
+
+/// Where a detail names the other entry; [`Finding::message`] fills it in.
+const OTHER: &str = "{other}";
 
 fn short(h: ChainHash) -> String {
     h.to_hex()[..12].to_string()
@@ -255,12 +272,13 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
     let mut previous_computed: Option<ChainHash> = None;
     for (i, e) in entries.iter().enumerate() {
         let ok = !accepted.is_empty() && accepted.contains(&e.computed);
-        let mut report = |kind: Kind, detail: String| {
+        let mut report = |kind: Kind, detail: String, other: Option<usize>| {
             if !ok || kind == Kind::Legacy {
                 findings.push(Finding {
                     entry: i,
                     kind,
                     detail,
+                    other,
                 });
             }
         };
@@ -268,6 +286,7 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
             report(
                 Kind::Legacy,
                 "written by the Go mem7, which did not chain entries".into(),
+                None,
             );
         } else if e.claimed.is_none() {
             report(
@@ -276,6 +295,7 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
                     "no hash: added by hand and not sealed (its bytes hash to {})",
                     short(e.computed)
                 ),
+                None,
             );
         } else {
             if let Some(claimed) = e.claimed.filter(|c| *c != e.computed) {
@@ -286,6 +306,7 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
                         short(claimed),
                         short(e.computed)
                     ),
+                    None,
                 );
             }
             let prev = e.prev.unwrap_or(ChainHash::GENESIS);
@@ -310,22 +331,19 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
                             Kind::Merge,
                             "starts a chain of its own (a workspace merged with another one)"
                                 .into(),
+                            None,
                         ),
                         Some(&j) if j > i => report(
                             Kind::Reordered,
-                            format!(
-                                "links to an entry that comes after it (line {} of file #{})",
-                                entries.get(j).line,
-                                entries.get(j).file + 1
-                            ),
+                            format!("links to an entry that comes after it, at {OTHER}"),
+                            Some(j),
                         ),
                         Some(&j) if continued.contains(&prev) => report(
                             Kind::Merge,
                             format!(
-                                "continues from line {} of file #{}, like another entry before it: two branches appended in parallel and were merged",
-                                entries.get(j).line,
-                                entries.get(j).file + 1
+                                "continues from the entry at {OTHER}, as another entry before it does: two branches appended in parallel and were merged"
                             ),
+                            Some(j),
                         ),
                         Some(_) => {}
                         None if e.first_in_file && e.file > 0 => report(
@@ -334,6 +352,7 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
                                 "links to {}, which is in no file: an earlier file (or its last entries) was removed",
                                 short(prev)
                             ),
+                            None,
                         ),
                         None => report(
                             Kind::Removed,
@@ -341,6 +360,7 @@ pub fn check<T: Link>(entries: &Chain<'_, T>, accepted: &HashSet<ChainHash>) -> 
                                 "links to {}, which is in no file: the entry before it was removed",
                                 short(prev)
                             ),
+                            None,
                         ),
                     }
                 }
