@@ -189,7 +189,7 @@ fn every_route_answers_with_its_type_and_the_policy() {
         ("/?tag=infra&prefix=event7:", vec!["local only"]),
         ("/?tag=other", vec![]),
         ("/?q=cloudflare&valid_at=2026-04-01", vec!["Cloudflare"]),
-        ("/?q=cloudflare&mode=words", vec![]),
+        ("/?q=cloudflare&mode=lexical", vec![]),
     ] {
         let r = ui.get(query);
         r.expect(200, HTML);
@@ -317,7 +317,7 @@ fn every_route_answers_with_its_type_and_the_policy() {
     }
 
     // Meaning search without an embedding provider says so (and what to do).
-    let r = ui.get("/?q=host&mode=meaning");
+    let r = ui.get("/?q=host&mode=semantic");
     r.expect(400, HTML);
     assert!(r.body.contains("meaning search"), "{}", r.body);
 
@@ -382,11 +382,11 @@ fn pages_of_fifty_keep_the_other_parameters() {
     assert!(!r.body.contains("rel=\"next\""));
     assert!(values(&ui.get("/?prefix=p:&page=4").body).is_empty());
     // Search pages the same way.
-    let r = ui.get("/?q=value&mode=words&page=2");
+    let r = ui.get("/?q=value&mode=lexical&page=2");
     assert_eq!(values(&r.body).len(), 50, "{}", r.body);
     assert!(
         r.body
-            .contains("href=\"/?q=value&amp;mode=words&amp;page=3\""),
+            .contains("href=\"/?q=value&amp;mode=lexical&amp;page=3\""),
         "{}",
         r.body
     );
@@ -509,7 +509,7 @@ fn hostile_values_stay_text_on_every_page() {
     let r = ui.get("/timeline?clock=tx");
     assert_inert(&r.body, "timeline");
     assert!(r.body.contains("&lt;svg onload=alert(1)&gt;"));
-    let r = ui.get("/?q=alert&mode=words");
+    let r = ui.get("/?q=alert&mode=lexical");
     assert_inert(&r.body, "search");
     assert!(r.body.contains("&lt;script&gt;"), "{}", r.body);
 

@@ -343,17 +343,17 @@ fn slice<T: Clone>(all: &[T], page: usize) -> (Vec<T>, bool) {
     (all[start..end].to_vec(), all.len() > end)
 }
 
-/// `mode` as the page offers it: words, meaning or both.
+/// `mode` as the page offers it, in the words of the CLI and MCP.
 fn search_mode(mode: Option<&str>) -> Result<SearchMode> {
     Ok(match mode {
         None => SearchMode::Auto,
-        Some("words") => SearchMode::Lexical,
-        Some("meaning") => SearchMode::Semantic,
-        Some("both") => SearchMode::Hybrid,
+        Some("lexical") => SearchMode::Lexical,
+        Some("semantic") => SearchMode::Semantic,
+        Some("hybrid") => SearchMode::Hybrid,
         Some(other) => {
             return Err(Error::input(
                 format!("mode: {other:?} is not a search mode"),
-                "use words, meaning or both (or leave it out)",
+                "use lexical, semantic or hybrid (or leave it out)",
             ));
         }
     })
