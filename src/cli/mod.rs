@@ -4,13 +4,14 @@
 //!
 //! This file holds the entry (`run`), the error funnel, the dispatch (`execute`) and
 //! `import`; each other command lives with its kind: `read.rs`, `write.rs`, `index.rs`,
-//! `verify.rs`, `git.rs`, `sync.rs`, `watch.rs`, `serve.rs`, `setup.rs`, `demo.rs`. The
-//! engine is opened, and long-running work is done, by [`crate::shell`].
+//! `verify.rs`, `git.rs`, `sync.rs`, `watch.rs`, `serve.rs`, `setup.rs`, `demo.rs`,
+//! `model.rs`. The engine is opened, and long-running work is done, by [`crate::shell`].
 
 mod args;
 mod demo;
 mod git;
 mod index;
+mod model;
 mod read;
 mod safe;
 mod serve;
@@ -191,6 +192,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         } => git::merge_file(base, ours, theirs, path.as_deref()),
         Command::Reindex { embed } => index::reindex(cli, env, out, *embed),
         Command::Embed { prune, json } => index::embed(cli, env, out, *prune, *json),
+        Command::Model { action } => model::run(cli, env, out, action),
         Command::Demo => {
             demo::run(out)?;
             Ok(EXIT_OK)

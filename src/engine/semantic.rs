@@ -254,7 +254,10 @@ impl Engine {
                     // Said once per workspace: a marker in the index directory remembers.
                     let marker = self.ws.index_dir()?.join(LEXICAL_ONLY_NOTED);
                     if !marker.exists() {
-                        let why = why.clone();
+                        let why = format!(
+                            "{why} ({}); searching by words only",
+                            crate::embed::FETCH_HINT
+                        );
                         self.note(why);
                         let _ = std::fs::write(&marker, b"");
                     }
@@ -509,8 +512,10 @@ fn off_error(resolved: &Resolved) -> Error {
     };
     Error::input(
         why,
-        "fetch the local model with `just model` (or scripts/fetch-model), or set \
-         MEM7_EMBED_PROVIDER=ollama|openai with MEM7_EMBED_URL; the lexical mode searches by words",
+        format!(
+            "{}; the lexical mode searches by words without one",
+            crate::embed::FETCH_HINT
+        ),
     )
 }
 
