@@ -65,11 +65,10 @@ fn blocks(text: &str, title: &str) -> Vec<Block> {
                     level = Some(l);
                 }
             }
-            Event::End(TagEnd::Heading(_)) => {
-                if heading.take().is_some_and(|h| h == title) {
-                    inside = true;
-                }
+            Event::End(TagEnd::Heading(_)) if heading.take().is_some_and(|h| h == title) => {
+                inside = true;
             }
+            Event::End(TagEnd::Heading(_)) => {}
             Event::Start(Tag::Paragraph) => para.clear(),
             Event::End(TagEnd::Paragraph) => before = para.clone(),
             Event::Start(Tag::CodeBlock(kind)) => {
