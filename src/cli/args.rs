@@ -26,7 +26,8 @@ const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T
         MEM7_CHAIN_KEY  secret that switches the hash chain to keyed mode (see docs/integrity.md)\n  \
         MEM7_TOKEN      bearer token of `mem7 serve` and `mem7 ui`\n  \
         CODEX_HOME      Codex's configuration directory, for `mem7 setup codex --scope user`\n\n\
-        Exit codes: 0 success, 1 a check failed, 2 usage or input error, 3 a failure inside mem7.\n\n\
+        Exit codes: 0 success, 1 a check failed, 2 usage or input error, 3 a failure inside mem7,\n  \
+        4 `recall` found nothing.\n\n\
         Try `mem7 demo` for a two-minute tour."
 )]
 pub struct Cli {
@@ -54,6 +55,8 @@ pub enum Command {
     /// --valid-from. Storing a value that already holds (no period given) writes nothing.
     Store(StoreArgs),
     /// What was KEY's value at a time, as mem7 knew it at a time?
+    ///
+    /// Exits 4 when no version matches (with --json, after printing `[]`).
     Recall {
         /// The key, e.g. event7:host.
         key: String,
