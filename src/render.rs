@@ -123,19 +123,37 @@ struct SimilarJson<'a> {
     why: &'a str,
 }
 
-/// The advice for a new key beside look-alike slots.
-pub fn look_alike_hint(key: &str, similar: &[crate::engine::LookAlike]) -> Option<String> {
+/// Who reads a store's advice: a person at the command line, or a model over MCP (which
+/// acts through tools, not commands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    Person,
+    Model,
+}
+
+/// The advice for a new key beside look-alike slots: which key to use, and how to move
+/// what was just stored there (`rekey`).
+pub fn look_alike_hint(
+    key: &str,
+    similar: &[crate::engine::LookAlike],
+    reader: Reader,
+) -> Option<String> {
     let first = similar.first()?;
     let list = similar
         .iter()
         .map(|l| format!("`{}` ({})", l.key, l.why))
         .collect::<Vec<_>>()
         .join(", ");
+    let to = &first.key;
+    let how = match reader {
+        Reader::Person => format!("`mem7 rekey {key} {to}`"),
+        Reader::Model => format!("call `memory_rekey` with from `{key}` and to `{to}`"),
+    };
     Some(format!(
         "`{key}` is a new key, and {list} look{} like the same slot. \
-         If this is the same fact as `{}`, store it there instead, and forget `{key}`.",
+         If this is the same fact as `{to}`, use `{to}` from now on: {how} moves what \
+         was just stored there and forgets `{key}`.",
         if similar.len() == 1 { "s" } else { "" },
-        first.key
     ))
 }
 
@@ -154,7 +172,11 @@ pub fn near_keys_hint(near: &[crate::core::names::NearKey]) -> Option<String> {
 
 /// The outcome of `store --json` (and of `memory_store`); `similar` are the look-alike
 /// slots of a new key.
-pub fn store_json(outcome: &StoreOutcome, similar: &[crate::engine::LookAlike]) -> String {
+pub fn store_json(
+    outcome: &StoreOutcome,
+    similar: &[crate::engine::LookAlike],
+    reader: Reader,
+) -> String {
     let (status, closed, v) = match outcome {
         StoreOutcome::Stored { version, closed } => ("stored", *closed, version),
         StoreOutcome::Unchanged { version } => ("unchanged", 0, version),
@@ -170,7 +192,7 @@ pub fn store_json(outcome: &StoreOutcome, similar: &[crate::engine::LookAlike]) 
                 why: &l.why,
             })
             .collect(),
-        hint: look_alike_hint(&v.key, similar),
+        hint: look_alike_hint(&v.key, similar, reader),
     })
     .unwrap_or_default();
     s.push('\n');
@@ -192,7 +214,7 @@ pub fn store_human(outcome: &StoreOutcome, similar: &[crate::engine::LookAlike])
     let key = match outcome {
         StoreOutcome::Stored { version, .. } | StoreOutcome::Unchanged { version } => &version.key,
     };
-    match look_alike_hint(key, similar) {
+    match look_alike_hint(key, similar, Reader::Person) {
         Some(hint) => format!("{text}  note: {hint}\n"),
         None => text,
     }

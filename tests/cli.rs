@@ -1827,7 +1827,7 @@ fn a_miss_names_the_near_keys_and_a_new_look_alike_slot_is_reported() {
         j["hint"]
             .as_str()
             .unwrap()
-            .contains("If this is the same fact as `team:CDN`, store it there"),
+            .contains("use `team:CDN` from now on: `mem7 rekey team:cdn team:CDN` moves"),
         "{}",
         r.stdout
     );

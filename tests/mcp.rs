@@ -835,11 +835,14 @@ async fn memory_store_names_a_look_alike_slot_in_words_a_model_acts_on() {
     assert_eq!(r["status"], "stored");
     assert_eq!(r["similar"][0]["key"], "team:CDN");
     assert!(
-        r["hint"]
-            .as_str()
-            .unwrap()
-            .contains("If this is the same fact as `team:CDN`, store it there"),
+        r["hint"].as_str().unwrap().contains(
+            "use `team:CDN` from now on: call `memory_rekey` with from `team:cdn` and to `team:CDN`"
+        ),
         "{r}"
+    );
+    assert!(
+        !r["hint"].as_str().unwrap().contains("mem7 "),
+        "no command for a model: {r}"
     );
     let r = call_json(
         &client,

@@ -91,13 +91,13 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     let mut engine = open_engine(cli, env)?;
     // Look-alike slots of a new key, by name and (meaning search on) by meaning.
     shell::embeddings_or_off(&mut engine, env);
-    let similar = engine.look_alikes(&req.key, &req.value, now)?;
+    let similar = engine.look_alikes(&req.key)?;
     engine.take_notes();
     let outcome = engine.store_checked(&req, now)?;
     Voice::CLI.ahead(&mut engine, &[], now);
     print_set_aside(&engine);
     let text = if a.json {
-        render::store_json(&outcome, &similar)
+        render::store_json(&outcome, &similar, render::Reader::Person)
     } else {
         render::store_human(&outcome, &similar)
     };

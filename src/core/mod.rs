@@ -6,6 +6,7 @@
 
 pub mod chain;
 pub mod change;
+pub mod drift;
 pub mod fold;
 pub mod integrity;
 pub mod names;

@@ -110,12 +110,6 @@ pub enum SealOutcome {
     NothingToSeal { entries: usize },
 }
 
-/// The similarity (cosine, all-MiniLM-L6-v2) from which a new key and value name an
-/// existing fact as a look-alike slot. Measured by `just rank-eval` on ten drifted facts
-/// and eight new ones: at 0.40, 9 of 10 look-alikes are named and 8 of 8 new facts are
-/// left alone (the nearest new fact was at 0.34; docs/agents.md).
-pub const SIMILAR_SLOT: f32 = 0.40;
-
 /// An existing key that looks like the same slot as a new one, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LookAlike {

@@ -2,6 +2,7 @@
 //! look-alike slots of a new key, by name and, with vectors, by meaning.
 
 use super::*;
+use crate::core::drift::{self, KeyWords, Verdict};
 
 impl Engine {
     /// Existing keys near `key` by name: the same ignoring case and separators, or a
@@ -37,13 +38,15 @@ impl Engine {
         Ok(near)
     }
 
-    /// For a store of `key` = `value`: when the key is new to the workspace, the existing
-    /// keys that look like the same slot: the same ignoring case and separators, or
-    /// (with the local model) a current fact whose key and value, embedded together as
-    /// meaning search embeds versions, are within [`SIMILAR_SLOT`] of the new ones,
-    /// compared with the vectors already cached. A store never calls a remote provider
-    /// and never waits for vectors to be filled in. Empty for a known key.
-    pub fn look_alikes(&mut self, key: &str, value: &str, now: TxTime) -> Result<Vec<LookAlike>> {
+    /// For a store of `key`: when the key is new to the workspace, the existing keys
+    /// that look like the same slot (docs/agents.md "One slot per fact"): the same
+    /// ignoring case and separators, the ASCII key a disguised one passes for, and the
+    /// keys whose own words name the same slot ([`crate::core::drift`]): a shape drift
+    /// (order, plural, abbreviation), a longer or shorter name, a synonym, and, with the
+    /// local model, leftover words near in meaning. The value plays no part: a drifted
+    /// store usually brings a new value. A store never calls a remote provider. Empty
+    /// for a known key.
+    pub fn look_alikes(&mut self, key: &str) -> Result<Vec<LookAlike>> {
         if !self.index.history(key, None)?.is_empty() {
             return Ok(Vec::new());
         }
@@ -53,7 +56,7 @@ impl Engine {
             .into_iter()
             .map(|k| LookAlike {
                 key: k,
-                why: "same key ignoring case and separators".into(),
+                why: "the same key ignoring case and separators".into(),
             })
             .collect();
         // A disguised key (mixed scripts, full-width forms) names its ASCII twin, whether
@@ -69,16 +72,64 @@ impl Engine {
                 },
             );
         }
-        let text = crate::embed::version_text(key, value);
-        for (k, s) in self.near_in_meaning_for_store(&text, now, SIMILAR_SLOT)? {
-            if k != key && !out.iter().any(|l| l.key == k) {
-                out.push(LookAlike {
-                    key: k,
-                    why: format!("its key and current value are near in meaning ({s:.2})"),
-                });
-            }
-        }
+        self.drifted(key, &mut out)?;
         out.truncate(crate::core::names::MAX_NEAR);
         Ok(out)
     }
+
+    /// Adds to `out` the keys whose words name the same slot as `key`'s.
+    fn drifted(&mut self, key: &str, out: &mut Vec<LookAlike>) -> Result<()> {
+        let mine = KeyWords::of(key);
+        let mut ask = Vec::new();
+        for k in self
+            .index
+            .keys_sharing_words(&mine.stems(), DRIFT_CANDIDATES)?
+        {
+            if k == key || out.iter().any(|l| l.key == k) {
+                continue;
+            }
+            let theirs = KeyWords::of(&k);
+            match drift::judge(&mine, &theirs) {
+                Verdict::Same(why) => out.push(LookAlike { key: k, why }),
+                Verdict::AskMeaning { mine: a, theirs: b } => ask.push((k, theirs, a, b)),
+                Verdict::Different => {}
+            }
+        }
+        if ask.is_empty() || !self.local_model_on() {
+            return Ok(());
+        }
+        let mut texts: Vec<String> = vec![mine.phrase()];
+        // (`KeyWords::phrase` is `index::vectors::key_text`: the key's own vector.)
+        for (_, theirs, a, b) in &ask {
+            texts.extend([theirs.phrase(), a.clone(), b.clone()]);
+        }
+        let vectors = match self.embed_cached(&texts) {
+            Ok(v) => v,
+            Err(e) => {
+                self.note(format!("{e}; no look-alike keys by meaning"));
+                return Ok(());
+            }
+        };
+        let near = |x: &str, y: &str| crate::embed::dot(&vectors[x], &vectors[y]);
+        let phrase = mine.phrase();
+        for (k, theirs, a, b) in ask {
+            let (words, whole) = (near(&a, &b), near(&phrase, &theirs.phrase()));
+            if words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR {
+                out.push(LookAlike {
+                    key: k,
+                    why: format!("`{a}` and `{b}` are near in meaning ({words:.2})"),
+                });
+            }
+        }
+        Ok(())
+    }
 }
+
+/// Keys a new key is compared with at most (those sharing the most words first).
+const DRIFT_CANDIDATES: usize = 2000;
+/// How near in meaning (cosine, all-MiniLM-L6-v2) the words left over after pairing two
+/// keys' words, and the two keys as phrases, must both be for the keys to name one slot.
+/// Tuned on the `tune` half of examples/data/drift.json (docs/agents.md).
+pub const DRIFT_WORDS_NEAR: f32 = 0.60;
+/// See [`DRIFT_WORDS_NEAR`].
+pub const DRIFT_KEY_NEAR: f32 = 0.60;

@@ -82,7 +82,7 @@ impl Engine {
         std::mem::take(&mut self.embed.notes)
     }
 
-    fn note(&mut self, message: String) {
+    pub(super) fn note(&mut self, message: String) {
         if !self.embed.notes.contains(&message) {
             self.embed.notes.push(message);
         }
@@ -124,9 +124,12 @@ impl Engine {
             Resolved::On(spec) => spec.batch_size,
             Resolved::Off { .. } => unreachable!("checked above"),
         };
+        // Keys have vectors of their own only for the local model: a store compares a
+        // new key with them, and a store never calls a remote provider.
+        let keys = self.local_model_on();
         self.cache()?;
         let cache = self.embed.cache.as_ref().expect("opened above");
-        let (waiting, missing) = vectors::missing_texts(&self.index, cache, &model, max)?;
+        let (waiting, missing) = vectors::missing_texts(&self.index, cache, &model, max, keys)?;
         let mut stats = FillStats {
             missing: waiting,
             computed: 0,
@@ -365,24 +368,42 @@ impl Engine {
         Ok(nearest_keys(hits, floor.unwrap_or(0.0)))
     }
 
-    /// [`Engine::near_in_meaning`] for a store: only with the in-process local model
-    /// (a store never calls a remote provider) and only against the vectors already
-    /// cached (it never waits for a fill).
-    pub(crate) fn near_in_meaning_for_store(
-        &mut self,
-        text: &str,
-        now: TxTime,
-        floor: f32,
-    ) -> Result<Vec<(String, f32)>> {
-        let local = matches!(&self.embed.resolved, Resolved::On(spec) if spec.kind == crate::embed::ProviderKind::Local);
-        // Nothing cached to compare with: no reason to load the model.
-        if !local || self.cached_vectors()? == 0 {
-            return Ok(Vec::new());
+    /// Whether the provider is the in-process local model (a store asks nothing of a
+    /// remote provider).
+    pub(crate) fn local_model_on(&self) -> bool {
+        matches!(&self.embed.resolved, Resolved::On(spec) if spec.kind == crate::embed::ProviderKind::Local)
+    }
+
+    /// The vectors of `texts` (distinct), from the cache or embedded now in one batch
+    /// and cached.
+    pub(crate) fn embed_cached(&mut self, texts: &[String]) -> Result<HashMap<String, Vec<f32>>> {
+        let model = self
+            .embedding_model()
+            .ok_or_else(|| off_error(&self.embed.resolved))?;
+        let mut out = HashMap::new();
+        let mut missing: Vec<&str> = Vec::new();
+        for t in texts {
+            if out.contains_key(t) || missing.contains(&t.as_str()) {
+                continue;
+            }
+            match self.cache()?.get(t, &model)? {
+                Some(v) => {
+                    out.insert(t.clone(), v);
+                }
+                None => missing.push(t),
+            }
         }
-        self.embed.no_inline_fill = true;
-        let found = self.near_in_meaning(text, now, Some(floor));
-        self.embed.no_inline_fill = false;
-        found
+        if !missing.is_empty() {
+            let computed = self.embedder()?.embed(&missing)?;
+            let items: Vec<([u8; 32], Vec<f32>)> = missing
+                .iter()
+                .map(|t| *blake3::hash(t.as_bytes()).as_bytes())
+                .zip(computed.iter().cloned())
+                .collect();
+            self.cache()?.put_many(&model, &items)?;
+            out.extend(missing.iter().map(|t| t.to_string()).zip(computed));
+        }
+        Ok(out)
     }
 
     fn near_in_meaning_hits(

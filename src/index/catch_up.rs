@@ -6,8 +6,8 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{
     AHEAD_KEPT, Ahead, INSERT_VERSION, Index, SyncReport, Warning, digest_step, file_digest,
-    file_events, insert_file_row, insert_problems, insert_version, load_file, refresh_head,
-    row_version, set_last,
+    file_events, insert_file_row, insert_key_words, insert_problems, insert_version, load_file,
+    refresh_head, row_version, set_last,
 };
 use crate::core::chain::ChainHash;
 use crate::core::change::{self, Scope};
@@ -222,6 +222,14 @@ pub(super) fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<War
     let mut insert = tx.prepare_cached(INSERT_VERSION)?;
     for v in &change.start {
         insert_version(&mut insert, v)?;
+    }
+    // A key nothing was believed of may be new to the index: file it under its words.
+    let mut filed: Vec<&str> = Vec::new();
+    for v in &change.start {
+        if !filed.contains(&v.key.as_str()) && !believed.iter().any(|b| b.key == v.key) {
+            insert_key_words(tx, &v.key)?;
+            filed.push(&v.key);
+        }
     }
     for &i in &change.close {
         close_version(tx, ids[i], ev.tx)?;

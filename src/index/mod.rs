@@ -434,6 +434,29 @@ fn insert_version(
     ])
 }
 
+/// Files `key` under its words' stems (`key_words`).
+fn insert_key_words(conn: &Connection, key: &str) -> rusqlite::Result<()> {
+    let mut stmt =
+        conn.prepare_cached("INSERT OR IGNORE INTO key_words (word, key) VALUES (?1, ?2)")?;
+    for word in crate::core::drift::KeyWords::of(key).stems() {
+        stmt.execute(params![word, key])?;
+    }
+    Ok(())
+}
+
+/// Files every key of a new index under its words' stems.
+fn fill_key_words(conn: &Connection) -> rusqlite::Result<()> {
+    let keys: Vec<String> = conn
+        .prepare("SELECT key FROM key_slots")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let tx = conn.unchecked_transaction()?;
+    for key in &keys {
+        insert_key_words(&tx, key)?;
+    }
+    tx.commit()
+}
+
 fn row_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
     Ok(Version {
         key: r.get("key")?,

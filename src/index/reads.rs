@@ -215,6 +215,22 @@ impl Index {
         self.query(&sql, rusqlite::params_from_iter(args))
     }
 
+    /// The keys filed under any of `stems` (`key_words`), those sharing the most words
+    /// first, at most `limit`: the keys a new key is compared with for drift.
+    pub fn keys_sharing_words(&self, stems: &[String], limit: usize) -> Result<Vec<String>> {
+        if stems.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; stems.len()].join(", ");
+        let sql = format!(
+            "SELECT key FROM key_words WHERE word IN ({marks})
+             GROUP BY key ORDER BY count(*) DESC, key LIMIT {limit}"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(stems), |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The existing keys in `key`'s slot (the same ignoring case and `_ - . :`, see
     /// [`crate::core::names::same_slot`]), `key` itself left out. An ASCII key is one
     /// lookup in `key_slots`; another key compares with every key, as the rule in

@@ -22,8 +22,9 @@ use rusqlite::{Connection, params};
 
 use super::{
     Ahead, CURRENT, INSERT_VERSION, Index, Progress, RebuildStats, SCHEMA_VERSION, Warning,
-    embeddings, file_events, fulltext, fulltext_dir, insert_file_row, insert_problems,
-    insert_version, load_file, note_ahead, refresh_head, schema, set_last, set_meta,
+    embeddings, file_events, fill_key_words, fulltext, fulltext_dir, insert_file_row,
+    insert_problems, insert_version, load_file, note_ahead, refresh_head, schema, set_last,
+    set_meta,
 };
 use crate::core::chain::ChainHash;
 use crate::core::fold::belongs_to_entity;
@@ -381,6 +382,7 @@ fn build_generation(
     tx.commit()?;
     progress(Progress::Finishing);
     conn.execute_batch(schema::INDEXES)?;
+    fill_key_words(&conn)?;
     ft.commit(&mut ft_writer)?;
     drop(ft_writer);
     Ok((conn, stats))

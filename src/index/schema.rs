@@ -1,9 +1,9 @@
 //! The SQLite schema of the derived index. Bumping `SCHEMA_VERSION` makes every older
 //! index rebuild itself from the markdown on the next start.
 
-/// Version of the layout below (6: key slots read look-alike letters of other scripts
-/// as their ASCII twins).
-pub const SCHEMA_VERSION: i64 = 6;
+/// Version of the layout below (7: every key's words, for the drifted keys a new key is
+/// compared with).
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "
@@ -77,6 +77,14 @@ BEGIN
         lower(replace(replace(replace(replace(new.key, '_', ''), '-', ''), '.', ''), ':', '')),
         new.key);
 END;
+-- Every key under the stems of its words (core::drift::KeyWords::stems), so that a
+-- store of a new key compares it with the keys that share a word, not with every key.
+-- Filled by the index code (the stems are Rust's), not by a trigger.
+CREATE TABLE key_words (
+    word TEXT NOT NULL,
+    key  TEXT NOT NULL,
+    PRIMARY KEY (word, key)
+) WITHOUT ROWID;
 CREATE INDEX versions_by_tx ON versions (tx_from);
 CREATE INDEX versions_by_valid ON versions (valid_from);
 CREATE TRIGGER versions_tx_to_changed AFTER UPDATE OF tx_to ON versions

@@ -394,13 +394,25 @@ fn pick_differing() -> fn(&[u64], &[u64]) -> u32 {
 
 /// Every distinct text hash of the versions of `index` (what `embed --prune` keeps).
 pub fn workspace_hashes(index: &Index) -> Result<std::collections::HashSet<[u8; 32]>> {
-    Ok(index.texts_after(0)?.into_iter().map(|(_, h)| h).collect())
+    let mut keep: std::collections::HashSet<[u8; 32]> =
+        index.texts_after(0)?.into_iter().map(|(_, h)| h).collect();
+    for key in index.all_keys()? {
+        keep.insert(*blake3::hash(key_text(&key).as_bytes()).as_bytes());
+    }
+    Ok(keep)
+}
+
+/// The text of a key's own vector (one per key): its words, spaced
+/// ([`crate::core::drift::KeyWords::phrase`]), what a new key is compared with.
+pub fn key_text(key: &str) -> String {
+    crate::core::drift::KeyWords::of(key).phrase()
 }
 
 /// How many texts wait for a vector, and the ones kept to embed (hash, text).
 pub type Waiting = (usize, Vec<([u8; 32], String)>);
 
-/// The workspace's texts without a vector of `model` (one per distinct text): how many
+/// The workspace's texts without a vector of `model` (one per distinct text), and with
+/// `keys` the keys' own texts ([`key_text`]): how many
 /// there are, and at most `keep` of them (all without a bound), shortest first so that a
 /// batch pads little. Only the texts kept are held: counting what waits (`reindex`, a
 /// server's step of 32) holds one hash per waiting text, not the texts.
@@ -409,17 +421,24 @@ pub fn missing_texts(
     cache: &EmbeddingCache,
     model: &str,
     keep: Option<usize>,
+    keys: bool,
 ) -> Result<Waiting> {
     let have = cache.hashes_for(model)?;
     let mut waiting: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
     let mut kept = Vec::new();
-    index.for_each_text(&mut |key, value| {
-        let text = version_text(key, value);
+    let mut wait = |text: String| {
         let hash = *blake3::hash(text.as_bytes()).as_bytes();
         if !have.contains(&hash) && waiting.insert(hash) && keep.is_none_or(|k| kept.len() < k) {
             kept.push((hash, text));
         }
-    })?;
+    };
+    index.for_each_text(&mut |key, value| wait(version_text(key, value)))?;
+    // One vector per key, for the look-alike slots of a new key.
+    if keys {
+        for key in index.all_keys()? {
+            wait(key_text(&key));
+        }
+    }
     kept.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
     Ok((waiting.len(), kept))
 }

@@ -133,10 +133,12 @@ impl MemoryServer {
                 now,
                 ("valid_from", "valid_to"),
             )?;
-            let similar = engine.look_alikes(&req.key, &req.value, now)?;
+            let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store_checked(&req, now)?;
             Ok(output::store(&crate::render::store_json(
-                &outcome, &similar,
+                &outcome,
+                &similar,
+                crate::render::Reader::Model,
             )))
         })
         .await

@@ -1,0 +1,519 @@
+//! Drifted keys: whether a key new to the workspace names a slot that already exists
+//! under another key (`ci:platform` for `ci:provider`, `team:oncall` for
+//! `team:on_call_engineer`, `database:primary_host` for `db:primary_host`), judged by
+//! the keys' own words, not by their values (a drifted store usually carries a new
+//! value: `CircleCI` → `Buildkite`).
+//!
+//! A key is read as words: split at `:` `.` `/` into segments (the last is the
+//! attribute, the others the entity) and each segment at `_ -`, spaces and camelCase;
+//! common abbreviations are written out (`db` → `database`, `k8s` → `kubernetes`),
+//! plurals made singular. Two keys are then the same slot when, after pairing equal
+//! words (the same stem, or one an abbreviation of the other):
+//!
+//! - nothing is left on either side (separators, case, order, plural, abbreviation);
+//! - one side has only light words left (`owner` / `owner_name`, `dashboard_url`);
+//! - the longer key's extra words all qualify its entity, not its attribute
+//!   (`message_queue:broker` / `queue:broker`);
+//! - one word is left on each side and they are synonyms of one group of
+//!   [`SYNONYMS`] (`provider` / `vendor` / `platform`), or one is the initials of the
+//!   other's words (`os` / `operating_system`).
+//!
+//! Otherwise, when at most two words are left on each side, none of them a number and
+//! no pair of them a known contrast (`primary` / `replica`, `staging` / `production`),
+//! the engine asks the model ([`Verdict::AskMeaning`]): the leftover words and the whole
+//! keys must both be near in meaning. Pure string work: the vectors are the engine's.
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// A key read as words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyWords {
+    /// The canonical words of each segment, the attribute last.
+    segments: Vec<Vec<String>>,
+}
+
+/// Abbreviations written out before keys are compared (both sides, so `db` and
+/// `database` are one word). Generic ones (a prefix, `repo` → `repository`, or a
+/// numeronym, `l10n`) are also recognised without this list.
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("addr", "address"),
+    ("admin", "administrator"),
+    ("app", "application"),
+    ("auth", "authentication"),
+    ("cert", "certificate"),
+    ("cfg", "configuration"),
+    ("conf", "configuration"),
+    ("config", "configuration"),
+    ("db", "database"),
+    ("dest", "destination"),
+    ("dev", "development"),
+    ("dir", "directory"),
+    ("doc", "documentation"),
+    ("docs", "documentation"),
+    ("env", "environment"),
+    ("i18n", "internationalization"),
+    ("img", "image"),
+    ("info", "information"),
+    ("k8s", "kubernetes"),
+    ("l10n", "localization"),
+    ("lib", "library"),
+    ("max", "maximum"),
+    ("mgmt", "management"),
+    ("mgr", "manager"),
+    ("min", "minimum"),
+    ("mins", "minute"),
+    ("ms", "millisecond"),
+    ("msg", "message"),
+    ("num", "number"),
+    ("org", "organization"),
+    ("pct", "percent"),
+    ("pkg", "package"),
+    ("pref", "preference"),
+    ("prefs", "preference"),
+    ("prod", "production"),
+    ("qty", "quantity"),
+    ("repo", "repository"),
+    ("sec", "second"),
+    ("secs", "second"),
+    ("src", "source"),
+    ("stg", "staging"),
+    ("svc", "service"),
+    ("tz", "timezone"),
+    ("uri", "url"),
+    ("ver", "version"),
+];
+
+/// Groups of words that name the same attribute in keys (a thesaurus of the words
+/// keys are made of: roles, places, kinds of thing). Any two words of one group are
+/// synonyms.
+pub const SYNONYMS: &[&[&str]] = &[
+    &[
+        "provider", "vendor", "platform", "service", "supplier", "tool", "solution", "system",
+    ],
+    &[
+        "owner",
+        "lead",
+        "manager",
+        "maintainer",
+        "head",
+        "steward",
+        "captain",
+        "dri",
+        "contact",
+    ],
+    &["host", "server", "hostname", "machine", "box", "instance"],
+    &["url", "endpoint", "link", "href", "address"],
+    &["store", "backend", "storage", "engine", "datastore"],
+    &[
+        "library",
+        "sdk",
+        "package",
+        "framework",
+        "module",
+        "client",
+        "dependency",
+    ],
+    &[
+        "schedule",
+        "cadence",
+        "frequency",
+        "interval",
+        "period",
+        "rhythm",
+        "rate",
+    ],
+    &["destination", "target", "sink"],
+    &["origin", "source"],
+    &["renderer", "generator", "builder", "converter"],
+    &["registry", "index", "repository", "feed", "mirror"],
+    &["company", "employer", "organization", "workplace", "firm"],
+    &[
+        "handle", "username", "login", "nickname", "account", "alias",
+    ],
+    &["format", "style", "convention", "layout"],
+    &["active", "current", "present", "live", "ongoing"],
+    &["count", "number", "total", "amount", "quantity", "size"],
+    &["timeout", "deadline", "limit"],
+    &["dashboard", "board", "panel", "console"],
+    &["location", "place", "site"],
+    &["ssl", "tls"],
+    &["certificate", "tls"],
+    &["gateway", "router", "proxy"],
+    &["user", "developer", "me", "my", "personal", "self"],
+    &["resolver", "server", "nameserver"],
+    &["broker", "queue", "bus"],
+    &["channel", "room"],
+    &["key", "identifier", "id"],
+];
+
+/// Words that add nothing to what a key names (`owner` and `owner_name` are one slot;
+/// `refund_window` and `refund_window_days` too): names, units, kinds, and the words
+/// people put before what they mean (`preferred_editor`).
+const LIGHT: &[&str] = &[
+    "actual",
+    "app",
+    "application",
+    "base",
+    "company",
+    "current",
+    "day",
+    "default",
+    "detail",
+    "endpoint",
+    "engineer",
+    "favorite",
+    "favourite",
+    "full",
+    "gb",
+    "hour",
+    "id",
+    "info",
+    "kb",
+    "kind",
+    "link",
+    "main",
+    "mb",
+    "millisecond",
+    "minute",
+    "mode",
+    "name",
+    "official",
+    "option",
+    "preferred",
+    "primary",
+    "program",
+    "rotation",
+    "second",
+    "service",
+    "setting",
+    "software",
+    "style",
+    "tb",
+    "tech",
+    "tool",
+    "type",
+    "url",
+    "value",
+];
+
+/// Words of one group name different things of one kind: a key that differs from
+/// another only by them is another slot (`db:replica_host` beside `db:primary_host`).
+const CONTRASTS: &[&[&str]] = &[
+    &[
+        "primary",
+        "secondary",
+        "replica",
+        "standby",
+        "backup",
+        "read",
+        "write",
+    ],
+    &[
+        "production",
+        "staging",
+        "development",
+        "test",
+        "qa",
+        "sandbox",
+        "local",
+        "preview",
+    ],
+    &["minimum", "maximum"],
+    &[
+        "previous", "current", "next", "latest", "last", "first", "old", "new", "prior",
+    ],
+    &["input", "output"],
+    &["internal", "external", "public", "private"],
+    &["frontend", "backend"],
+    &["client", "server"],
+    &["train", "test", "eval", "validation"],
+    &["inbound", "outbound"],
+    &["upload", "download"],
+    &["start", "end", "stop"],
+];
+
+/// How two keys compare.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The same slot, and why (words for a person or a model).
+    Same(String),
+    /// Maybe the same slot: the model decides whether `mine` and `theirs` (the words
+    /// left after pairing) mean the same.
+    AskMeaning { mine: String, theirs: String },
+    /// Different slots.
+    Different,
+}
+
+impl KeyWords {
+    /// Reads `key` as words.
+    pub fn of(key: &str) -> KeyWords {
+        let segments = key
+            .split([':', '.', '/'])
+            .filter(|s| !s.is_empty())
+            .map(|s| split_words(s).into_iter().map(|w| canonical(&w)).collect())
+            .filter(|ws: &Vec<String>| !ws.is_empty())
+            .collect();
+        KeyWords { segments }
+    }
+
+    /// All words, in order.
+    pub fn words(&self) -> Vec<&str> {
+        self.segments.iter().flatten().map(String::as_str).collect()
+    }
+
+    /// The key as a phrase (its words, spaced): the text of the key's own vector.
+    pub fn phrase(&self) -> String {
+        self.words().join(" ")
+    }
+
+    /// The stems the key is found under by [`judge`]'s candidates: every word's stem.
+    pub fn stems(&self) -> Vec<String> {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let mut out: Vec<String> = self
+            .words()
+            .into_iter()
+            .map(|w| stemmer.stem(w).into_owned())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn attribute(&self) -> &[String] {
+        self.segments.last().map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Splits a segment at `_ -`, spaces and lower-to-upper camelCase steps, lower-cased.
+fn split_words(segment: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in segment.chars() {
+        if matches!(c, '_' | '-' | ' ') {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The word written out (abbreviations) and made singular.
+fn canonical(word: &str) -> String {
+    match ABBREVIATIONS.iter().find(|(short, _)| *short == word) {
+        Some((_, long)) => long.to_string(),
+        None => singular(word),
+    }
+}
+
+/// Words that end in `s` without being plurals.
+const NOT_PLURAL: &[&str] = &[
+    "analytics",
+    "aws",
+    "dns",
+    "https",
+    "ios",
+    "kubernetes",
+    "macos",
+    "news",
+    "postgres",
+    "redis",
+    "series",
+    "status",
+    "windows",
+];
+
+fn singular(w: &str) -> String {
+    if NOT_PLURAL.contains(&w) {
+        return w.to_string();
+    }
+    if w.len() > 4 && w.ends_with("ies") {
+        return format!("{}y", &w[..w.len() - 3]);
+    }
+    if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") {
+        return w[..w.len() - 1].to_string();
+    }
+    w.to_string()
+}
+
+/// Whether `short` abbreviates `long`: the same first letter and its letters in order
+/// in `long` (`mgmt`, `repo`), or a numeronym (`k8s`: k, eight letters, s).
+fn abbreviates(short: &str, long: &str) -> bool {
+    let (s, l): (Vec<char>, Vec<char>) = (short.chars().collect(), long.chars().collect());
+    if s.len() < 2 || s.len() >= l.len() || s[0] != l[0] {
+        return false;
+    }
+    if s.len() >= 3
+        && s[1..s.len() - 1].iter().all(char::is_ascii_digit)
+        && let Ok(n) = s[1..s.len() - 1]
+            .iter()
+            .collect::<String>()
+            .parse::<usize>()
+    {
+        return l.len() == n + 2 && l.last() == s.last();
+    }
+    if s.iter().chain(&l).any(char::is_ascii_digit) {
+        return false;
+    }
+    let mut rest = l.iter();
+    s.iter().all(|c| rest.any(|x| x == c))
+}
+
+fn same_word(a: &str, b: &str, stemmer: &Stemmer) -> bool {
+    a == b || abbreviates(a, b) || abbreviates(b, a) || stemmer.stem(a) == stemmer.stem(b)
+}
+
+fn synonyms(a: &str, b: &str, stemmer: &Stemmer) -> bool {
+    let (sa, sb) = (stemmer.stem(a), stemmer.stem(b));
+    SYNONYMS.iter().any(|group| {
+        group.iter().any(|w| *w == a || stemmer.stem(w) == sa)
+            && group.iter().any(|w| *w == b || stemmer.stem(w) == sb)
+    })
+}
+
+fn contrast(a: &str, b: &str) -> bool {
+    a != b
+        && CONTRASTS
+            .iter()
+            .any(|group| group.contains(&a) && group.contains(&b))
+}
+
+/// `words` with adjacent pairs joined where the joined word is one of `other`'s
+/// (`on call` against `oncall`).
+fn joined<'a>(words: &[&'a str], other: &[&str]) -> Vec<std::borrow::Cow<'a, str>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if i + 1 < words.len() {
+            let both = format!("{}{}", words[i], words[i + 1]);
+            if other.contains(&both.as_str()) {
+                out.push(std::borrow::Cow::Owned(both));
+                i += 2;
+                continue;
+            }
+        }
+        out.push(std::borrow::Cow::Borrowed(words[i]));
+        i += 1;
+    }
+    out
+}
+
+/// Whether one of `a`'s words is the initials of consecutive words of `b`
+/// (`os` / `operating system`); returns that word and those words.
+fn initials<'a>(a: &[&'a str], b: &[&'a str]) -> Option<(&'a str, Vec<&'a str>)> {
+    for &x in a {
+        for i in 0..b.len() {
+            for j in i + 2..=b.len() {
+                let letters: String = b[i..j].iter().filter_map(|w| w.chars().next()).collect();
+                if letters == x {
+                    return Some((x, b[i..j].to_vec()));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// How `new` compares with `old` (see the module's rules).
+pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
+    let stemmer = Stemmer::create(Algorithm::English);
+    let (a, b) = (new.words(), old.words());
+    if a.is_empty() || b.is_empty() {
+        return Verdict::Different;
+    }
+    let a_joined = joined(&a, &b);
+    let b_joined = joined(&b, &a);
+    let mut left_a: Vec<&str> = a_joined.iter().map(|w| w.as_ref()).collect();
+    let mut left_b: Vec<&str> = b_joined.iter().map(|w| w.as_ref()).collect();
+    let total_a = left_a.len();
+    left_a.retain(
+        |x| match left_b.iter().position(|y| same_word(x, y, &stemmer)) {
+            Some(i) => {
+                left_b.remove(i);
+                false
+            }
+            None => true,
+        },
+    );
+    let shared = total_a - left_a.len();
+    if left_a.is_empty() && left_b.is_empty() {
+        return Verdict::Same("the same words".into());
+    }
+    if shared == 0 {
+        return Verdict::Different;
+    }
+    let light = |w: &&str| LIGHT.contains(w);
+    if left_a.is_empty() || left_b.is_empty() {
+        let (extra, longer) = if left_a.is_empty() {
+            (&left_b, old)
+        } else {
+            (&left_a, new)
+        };
+        if extra.iter().all(light) {
+            return Verdict::Same(format!("the same words but {}", extra.join(" ")));
+        }
+        // The longer key qualifies its entity only: its attribute is the other's.
+        let shorter = if left_a.is_empty() { new } else { old };
+        if longer.segments.len() > 1
+            && !extra
+                .iter()
+                .any(|w| longer.attribute().iter().any(|x| x == w))
+            && longer.attribute() == shorter.attribute()
+        {
+            return Verdict::Same(format!(
+                "the same attribute of a longer name ({})",
+                extra.join(" ")
+            ));
+        }
+        return Verdict::Different;
+    }
+    if let Some((word, spelled)) = initials(&left_a, &left_b).or_else(|| initials(&left_b, &left_a))
+    {
+        let rest = |side: &[&str]| side.iter().all(|w| *w == word || spelled.contains(w));
+        if rest(&left_a) && rest(&left_b) {
+            return Verdict::Same(format!("`{word}` is `{}` abbreviated", spelled.join(" ")));
+        }
+    }
+    if let ([x], [y]) = (left_a.as_slice(), left_b.as_slice())
+        && synonyms(x, y, &stemmer)
+    {
+        return Verdict::Same(format!("`{x}` and `{y}` are synonyms"));
+    }
+    let heavy_a: Vec<&str> = left_a.iter().copied().filter(|w| !light(w)).collect();
+    let heavy_b: Vec<&str> = left_b.iter().copied().filter(|w| !light(w)).collect();
+    if let ([x], [y]) = (heavy_a.as_slice(), heavy_b.as_slice())
+        && synonyms(x, y, &stemmer)
+    {
+        return Verdict::Same(format!("`{x}` and `{y}` are synonyms"));
+    }
+    if heavy_a.is_empty() && heavy_b.is_empty() {
+        return Verdict::Same("the same words but light ones".into());
+    }
+    if left_a.len() > 2 || left_b.len() > 2 {
+        return Verdict::Different;
+    }
+    let numbered = |w: &&str| w.chars().any(|c| c.is_ascii_digit());
+    if left_a.iter().chain(&left_b).any(numbered)
+        || left_a.iter().any(|x| left_b.iter().any(|y| contrast(x, y)))
+    {
+        return Verdict::Different;
+    }
+    Verdict::AskMeaning {
+        mine: left_a.join(" "),
+        theirs: left_b.join(" "),
+    }
+}
+
+#[cfg(test)]
+mod tests;
