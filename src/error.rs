@@ -171,7 +171,7 @@ impl Error {
                 "keep the secret in a secret manager and store where to find it instead (\"the deploy token is in 1Password under 'deploy'\")".into(),
             ),
             Error::NoWorkspace { .. } => Some(
-                "create one with `mem7 init [DIR]`, or point to one with --workspace DIR or MEM7_WORKSPACE".into(),
+                "`mem7 init` creates it (without a folder, init creates the workspace commands look for), or point to another with --workspace DIR or MEM7_WORKSPACE".into(),
             ),
             Error::Conflict { .. } => Some(
                 "resolve the conflict in git: memory files are append-only, so keep the entries of both sides \

@@ -671,6 +671,75 @@ fn no_workspace_suggests_init_and_creates_nothing() {
     );
 }
 
+/// With nothing set, the no-workspace error and a bare `mem7 init` name the same place,
+/// `~/.mem7/workspace`, and every command then finds it; `init .` still makes the
+/// current directory one, and a bare `init` inside a workspace leaves that one as it is.
+#[test]
+fn a_bare_init_creates_the_workspace_every_command_finds() {
+    let s = Sandbox::bare();
+    let default = s.dir.path().join("home/.mem7/workspace");
+    let unset = |args: &[&str]| {
+        let mut cmd = s.command(args, Some(NOW));
+        cmd.env_remove("MEM7_WORKSPACE");
+        common::finish(cmd.output().unwrap())
+    };
+    let r = unset(&["recall", "k"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("no mem7 workspace at {}", default.display())),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("hint: `mem7 init` creates it"),
+        "{}",
+        r.stderr
+    );
+
+    let r = unset(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "Created a mem7 workspace in {}\n  next: mem7 store project:hello \"world\"\n",
+            default.display()
+        )
+    );
+    assert_eq!(unset(&["store", "project:hello", "world"]).code, 0);
+    let r = unset(&["recall", "project:hello"]);
+    assert!(
+        r.stdout.starts_with("project:hello = world\n"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(std::fs::read_dir(default.join("memory")).unwrap().count() > 1);
+
+    // Inside a workspace, a bare init names that one and changes nothing.
+    let inside = default.join("memory");
+    let mut cmd = s.command(&["init"], Some(NOW));
+    cmd.env_remove("MEM7_WORKSPACE").current_dir(&inside);
+    let r = common::finish(cmd.output().unwrap());
+    assert_eq!(
+        r.stdout,
+        format!(
+            "{} is already a mem7 workspace; nothing changed\n",
+            default.display()
+        )
+    );
+
+    // The current directory, named.
+    let project = s.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut cmd = s.command(&["init", "."], Some(NOW));
+    cmd.env_remove("MEM7_WORKSPACE").current_dir(&project);
+    let r = common::finish(cmd.output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(project.join("mem7.yaml").is_file());
+    assert!(r.stdout.contains("next: mem7 store"), "{}", r.stdout);
+}
+
 #[test]
 fn init_is_idempotent_and_never_clobbers() {
     let s = Sandbox::bare();

@@ -215,6 +215,16 @@ proptest! {
             sorted(&b.ok(&["export", "--history"], Some(now)).stdout),
             sorted(&exported)
         );
+        // Read back into its own workspace, the export changes no byte and says so.
+        let before = a.snapshot();
+        let r = a.run_stdin(&["import", "-"], Some(now), &exported);
+        prop_assert_eq!(r.code, 0, "import into its own workspace: {}", r.stderr);
+        let n = exported.lines().count();
+        prop_assert!(
+            r.stdout.contains(&format!("; skipped {n} record")),
+            "{}", r.stdout
+        );
+        prop_assert!(a.snapshot() == before, "the memory files changed");
     }
 }
 
@@ -664,6 +674,75 @@ fn same_answers(a: &Sandbox, b: &Sandbox, keys: &[String], now: Option<&str>) {
             "list at {valid_at} as of {as_of}"
         );
     }
+}
+
+/// `export --history` then `import` into the same workspace is a no-op that says so
+/// (stores, forgets, a Go mem7 workspace's entity and tag deletes alike); what the
+/// workspace does not hold yet is still imported after the records it holds.
+#[test]
+fn an_export_read_back_into_its_own_workspace_changes_nothing() {
+    let now = Some("2026-05-01T00:00:00Z");
+    let legacy = Sandbox::bare();
+    copy_dir(&fixture("legacy-go/workspace"), &legacy.ws);
+    for s in [worked_example(), legacy] {
+        let file = s.dir.path().join("memory.jsonl");
+        s.ok(&["export", "--history", "-o", file.to_str().unwrap()], now);
+        let n = std::fs::read_to_string(&file).unwrap().lines().count();
+        let before = s.snapshot();
+        let r = s.ok(&["import", file.to_str().unwrap()], now);
+        assert!(
+            r.stdout.starts_with(&format!(
+                "imported {n} records: 0 stored, 0 unchanged, into 0 files in "
+            )),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.ends_with(&format!(
+                "; skipped {n} records the workspace already holds\n"
+            )),
+            "{}",
+            r.stdout
+        );
+        assert_eq!(s.snapshot(), before, "the memory files changed");
+        let v = s.run(&["verify"], now);
+        assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    }
+
+    // The export plus one record recorded later: the held ones are skipped, the new one
+    // stored; a record before the last transaction that the workspace does not hold is
+    // still refused.
+    let s = worked_example();
+    let mut text = s.ok(&["export", "--history"], now).stdout;
+    text.push_str(
+        "{\"op\":\"store\",\"key\":\"team:lead\",\"value\":\"Ana\",\"agent\":\"tester\",\"recorded\":\"2026-04-20T00:00:00Z\"}\n",
+    );
+    let r = s.run_stdin(&["import", "-"], now, &text);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(": 1 stored,"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .ends_with("; skipped 6 records the workspace already holds\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        s.ok(&["recall", "team:lead"], now)
+            .stdout
+            .starts_with("team:lead = Ana\n")
+    );
+    let changed = text.replace("\"Railway\"", "\"Heroku\"");
+    let before = s.snapshot();
+    let r = s.run_stdin(&["import", "-"], now, &changed);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains(
+            "line 1: recorded 2026-02-15T00:00:00Z is before the workspace's last transaction"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.snapshot(), before);
 }
 
 #[test]

@@ -42,9 +42,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create a workspace (in DIR, else --workspace, else the current directory).
+    /// Create a workspace: in DIR, else the one every other command would use
+    /// (--workspace, else MEM7_WORKSPACE, else ~/.mem7/workspace).
     Init {
-        /// Where to create it.
+        /// Where to create it (`.` for the current directory).
         dir: Option<PathBuf>,
     },
     /// Remember a fact: append a new version of KEY.

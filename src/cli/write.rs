@@ -11,16 +11,13 @@ use crate::error::{Error, Result};
 use crate::shell::{self, Voice};
 use crate::{render, request, store};
 
-/// `mem7 init`.
+/// `mem7 init`. Without DIR it initialises the workspace every other command finds (the
+/// same discovery: `--workspace`, `MEM7_WORKSPACE`, an enclosing workspace, else
+/// `~/.mem7/workspace`), so a bare `mem7 init` is what the no-workspace error asks for.
 pub(super) fn init(cli: &Cli, env: &Env, out: &mut dyn Write, dir: &Option<PathBuf>) -> Result<u8> {
     let target = match dir {
         Some(d) => absolute(&env.cwd, d),
-        None => cli
-            .workspace
-            .as_deref()
-            .or(env.workspace.as_deref())
-            .map(|d| absolute(&env.cwd, d))
-            .unwrap_or_else(|| env.cwd.clone()),
+        None => env.workspace(cli.workspace.as_deref()),
     };
     let outcome = store::init(&target)?;
     let msg = match outcome {
@@ -36,10 +33,17 @@ pub(super) fn init(cli: &Cli, env: &Env, out: &mut dyn Write, dir: &Option<PathB
                     _ => "\n",
                 });
             }
-            msg.push_str(&format!(
-                "  next: mem7 --workspace {} store project:hello \"world\"\n",
-                target.display()
-            ));
+            // Commands run as this one was find the new workspace by themselves when
+            // discovery now lands on it (a bare init, `init .`, MEM7_WORKSPACE);
+            // otherwise they need to be told where it is.
+            if cli.workspace.is_none() && env.workspace(None) == target {
+                msg.push_str("  next: mem7 store project:hello \"world\"\n");
+            } else {
+                msg.push_str(&format!(
+                    "  next: mem7 --workspace {} store project:hello \"world\"\n",
+                    target.display()
+                ));
+            }
             msg
         }
         store::InitOutcome::AlreadyWorkspace => {
@@ -380,7 +384,7 @@ pub(super) fn import(
     write_out(
         out,
         &format!(
-            "imported {} record{}: {} stored, {}{} unchanged, into {} file{} in {:.2?}\n",
+            "imported {} record{}: {} stored, {}{} unchanged, into {} file{} in {:.2?}{}\n",
             count,
             if count == 1 { "" } else { "s" },
             outcome.stored,
@@ -393,7 +397,13 @@ pub(super) fn import(
             outcome.unchanged,
             outcome.files,
             if outcome.files == 1 { "" } else { "s" },
-            started.elapsed()
+            started.elapsed(),
+            // Said only when it happened: an export read back into its own workspace.
+            match outcome.held {
+                0 => String::new(),
+                1 => "; skipped 1 record the workspace already holds".into(),
+                n => format!("; skipped {n} records the workspace already holds"),
+            }
         ),
     )?;
     Ok(EXIT_OK)

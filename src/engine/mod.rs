@@ -2,11 +2,13 @@
 //! It takes every setting (workspace root, clock reading, chain key) as an argument;
 //! it never reads the environment and never prints.
 
+mod held;
 mod import;
 mod names;
 mod semantic;
 mod write;
 
+pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
 pub use semantic::{FillStats, fuse};
 pub use write::{Checked, check, validate_store};
@@ -83,6 +85,9 @@ pub struct ImportOutcome {
     /// Forget records written (`forget`, `forget_entity`, `forget_tagged`).
     pub forgot: usize,
     pub unchanged: usize,
+    /// Records recorded at or before the workspace's last transaction whose entries the
+    /// workspace already holds (an import of its own export): skipped.
+    pub held: usize,
     pub files: usize,
     /// Lines of `keep_ties` records that tied with an entry they do not commute with in
     /// an order the fold would not keep, and so were recorded 1µs later.

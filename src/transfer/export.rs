@@ -8,7 +8,6 @@ use serde::Serialize;
 use crate::core::time::{TxTime, ValidTime};
 use crate::core::{Event, Op, ValidEnd, Version, event_order};
 use crate::error::{Error, Result};
-use crate::format::ParsedEntry;
 use crate::index::Index;
 use crate::store::Workspace;
 
@@ -173,7 +172,7 @@ fn items(ws: &Workspace, name: &str, stats: &mut HistoryStats) -> Result<Vec<Ite
                     stats.skipped += 1;
                     continue;
                 }
-                let agent = agent_of(entry, &event);
+                let agent = crate::engine::entry_agent(entry, &event);
                 out.push(Item { event, agent });
             }
             Ok(None) => stats.seals += 1,
@@ -182,19 +181,6 @@ fn items(ws: &Workspace, name: &str, stats: &mut HistoryStats) -> Result<Vec<Ite
     }
     out.sort_by(|a, b| event_order(&a.event, &b.event));
     Ok(out)
-}
-
-fn agent_of(entry: &ParsedEntry, event: &Event) -> String {
-    match &event.op {
-        Op::Store(s) => s.agent.clone(),
-        _ => entry.fields.agent.clone().unwrap_or_else(|| {
-            if entry.legacy {
-                "mem7-go".into()
-            } else {
-                "unknown".into()
-            }
-        }),
-    }
 }
 
 /// Where an entry falls in the fold's order: (`recorded`, content hash).
