@@ -740,6 +740,74 @@ fn a_bare_init_creates_the_workspace_every_command_finds() {
     assert!(r.stdout.contains("next: mem7 store"), "{}", r.stdout);
 }
 
+/// `setup` run through a link on PATH records the link, not the file it resolves to (a
+/// package upgrade or a rebuilt build directory moves that), and writes new files with
+/// the user's usual mode (0666 less the umask); a file it replaces keeps its own mode.
+#[test]
+fn setup_records_the_binary_as_found_on_path_with_the_usual_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Sandbox::new();
+    let bin = s.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("mem7");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_mem7"), &link).unwrap();
+    let project = s.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let codex = s.dir.path().join("home/.codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(codex.join("config.toml"), "model = \"o3\"\n").unwrap();
+    std::fs::set_permissions(
+        codex.join("config.toml"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = s
+        .shell(
+            "umask 022 && cd project && mem7 setup claude-code --write \
+             && mem7 setup codex --scope user --write",
+        )
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |p: &std::path::Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let mcp = read(&project.join(".mcp.json"));
+    assert_eq!(mcp["mcpServers"]["mem7"]["command"], link.to_str().unwrap());
+    let settings = read(&project.join(".claude/settings.json"));
+    let hook = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        hook.starts_with(&format!("{} --workspace ", link.display())),
+        "{hook}"
+    );
+    let toml = std::fs::read_to_string(codex.join("config.toml")).unwrap();
+    assert!(
+        toml.contains(&format!("command = \"{}\"", link.display())),
+        "{toml}"
+    );
+    let mode = |p: std::path::PathBuf| std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(project.join(".mcp.json")), 0o644);
+    assert_eq!(mode(project.join(".claude/settings.json")), 0o644);
+    assert_eq!(mode(codex.join("hooks.json")), 0o644);
+    assert_eq!(
+        mode(codex.join("config.toml")),
+        0o600,
+        "a replaced file keeps its mode"
+    );
+}
+
 #[test]
 fn init_is_idempotent_and_never_clobbers() {
     let s = Sandbox::bare();

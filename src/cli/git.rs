@@ -12,7 +12,7 @@ use crate::store;
 pub(super) fn setup_git(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
     let root = env.workspace(cli.workspace.as_deref());
     store::Workspace::open(&root)?;
-    let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+    let exe = super::setup::invoked_binary()?;
     let driver = crate::sync::driver::register_driver(&root, &exe)?;
     let hook = crate::sync::driver::install_hook(&root, &exe)?;
     let mut text = format!(

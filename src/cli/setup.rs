@@ -263,11 +263,69 @@ fn notes(client: Client, scope: Scope) -> &'static str {
     }
 }
 
-/// Writes `text` to `path` atomically (a temporary file renamed over it).
+/// The mem7 binary as the user reaches it, for the files and settings that will run it
+/// later (`setup`, `setup-git`, the merge driver `sync` registers): the path the user
+/// named to run it (made absolute; links are not resolved), or, for a bare name, the
+/// first file of that name on `PATH`. A link there (a package manager's `bin/`, a link
+/// into a build directory) stays a link, so an upgrade that moves the real file keeps
+/// working. Either is taken only when it leads to this very binary; otherwise, and when
+/// nothing names one, it is the running binary's own resolved path.
+pub(super) fn invoked_binary() -> Result<PathBuf> {
+    let running = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+    let named = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|argv0| {
+            let cwd = std::env::current_dir().ok()?;
+            named_binary(&argv0, std::env::var_os("PATH").as_deref(), &cwd)
+        });
+    let same = |p: &Path| {
+        let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+        canonical(p).is_some_and(|c| Some(c) == canonical(&running))
+    };
+    Ok(named.filter(|p| same(p)).unwrap_or(running))
+}
+
+/// Where `argv0` points: itself when it holds a `/` (relative to `cwd`), else the first
+/// regular file of that name in the directories of `path`.
+fn named_binary(argv0: &Path, path: Option<&std::ffi::OsStr>, cwd: &Path) -> Option<PathBuf> {
+    // `./mem7` is recorded as `/cwd/mem7`; `..` stays (a link may sit before it).
+    let absolute = |p: &Path| -> PathBuf {
+        crate::env::absolute(cwd, p)
+            .components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect()
+    };
+    if argv0.components().count() > 1 {
+        return Some(absolute(argv0));
+    }
+    std::env::split_paths(path?)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| absolute(&dir.join(argv0)))
+        .find(|p| p.is_file())
+}
+
+/// Writes `text` to `path` atomically (a temporary file renamed over it). A new file
+/// gets the user's usual mode (0666 less the umask, as `touch` or an editor would give
+/// it: these files hold commands and paths, no secret); a file replaced keeps the mode
+/// it had (a `~/.claude.json` kept private stays private).
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Given to open(2), so the umask applies (tempfile's own default is 0600).
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+    if let Some(mode) = existing {
+        tmp.as_file()
+            .set_permissions(mode)
+            .map_err(|e| Error::io(tmp.path(), e))?;
+    }
     tmp.write_all(text.as_bytes())
         .map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
@@ -284,8 +342,7 @@ pub fn run(
     write: bool,
 ) -> Result<u8> {
     crate::store::Workspace::open(workspace)?;
-    let exe = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
-    let exe = exe.display().to_string();
+    let exe = invoked_binary()?.display().to_string();
     let workspace = workspace.display().to_string();
     let changes = plan(env, &exe, &workspace, client, scope)?;
     if !write {
@@ -335,6 +392,25 @@ mod tests {
         );
         let appended = merge_toml_table("model = \"o3\"\n", "[mcp_servers.mem7]\n");
         assert_eq!(appended, "model = \"o3\"\n\n[mcp_servers.mem7]\n");
+    }
+
+    #[test]
+    fn a_bare_name_is_looked_up_on_path_and_a_path_is_kept_as_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("mem7"), "").unwrap();
+        let path = std::env::join_paths([dir.path().join("nothing"), bin.clone()]).unwrap();
+        let found = named_binary(Path::new("mem7"), Some(&path), Path::new("/"));
+        assert_eq!(found, Some(bin.join("mem7")));
+        assert_eq!(
+            named_binary(Path::new("other"), Some(&path), Path::new("/")),
+            None
+        );
+        assert_eq!(
+            named_binary(Path::new("./target/mem7"), Some(&path), Path::new("/w")),
+            Some(PathBuf::from("/w/target/mem7"))
+        );
     }
 
     #[test]

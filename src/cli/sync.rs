@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::watch::now_text;
 use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, write_out};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::sync::{self, Outcome, RefusedBy, Report, Side};
 use crate::verify::Finding;
 
@@ -17,7 +17,7 @@ const KEYS_SHOWN: usize = 8;
 
 fn run_sync(cli: &Cli, env: &Env, remote: Option<&str>, push: bool) -> Result<Outcome> {
     let root = env.workspace(cli.workspace.as_deref());
-    let exe: PathBuf = std::env::current_exe().map_err(|e| Error::io("<current exe>", e))?;
+    let exe: PathBuf = super::setup::invoked_binary()?;
     sync::run(&sync::Options {
         root: &root,
         remote,
