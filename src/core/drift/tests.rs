@@ -1,3 +1,5 @@
+//! The drift rules as tables of key pairs: what is one slot, what is another, what the model is asked.
+
 use super::*;
 
 fn verdict(new: &str, old: &str) -> Verdict {
