@@ -73,6 +73,7 @@ pub struct FusionSettings {
     pub pool: Option<usize>,
     pub beside: Option<f32>,
     pub lenders: Option<usize>,
+    pub coverage: Option<f32>,
 }
 
 /// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set

@@ -334,7 +334,12 @@ impl Engine {
         fusion: &fusion::Fusion,
         req: &SearchRequest,
     ) -> Result<Vec<SearchHit>> {
-        let mut ranked = fusion::fuse(lexical, semantic, fusion, usize::MAX);
+        let words = crate::index::query::content_stems(&req.text);
+        let coverage: Vec<f32> = lexical
+            .iter()
+            .map(|h| fusion::coverage(&words, &h.version))
+            .collect();
+        let mut ranked = fusion::fuse(lexical, &coverage, semantic, fusion, usize::MAX);
         let index = &self.index;
         fusion::lend_beside(&mut ranked, fusion, &mut |hit| {
             index.written_beside(hit, req)
@@ -515,6 +520,7 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         pool: f.pool.filter(|p| *p > 0).unwrap_or(d.pool).min(10_000),
         beside: weight(f.beside, d.beside),
         lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
+        coverage: weight(f.coverage, d.coverage),
     }
 }
 

@@ -35,18 +35,24 @@ pub struct Fusion {
     pub beside: f32,
     /// How many of the best candidates lend to their neighbours in recording order.
     pub lenders: usize,
+    /// How much a word hit's share of the question's content words counts: its scaled
+    /// word score is multiplied by that share to this power (0: not at all). A fact
+    /// that matches one word of four is weak evidence however it ranks among the word
+    /// hits, and should not outrank what meaning found.
+    pub coverage: f32,
 }
 
 impl Default for Fusion {
     fn default() -> Self {
         Fusion {
             lexical: 1.0,
-            semantic: 0.6,
+            semantic: 0.4,
             same_time: 0.3,
             same_entity: 0.0,
             pool: 100,
             beside: 0.5,
             lenders: 40,
+            coverage: 1.0,
         }
     }
 }
@@ -119,11 +125,17 @@ pub fn lend_beside(
 /// lending). A hit's `score` becomes its fused score; its ranks and similarity are kept.
 pub fn fuse(
     lexical: Vec<SearchHit>,
+    coverage: &[f32],
     semantic: Vec<SearchHit>,
     f: &Fusion,
     limit: usize,
 ) -> Vec<SearchHit> {
-    let lex_scores = scaled(&lexical.iter().map(|h| h.score).collect::<Vec<_>>());
+    let mut lex_scores = scaled(&lexical.iter().map(|h| h.score).collect::<Vec<_>>());
+    if f.coverage > 0.0 {
+        for (s, c) in lex_scores.iter_mut().zip(coverage) {
+            *s *= c.clamp(0.0, 1.0).powf(f.coverage);
+        }
+    }
     let sem_scores = scaled(
         &semantic
             .iter()
@@ -163,6 +175,21 @@ pub fn fuse(
             h
         })
         .collect()
+}
+
+/// The share of the question's content words (`words`, stemmed) that `v`'s key, value
+/// and tags contain: 1 when the question has none.
+pub fn coverage(words: &[String], v: &crate::core::Version) -> f32 {
+    if words.is_empty() {
+        return 1.0;
+    }
+    let stems = super::query::stems_of(
+        [v.key.as_str(), v.value.as_str()]
+            .into_iter()
+            .chain(v.tags.iter().map(String::as_str)),
+    );
+    let found = words.iter().filter(|w| stems.contains(w.as_str())).count();
+    found as f32 / words.len() as f32
 }
 
 /// Adds to each candidate a share of the best base score among the *other* candidates

@@ -49,7 +49,14 @@ pub struct QueryWord {
     pub weight: f32,
     /// Whether it names something (a person, an acronym, a whole key).
     pub name: bool,
+    /// Whether it carries content (a function word only breaks ties).
+    pub content: bool,
 }
+
+/// What a function word weighs in a question that has content words: next to nothing,
+/// so that it only decides between facts that match nothing else (`how fast must the
+/// website be` against `pages must load in 2 s`).
+pub const FUNCTION_WORD_WEIGHT: f32 = 0.05;
 
 /// Words that carry no content in a question: question words, auxiliaries and modals,
 /// pronouns and determiners, and a few fillers questions are made of.
@@ -223,6 +230,67 @@ pub fn is_function_word(word: &str) -> bool {
     FUNCTION_WORDS.contains(&word)
 }
 
+/// The parts of a question that asks about several things ("which database, CI
+/// provider and deploy target do we use?", "who leads search; when is the freeze?"):
+/// the text split at `?`, `;`, `,` and ` and `, when at least two pieces each hold a
+/// content word. Empty for a question about one thing.
+pub fn question_parts(text: &str) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    for sentence in text.split(['?', ';', ',']) {
+        for piece in sentence.split(" and ") {
+            let piece = piece.trim();
+            let content = piece
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| !w.is_empty() && !is_function_word(&w.to_lowercase()));
+            if content {
+                pieces.push(piece.to_string());
+            }
+        }
+    }
+    if pieces.len() < 2 {
+        return Vec::new();
+    }
+    pieces
+}
+
+/// The stems of the content words of a question (function words dropped), each once.
+pub fn content_stems(text: &str) -> Vec<String> {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let mut out: Vec<String> = Vec::new();
+    for w in analyse(text, 1.0, &|_| false)
+        .into_iter()
+        .filter(|w| w.content)
+    {
+        for part in w
+            .text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+        {
+            let stem = stemmer.stem(part).into_owned();
+            if !out.contains(&stem) {
+                out.push(stem);
+            }
+        }
+    }
+    out
+}
+
+/// The stems of every word of `texts` (lower-cased, split at anything not a letter or
+/// a digit).
+pub fn stems_of<'a>(texts: impl IntoIterator<Item = &'a str>) -> std::collections::HashSet<String> {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let mut out = std::collections::HashSet::new();
+    for text in texts {
+        for part in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+        {
+            out.insert(stemmer.stem(&part.to_lowercase()).into_owned());
+        }
+    }
+    out
+}
+
 /// The words of `text` with their weights. `is_key_part` tells whether a lower-cased word
 /// is a key or a part of a key in the workspace (an entity the question names).
 pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool) -> Vec<QueryWord> {
@@ -236,6 +304,7 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
         }
     }
     let mut sentence_start = true;
+    let mut quiet: Vec<String> = Vec::new();
     for raw in text.split_whitespace() {
         // A whole key (`event7:host`, `ci.provider`) is kept as one word, and its parts
         // are read below like any other words.
@@ -250,6 +319,7 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
                         text: lower,
                         weight: name_weight,
                         name: true,
+                        content: true,
                     },
                 );
             }
@@ -269,6 +339,7 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
             let name = !function && (capitalised || acronym);
             sentence_start = false;
             if function && !acronym {
+                quiet.push(lower);
                 continue;
             }
             add(
@@ -277,6 +348,7 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
                     text: lower,
                     weight: if name { name_weight } else { 1.0 },
                     name,
+                    content: true,
                 },
             );
         }
@@ -294,9 +366,22 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
                         text: part.to_lowercase(),
                         weight: 1.0,
                         name: false,
+                        content: true,
                     },
                 );
             }
+        }
+    } else {
+        for word in quiet {
+            add(
+                &mut out,
+                QueryWord {
+                    text: word,
+                    weight: FUNCTION_WORD_WEIGHT,
+                    name: false,
+                    content: false,
+                },
+            );
         }
     }
     out
@@ -306,11 +391,28 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
 mod tests {
     use super::*;
 
+    /// The content words (function words only break ties).
     fn words(text: &str, keys: &[&str]) -> Vec<(String, f32)> {
         analyse(text, 2.0, &|w| keys.contains(&w))
             .into_iter()
+            .filter(|w| w.content)
             .map(|w| (w.text, w.weight))
             .collect()
+    }
+
+    #[test]
+    fn a_question_about_several_things_is_read_as_its_parts() {
+        assert_eq!(
+            question_parts("Which database, CI provider and deploy target do we use?"),
+            ["Which database", "CI provider", "deploy target do we use"]
+        );
+        assert_eq!(
+            question_parts("who leads search; when is the freeze?"),
+            ["who leads search", "when is the freeze"]
+        );
+        // One thing asked: no parts (a piece without a content word is no part).
+        assert!(question_parts("where does production get deployed").is_empty());
+        assert!(question_parts("what is it, and why?").is_empty());
     }
 
     #[test]
@@ -339,6 +441,17 @@ mod tests {
         a.sort();
         b.sort();
         assert_eq!(a, b);
+        // Function words stay, at a weight that only breaks ties.
+        let quiet: Vec<(String, f32)> = analyse("how fast must the website be", 2.0, &|_| false)
+            .into_iter()
+            .filter(|w| !w.content)
+            .map(|w| (w.text, w.weight))
+            .collect();
+        assert!(
+            quiet.contains(&("must".to_string(), FUNCTION_WORD_WEIGHT)),
+            "{quiet:?}"
+        );
+        assert!(quiet.iter().all(|(_, w)| *w < 0.1));
     }
 
     #[test]
