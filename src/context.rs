@@ -45,20 +45,7 @@ pub struct Context {
 /// Reads the facts and the recent changes for `req` from the index.
 pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
     let mut facts = match req.query.as_deref().map(str::trim) {
-        Some(q) if !q.is_empty() => engine
-            .search(&SearchRequest {
-                text: q.to_string(),
-                raw: false,
-                valid_at: req.valid_at,
-                as_of: req.as_of,
-                tags: Vec::new(),
-                key_prefix: None,
-                limit: QUERY_CANDIDATES,
-                mode: Default::default(),
-            })?
-            .into_iter()
-            .map(|h| h.version)
-            .collect(),
+        Some(q) if !q.is_empty() => answers_first(engine, q, req)?,
         _ => {
             let mut all = engine.index().list(None, &[], req.valid_at, req.as_of)?;
             all.sort_by(|a, b| b.tx_from.cmp(&a.tx_from).then_with(|| a.key.cmp(&b.key)));
@@ -93,6 +80,48 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         .cloned()
         .collect();
     Ok(Context { facts, history })
+}
+
+/// The facts for a query, the answer first: the best match of the whole question, then
+/// (for a question about several things) the best match of each part in the order
+/// asked, then the rest of the whole question's matches. A part's answer is never left
+/// to rank below facts that match the question's other words better.
+fn answers_first(engine: &mut Engine, q: &str, req: &ContextRequest) -> Result<Vec<Version>> {
+    let mut search = |text: &str, limit: usize| -> Result<Vec<Version>> {
+        Ok(engine
+            .search(&SearchRequest {
+                text: text.to_string(),
+                raw: false,
+                valid_at: req.valid_at,
+                as_of: req.as_of,
+                tags: Vec::new(),
+                key_prefix: None,
+                limit,
+                mode: Default::default(),
+            })?
+            .into_iter()
+            .map(|h| h.version)
+            .collect())
+    };
+    let whole = search(q, QUERY_CANDIDATES)?;
+    let parts = crate::index::query::question_parts(q);
+    if parts.is_empty() {
+        return Ok(whole);
+    }
+    let mut first: Vec<Version> = whole.first().cloned().into_iter().collect();
+    for part in &parts {
+        if let Some(best) = search(part, 1)?.into_iter().next()
+            && !first.iter().any(|v| v.source.hash == best.source.hash)
+        {
+            first.push(best);
+        }
+    }
+    let rest: Vec<Version> = whole
+        .into_iter()
+        .filter(|v| !first.iter().any(|f| f.source.hash == v.source.hash))
+        .collect();
+    first.extend(rest);
+    Ok(first)
 }
 
 /// An instant for people: the date alone at midnight UTC, else to the second.

@@ -147,7 +147,7 @@ impl Engine {
         if from == to {
             return Err(Error::input(
                 format!("`{from}` is both the key to move and the key to move it to"),
-                "give two different keys: mem7 rekey FROM TO",
+                "give two different keys: the one the fact is under now, and the one it belongs under",
             ));
         }
         let moved = self.index.believed(from)?;
@@ -157,10 +157,12 @@ impl Engine {
                 format!("nothing is believed about `{from}`, so there is nothing to move"),
                 match near.first() {
                     Some(n) => format!(
-                        "did you mean `{}`? (`mem7 list --prefix` shows keys)",
+                        "did you mean `{}`? (a list of the keys under a prefix shows them)",
                         n.key
                     ),
-                    None => "`mem7 list --prefix` shows the keys there are".to_string(),
+                    None => {
+                        "a list of the keys under a prefix shows the keys there are".to_string()
+                    }
                 },
             ));
         }
