@@ -217,6 +217,158 @@ fn a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order() {
     );
 }
 
+/// mem7's WordPiece (`embed::wordpiece`) gives the ids Hugging Face's `tokenizers` gives
+/// with the model's `tokenizer.json`, truncated the same way, on every text of a large
+/// varied corpus: the labelled and drift sets, the credential fixtures, LoCoMo's
+/// dialogue when `../shared/data/locomo-dev.json` is there (read, never copied), edge
+/// cases by hand, long texts past the cut, and random strings. The embedding cache is
+/// keyed by text, so equal ids are what keeps vectors computed before valid.
+#[test]
+fn the_tokenizer_gives_hugging_face_ids() {
+    needs_model!();
+    use mem7::embed::local::MAX_TOKENS;
+    use mem7::embed::wordpiece::WordPiece;
+    use tokenizers::{Tokenizer, TruncationParams};
+
+    let file = model_dir().join("tokenizer.json");
+    let ours = WordPiece::from_file(&file).unwrap();
+    let hf = |max_length: usize| {
+        let mut t = Tokenizer::from_file(&file).unwrap();
+        t.with_truncation(Some(TruncationParams {
+            max_length,
+            ..Default::default()
+        }))
+        .unwrap();
+        t.with_padding(None);
+        t
+    };
+    let limits = [MAX_TOKENS, 8, 3];
+    let theirs: Vec<Tokenizer> = limits.iter().map(|&m| hf(m)).collect();
+
+    let mut corpus: Vec<String> = Vec::new();
+    fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => {
+                out.push(s.clone());
+                if s.contains('\n') {
+                    out.extend(s.lines().map(str::to_owned));
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read_json = |path: &std::path::Path, corpus: &mut Vec<String>| {
+        let text = std::fs::read_to_string(path).unwrap();
+        strings(&serde_json::from_str(&text).unwrap(), corpus);
+    };
+    for entry in std::fs::read_dir(root.join("examples/data")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            read_json(&path, &mut corpus);
+        }
+    }
+    for entry in std::fs::read_dir(root.join("tests/fixtures/secrets")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "txt") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            corpus.extend(text.lines().map(str::to_owned));
+            corpus.push(text);
+        }
+    }
+    let locomo = root.join("../shared/data/locomo-dev.json");
+    if locomo.is_file() {
+        read_json(&locomo, &mut corpus);
+    }
+    // Texts past the cut: runs of the corpus joined.
+    let long: Vec<String> = corpus.chunks(40).map(|c| c.join(" ")).collect();
+    corpus.extend(long);
+
+    let by_hand = [
+        "",
+        " ",
+        "café naïve Ångström résumé façade Œuvre ß straße İstanbul ǅ ﬁ",
+        "e\u{301}te\u{301} a\u{308}\u{304} o\u{328}\u{301} \u{301}\u{302}alone \u{20dd}",
+        "東京 中文字 野口里佳 Noguchi 𠀀𪜀 丽 한국어 ひらがな カタカナ ｶﾀｶﾅ",
+        "emoji 😀👍🏽 👨‍👩‍👧 🏳️‍🌈 ❤️ ✔ ☃",
+        "controls \u{0}\u{1}\u{7}\u{1b}[31m red \u{7f}\u{85}\u{9f} \u{ad}soft\u{ad}hyphen",
+        "tabs\tand\nnewlines\r\nand\u{b}\u{c}vertical \u{a0}nbsp \u{2003}em \u{3000}ideo",
+        "zero\u{200b}width\u{200c}non\u{200d}joiner \u{2060}wj \u{feff}bom \u{fffd}repl",
+        "... ?! — – ‐ ‑ «quotes» „low“ ‘single’ ¿¡ …… ·•● ※ §¶ † ‡ ⁂ ‰",
+        "$5 +1 ^caret `tick` ~tilde |pipe| <angle> =eq= @at #hash %pct &amp *star _under_",
+        "1,234,567.89 1.234.567,89 1 234 567 1'234'567 12:30:45 2026-04-05T09:30:00Z 0x1F 3e-5",
+        "mixed Latin кириллица ελληνικά עברית العربية हिन्दी ไทย ქართული Հայերեն",
+        "[CLS] [SEP] [PAD] [MASK] [UNK] [cls] [ SEP ] [SEP[SEP]] x[SEP]y [SEP][SEP] [[MASK]]",
+        "\u{e000}private \u{f8ff} \u{10ffff} \u{fff0} unassigned \u{378}\u{50000}",
+        "supercalifragilisticexpialidocious pneumonoultramicroscopicsilicovolcanoconiosis",
+        "unaffable ##prefix ## #hashtag C++ C# .NET node.js foo_bar fooBar FOO-BAR",
+        "https://example.com/path?q=1&r=2#frag user@example.org ~/src/mem7 C:\\Windows\\",
+        "\u{130}I\u{307} \u{3a3}\u{3c2} \u{1e9e} \u{212a}elvin \u{2126}hm \u{fb03}",
+        "ａｂｃ ＡＢＣ １２３ ！？ half\u{ff64}width",
+        "x\u{300}\u{301}\u{302}\u{303}\u{304}\u{305}\u{306}\u{307}\u{308}\u{309}",
+        "\u{1f1fa}\u{1f1f8} \u{1f9d1}\u{200d}\u{1f4bb} \u{fe0f}\u{fe0e} \u{e0067}tag",
+    ];
+    corpus.extend(by_hand.iter().map(|s| s.to_string()));
+    corpus.push(format!("{} tail", "a".repeat(100)));
+    corpus.push(format!("{} tail", "a".repeat(101)));
+    corpus.push(format!("{} tail", "é".repeat(101)));
+    corpus.push("x".repeat(5000));
+    corpus.push("word ".repeat(300));
+    corpus.push("東".repeat(300));
+    corpus.push("!".repeat(300));
+    corpus.push("unaffable ".repeat(120));
+    corpus.push(format!("{}[SEP]{}", "a ".repeat(253), " b".repeat(5)));
+
+    // Random strings from a palette of every kind of character above, and any scalar.
+    let palette: Vec<char> = by_hand.concat().chars().collect();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..20_000 {
+        let len = next() % 40;
+        let text: String = (0..len)
+            .map(|_| match next() % 8 {
+                0 => char::from_u32((next() % 0x11_0000) as u32).unwrap_or('\u{fffd}'),
+                1 => char::from_u32(0x300 + (next() % 0x70) as u32).unwrap(),
+                2 => ' ',
+                3 => ['[', 'S', 'E', 'P', ']', 'C', 'L'][(next() % 7) as usize],
+                _ => palette[(next() % palette.len() as u64) as usize],
+            })
+            .collect();
+        corpus.push(text);
+    }
+
+    let mut mismatches = Vec::new();
+    let mut texts = 0;
+    for text in &corpus {
+        for (limit, hf) in limits.iter().zip(&theirs) {
+            let want = hf.encode(text.as_str(), true).unwrap();
+            let got = ours.encode(text, *limit);
+            texts += 1;
+            if got != want.get_ids() {
+                mismatches.push(format!(
+                    "{text:?} (at most {limit}): ours {got:?}, tokenizers {:?}",
+                    want.get_ids()
+                ));
+            }
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {texts} differ; the first ones:\n{}",
+        mismatches.len(),
+        mismatches[..mismatches.len().min(10)].join("\n")
+    );
+    assert!(corpus.len() > 20_000);
+    println!("{texts} encodings of {} texts agree", corpus.len());
+}
+
 #[test]
 fn semantic_search_finds_a_fact_that_shares_no_word_with_the_query() {
     needs_model!();

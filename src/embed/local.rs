@@ -1,5 +1,5 @@
 //! The `local` provider: all-MiniLM-L6-v2 (a 6-layer BERT, 384 dimensions) run in-process
-//! with candle, tokenised with the model's own `tokenizer.json`.
+//! with candle, tokenised by `embed::wordpiece` as the model's own `tokenizer.json` says.
 //!
 //! Sentence-transformers' recipe: inputs capped at 256 tokens, the last layer's token
 //! vectors averaged over the attention mask, the mean scaled to unit length.
@@ -20,9 +20,9 @@ use std::path::Path;
 
 use candle_core::DType;
 use candle_core::safetensors::MmapedSafetensors;
-use tokenizers::{Tokenizer, TruncationParams};
 
 use super::encoder::{Dense, HIDDEN, Layer, Model, Norm};
+use super::wordpiece::WordPiece;
 use super::{Embedder, normalize, provider_error};
 use crate::error::{Error, Result};
 
@@ -111,7 +111,7 @@ impl Weights {
 /// The loaded model and tokenizer.
 pub struct LocalModel {
     id: String,
-    tokenizer: Tokenizer,
+    tokenizer: WordPiece,
     weights: Weights,
 }
 
@@ -138,16 +138,11 @@ impl LocalModel {
         let weights = unsafe { MmapedSafetensors::new(dir.join(FILES[0])) };
         let weights = Weights(weights.map_err(|e| model_error(dir, e))?);
         weights.model().map_err(|e| model_error(dir, e))?;
-        let mut tokenizer =
-            Tokenizer::from_file(dir.join(FILES[1])).map_err(|e| model_error(dir, e))?;
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
-                ..Default::default()
-            }))
-            .map_err(|e| model_error(dir, e))?;
-        // No padding: the encoder packs a batch's texts without it.
-        tokenizer.with_padding(None);
+        // The file's own truncation (128) and padding are not used: inputs are cut at
+        // MAX_TOKENS as sentence-transformers does, and the encoder packs a batch's texts
+        // without padding.
+        let tokenizer =
+            WordPiece::from_file(&dir.join(FILES[1])).map_err(|e| model_error(dir, e))?;
         Ok(LocalModel {
             id,
             tokenizer,
@@ -165,15 +160,15 @@ impl Embedder for LocalModel {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| provider_error(&self.id, e))?;
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| self.tokenizer.encode(t, MAX_TOKENS))
+            .collect();
         let model = self
             .weights
             .model()
             .map_err(|e| provider_error(&self.id, e))?;
-        let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+        let ids: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
         let mut vectors = Vec::with_capacity(texts.len());
         let mut pass = Vec::new();
         let mut tokens = 0;

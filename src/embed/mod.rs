@@ -13,6 +13,7 @@ mod encoder;
 pub mod http;
 pub mod install;
 pub mod local;
+pub mod wordpiece;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
