@@ -40,6 +40,7 @@ pub(super) fn run(
         sync_every,
         // Nobody else waits for this engine: the vectors are filled in at one go.
         fill_step: None,
+        full_text: true,
     };
     // Whatever changed before the watcher started is caught up first.
     watch.first(&session, &opts, &mut log)?;

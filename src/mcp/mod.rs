@@ -451,6 +451,7 @@ impl MemoryServer {
                     interval: RECONCILE_EVERY,
                     sync_every: None,
                     fill_step: Some(crate::shell::fill::FILL_STEP),
+                    full_text: false,
                 };
                 if let Err(e) = watch.run(&session, &opts, &mut WatchLog) {
                     eprintln!("mem7 mcp: the watcher stopped: {e}");

@@ -155,7 +155,8 @@ impl Session {
     pub fn call<T>(&self, f: impl FnOnce(&mut Engine, TxTime, &Env) -> Result<T>) -> Result<T> {
         let now = self.env.now()?;
         let mut engine = self.engine();
-        let caught = engine.catch_up(now)?;
+        // Searches bring the full text up to date themselves; a store need not wait for it.
+        let caught = engine.catch_up_versions(now)?;
         self.voice.ahead(&mut engine, &caught.sync.ahead, now);
         let result = f(&mut engine, now, &self.env);
         self.voice.ahead(&mut engine, &[], now);

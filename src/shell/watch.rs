@@ -24,6 +24,10 @@ pub struct Options {
     /// Texts embedded per step of the vector fill, between which requests get the
     /// engine ([`fill::FILL_STEP`] for a server); `None`: all at once.
     pub fill_step: Option<usize>,
+    /// Whether each catch-up also commits the full-text index (`mem7 watch`, which keeps
+    /// the index current for every process), or leaves it to the next search (a server,
+    /// whose stores would otherwise each wait for a commit).
+    pub full_text: bool,
 }
 
 /// Where the loop reports. An error returned here (a closed output) ends the loop.
@@ -98,7 +102,11 @@ impl Watch {
         let now = session.env().now()?;
         {
             let mut engine = session.engine();
-            let c = engine.catch_up(now)?;
+            let c = if opts.full_text {
+                engine.catch_up(now)?
+            } else {
+                engine.catch_up_versions(now)?
+            };
             log.caught_up(&mut engine, &c, now)?;
         }
         self.fill(session, opts, log)
@@ -130,7 +138,12 @@ impl Watch {
             let now = session.env().now()?;
             let caught = {
                 let mut engine = session.engine();
-                match engine.catch_up(now) {
+                let caught = if opts.full_text {
+                    engine.catch_up(now)
+                } else {
+                    engine.catch_up_versions(now)
+                };
+                match caught {
                     Ok(c) => log.caught_up(&mut engine, &c, now).map(|()| true),
                     Err(e) => {
                         log.catch_up_failed(&e);
