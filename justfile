@@ -62,3 +62,8 @@ gen n dir:
 # Fuzz the markdown round trip (needs cargo-fuzz; runs on stable via RUSTC_BOOTSTRAP).
 fuzz seconds="60":
     RUSTC_BOOTSTRAP=1 cargo fuzz run round_trip -- -max_total_time={{seconds}}
+
+# memory_store through `mem7 mcp` over stdio, as an agent calls it (N stores, then a search).
+bench-mcp n="200":
+    cargo build --release
+    python3 scripts/bench-mcp target/release/mem7 {{n}}
