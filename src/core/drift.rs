@@ -374,11 +374,24 @@ fn same_word(a: &str, b: &str, stemmer: &Stemmer) -> bool {
     a == b || abbreviates(a, b) || abbreviates(b, a) || stemmer.stem(a) == stemmer.stem(b)
 }
 
+/// [`SYNONYMS`] by stem, stemmed once per process (a store may compare a new key with
+/// thousands).
+fn synonym_stems() -> &'static [Vec<String>] {
+    static STEMS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
+    STEMS.get_or_init(|| {
+        let stemmer = Stemmer::create(Algorithm::English);
+        SYNONYMS
+            .iter()
+            .map(|group| group.iter().map(|w| stemmer.stem(w).into_owned()).collect())
+            .collect()
+    })
+}
+
 fn synonyms(a: &str, b: &str, stemmer: &Stemmer) -> bool {
     let (sa, sb) = (stemmer.stem(a), stemmer.stem(b));
-    SYNONYMS.iter().any(|group| {
-        group.iter().any(|w| *w == a || stemmer.stem(w) == sa)
-            && group.iter().any(|w| *w == b || stemmer.stem(w) == sb)
+    SYNONYMS.iter().zip(synonym_stems()).any(|(group, stems)| {
+        (group.contains(&a) || stems.iter().any(|s| *s == sa))
+            && (group.contains(&b) || stems.iter().any(|s| *s == sb))
     })
 }
 

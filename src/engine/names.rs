@@ -91,7 +91,12 @@ impl Engine {
             let theirs = KeyWords::of(&k);
             match drift::judge(&mine, &theirs) {
                 Verdict::Same(why) => out.push(LookAlike { key: k, why }),
-                Verdict::AskMeaning { mine: a, theirs: b } => ask.push((k, theirs, a, b)),
+                // The model is asked about the keys sharing the most words first, and
+                // about a few only: a store never embeds thousands of texts.
+                Verdict::AskMeaning { mine: a, theirs: b } if ask.len() < DRIFT_ASKED => {
+                    ask.push((k, theirs, a, b))
+                }
+                Verdict::AskMeaning { .. } => {}
                 Verdict::Different => {}
             }
         }
@@ -127,6 +132,9 @@ impl Engine {
 
 /// Keys a new key is compared with at most (those sharing the most words first).
 const DRIFT_CANDIDATES: usize = 2000;
+/// Of those, the keys the model is asked about at most (each costs up to three short
+/// texts to embed, most of them cached after the first time).
+const DRIFT_ASKED: usize = 12;
 /// How near in meaning (cosine, all-MiniLM-L6-v2) the words left over after pairing two
 /// keys' words, and the two keys as phrases, must both be for the keys to name one slot.
 /// Tuned on the `tune` half of examples/data/drift.json (docs/agents.md).
