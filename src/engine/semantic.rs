@@ -29,9 +29,6 @@ pub(super) struct EmbedState {
     vectors: Option<Arc<Vectors>>,
     /// What the front end should tell a person (once each).
     notes: Vec<String>,
-    /// Whether a search may embed a few missing vectors on the spot (off while a store
-    /// looks for look-alike slots: a write never waits for a fill).
-    no_inline_fill: bool,
 }
 
 impl Default for EmbedState {
@@ -42,7 +39,6 @@ impl Default for EmbedState {
             cache: None,
             vectors: None,
             notes: Vec::new(),
-            no_inline_fill: false,
         }
     }
 }
@@ -453,9 +449,7 @@ impl Engine {
     /// embedded on the spot); None (Auto only) when there are none.
     fn meaning_vectors(&mut self, model: &str, explicit: bool) -> Result<Option<Arc<Vectors>>> {
         let mut vectors = self.vectors(model)?;
-        if self.embed.no_inline_fill {
-            // Compare with what is there; the fill is for later.
-        } else if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
+        if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
             match self.fill_embeddings(None, &mut |_, _| {}) {
                 Ok(_) => {
                     // Let go of this handle first, so that the set is topped up in

@@ -183,8 +183,10 @@ pub fn coverage(words: &[String], v: &crate::core::Version) -> f32 {
     if words.is_empty() {
         return 1.0;
     }
+    // The words the index holds of the value: its first `INDEXED_VALUE_BYTES`.
+    let value = crate::core::validate::head_of(&v.value, super::fulltext::INDEXED_VALUE_BYTES);
     let stems = super::query::stems_of(
-        [v.key.as_str(), v.value.as_str()]
+        [v.key.as_str(), value]
             .into_iter()
             .chain(v.tags.iter().map(String::as_str)),
     );
