@@ -568,20 +568,8 @@ fn the_drift_set_is_detected_at_the_documented_rates() {
                 )
             })
             .collect();
-        let mut cmd = s.command(&["import", "-"], Some("2026-01-01T00:00:00Z"));
-        cmd.env("MEM7_MODEL_DIR", model_dir());
-        cmd.stdin(std::process::Stdio::piped());
-        cmd.stdout(std::process::Stdio::piped());
-        cmd.stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(jsonl.as_bytes())
-            .unwrap();
-        let r = finish(child.wait_with_output().unwrap());
+        // Importing facts embeds nothing: no model needed for it.
+        let r = s.run_stdin(&["import", "-"], Some("2026-01-01T00:00:00Z"), &jsonl);
         assert_eq!(r.code, 0, "import: {}", r.stderr);
         // Each probe is stored in turn (as an agent would); only the facts count as
         // slots it may name.
@@ -656,6 +644,31 @@ fn the_drift_set_is_detected_at_the_documented_rates() {
     );
 }
 
+/// A workspace holding the labelled set's facts (examples/data/labelled.json), every
+/// vector filled, and the set itself.
+fn labelled_workspace() -> (Sandbox, serde_json::Value) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data/labelled.json");
+    let set: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let s = Sandbox::new();
+    for f in set["facts"].as_array().unwrap() {
+        let (key, value) = (f["key"].as_str().unwrap(), f["value"].as_str().unwrap());
+        with_model(&s, &["store", key, value]);
+    }
+    with_model(&s, &["embed"]);
+    (s, set)
+}
+
+/// The keys that answer a labelled query.
+fn expected(q: &serde_json::Value) -> Vec<&str> {
+    q["expect"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect()
+}
+
 /// The context block answers the question first: on the labelled set (examples/data/
 /// labelled.json, its facts embedded), the first fact line of `mem7 context QUESTION` is
 /// the fact the question is about for at least 85% of the questions (the rate `just
@@ -663,21 +676,8 @@ fn the_drift_set_is_detected_at_the_documented_rates() {
 /// lists each of them among its first four fact lines.
 #[test]
 fn the_block_puts_the_asked_about_fact_first() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data/labelled.json");
-    let set: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let s = Sandbox::new();
-    for f in set["facts"].as_array().unwrap() {
-        with_model(
-            &s,
-            &[
-                "store",
-                f["key"].as_str().unwrap(),
-                f["value"].as_str().unwrap(),
-            ],
-        );
-    }
-    with_model(&s, &["embed"]);
+    needs_model!();
+    let (s, set) = labelled_workspace();
     let fact_keys = |question: &str| -> Vec<String> {
         let r = with_model(&s, &["context", question]);
         r.stdout
@@ -691,12 +691,7 @@ fn the_block_puts_the_asked_about_fact_first() {
     let mut wrong = Vec::new();
     for q in queries {
         let question = q["query"].as_str().unwrap();
-        let expect: Vec<&str> = q["expect"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|k| k.as_str().unwrap())
-            .collect();
+        let expect = expected(q);
         let keys = fact_keys(question);
         if keys.first().is_some_and(|k| expect.contains(&k.as_str())) {
             first += 1;
@@ -761,33 +756,15 @@ fn the_block_puts_the_asked_about_fact_first() {
 /// `just eval` reports; docs/search.md).
 #[test]
 fn fusion_beats_either_list_alone_on_the_labelled_set() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data/labelled.json");
-    let set: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let s = Sandbox::new();
-    for f in set["facts"].as_array().unwrap() {
-        with_model(
-            &s,
-            &[
-                "store",
-                f["key"].as_str().unwrap(),
-                f["value"].as_str().unwrap(),
-            ],
-        );
-    }
-    with_model(&s, &["embed"]);
+    needs_model!();
+    let (s, set) = labelled_workspace();
     let queries = set["queries"].as_array().unwrap();
     // mode → (answer first, answer in the first five)
     let mut tally = std::collections::BTreeMap::new();
     for mode in ["lexical", "semantic", "hybrid"] {
         let (mut first, mut five) = (0, 0);
         for q in queries {
-            let expect: Vec<&str> = q["expect"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|k| k.as_str().unwrap())
-                .collect();
+            let expect = expected(q);
             let mut cmd = s.command(
                 &[
                     "search",
