@@ -53,7 +53,12 @@ pub enum Command {
     /// Without --valid-from the fact holds from now. Without --valid-to it holds until
     /// the next change already known for KEY (so a late, older fact fills history
     /// without overwriting a later one); `--valid-to infinity` overrides everything after
-    /// --valid-from. Storing a value that already holds (no period given) writes nothing.
+    /// --valid-from. A store that would leave KEY's believed versions as they are (a
+    /// repeated command, a retry) writes nothing and says `unchanged`.
+    ///
+    /// A key new to the workspace is compared with the existing keys by their words: a
+    /// note names those that look like the same slot (`ci:platform` beside `ci:provider`)
+    /// and the `mem7 rekey` that moves the fact there.
     Store(StoreArgs),
     /// What was KEY's value at a time, as mem7 knew it at a time?
     ///
