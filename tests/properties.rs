@@ -642,7 +642,8 @@ fn merge_files(
             let get = |m: &std::collections::BTreeMap<String, String>| {
                 m.get(name).unwrap_or(&empty).clone()
             };
-            let merged = mem7::merge::merge_entries(&get(base), &get(ours), &get(theirs));
+            let merged =
+                mem7::sync::entry_merge::merge_entries(&get(base), &get(ours), &get(theirs));
             assert!(!merged.conflict);
             (name.clone(), merged.text)
         })

@@ -313,7 +313,7 @@ afterwards, and both keys stay readable with --as-of before the move."
         #[command(flatten)]
         at: TimeArgs,
         /// The block's length budget in characters.
-        #[arg(long, value_name = "N", default_value_t = crate::context::DEFAULT_MAX_CHARS)]
+        #[arg(long, value_name = "N", default_value_t = crate::front::block::DEFAULT_MAX_CHARS)]
         max_chars: usize,
         /// Print in the shape a client's session-start hook expects.
         #[arg(long, value_enum, value_name = "CLIENT")]

@@ -60,7 +60,8 @@ pub(super) fn merge_file(
         });
     }
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io(p, e));
-    let merged = crate::merge::merge_entries(&read(base)?, &read(ours)?, &read(theirs)?);
+    let merged =
+        crate::sync::entry_merge::merge_entries(&read(base)?, &read(ours)?, &read(theirs)?);
     std::fs::write(ours, &merged.text).map_err(|e| Error::io(ours, e))?;
     if merged.conflict {
         eprintln!(

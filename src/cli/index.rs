@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use super::{Cli, EXIT_OK, Env, open_engine, write_out};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::shell::{self, Voice};
+use crate::front::session::{self, Voice};
 
 /// `mem7 reindex`.
 pub(super) fn reindex(cli: &Cli, env: &Env, out: &mut dyn Write, embed: bool) -> Result<u8> {
@@ -49,7 +49,7 @@ pub(super) fn reindex(cli: &Cli, env: &Env, out: &mut dyn Write, embed: bool) ->
     )?;
     // The rebuild kept every cached vector. A rebuild does not embed unless
     // asked: it says how many texts wait and how to fill them.
-    shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
+    session::try_enable_embeddings(&mut engine, env, Voice::CLI);
     if engine.embedding_model().is_some() && !embed {
         let waiting = engine.fill_embeddings(Some(0), &mut |_, _| {})?;
         if waiting.missing > 0 {
@@ -94,7 +94,7 @@ pub(super) fn embed(
     json: bool,
 ) -> Result<u8> {
     let mut engine = open_engine(cli, env)?;
-    shell::enable_embeddings(&mut engine, env)?;
+    session::enable_embeddings(&mut engine, env)?;
     let filled = fill_embeddings(&mut engine);
     Voice::CLI.notes(&mut engine);
     let filled = filled?;

@@ -5,7 +5,7 @@
 //! This file holds the entry (`run`), the error funnel, the dispatch (`execute`) and
 //! `import`; each other command lives with its kind: `read.rs`, `write.rs`, `index.rs`,
 //! `verify.rs`, `git.rs`, `sync.rs`, `watch.rs`, `serve.rs`, `setup.rs`, `demo.rs`,
-//! `model.rs`. The engine is opened, and long-running work is done, by [`crate::shell`].
+//! `model.rs`. The engine is opened, and long-running work is done, by [`crate::front::session`].
 
 mod args;
 mod demo;
@@ -30,10 +30,10 @@ pub use args::{Cli, Command};
 
 use crate::core::time::{TxTime, ValidTime};
 use crate::engine::Engine;
-pub use crate::env::{CHAIN_KEY_CONTEXT, Env, safe_agent};
 use crate::error::{Error, Result};
-use crate::request;
-use crate::shell;
+pub use crate::front::env::{CHAIN_KEY_CONTEXT, Env, safe_agent};
+use crate::front::request;
+use crate::front::session;
 
 /// Exit code for success.
 pub const EXIT_OK: u8 = 0;
@@ -128,11 +128,11 @@ fn read_times(at: &args::TimeArgs, now: TxTime) -> Result<(ValidTime, Option<TxT
 }
 
 fn open_engine(cli: &Cli, env: &Env) -> Result<Engine> {
-    shell::open(env, cli.workspace.as_deref())
+    session::open(env, cli.workspace.as_deref())
 }
 
 fn print_set_aside(engine: &Engine) {
-    for (file, aside) in &engine.sync_report().set_aside {
+    for (file, aside) in &engine.catch_up_report().set_aside {
         eprintln!(
             "mem7: set aside the incomplete entry at the end of {file} in {aside} (its bytes are kept there)"
         );

@@ -7,8 +7,8 @@ use super::args::ModelAction;
 use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, write_out};
 use crate::embed::install::{self, Fetched, Progress, Source, State};
 use crate::embed::{self, EmbedSettings, Resolved};
-use crate::env::Env;
 use crate::error::Result;
+use crate::front::env::Env;
 
 pub(super) fn run(cli: &Cli, env: &Env, out: &mut dyn Write, action: &ModelAction) -> Result<u8> {
     let settings = settings(cli, env);

@@ -12,8 +12,8 @@ use super::{
 use crate::core::time::TxTime;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::render;
-use crate::shell::{self, Voice};
+use crate::front::render;
+use crate::front::session::{self, Voice};
 
 /// `mem7 recall`.
 pub(super) fn recall(
@@ -161,7 +161,7 @@ pub(super) fn search(
     let mut engine = open_engine(cli, env)?;
     let as_of = engine.as_of(as_of, now)?;
     if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
-        shell::enable_embeddings(&mut engine, env)?;
+        session::enable_embeddings(&mut engine, env)?;
     }
     let req = crate::index::fulltext::SearchRequest {
         text: query.clone(),
@@ -300,19 +300,19 @@ pub(super) fn context(
     let mut engine = open_engine(cli, env)?;
     let as_of = engine.as_of(as_of, now)?;
     if query.is_some_and(|q| !q.trim().is_empty()) {
-        shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
+        session::try_enable_embeddings(&mut engine, env, Voice::CLI);
     }
-    let req = crate::context::ContextRequest {
+    let req = crate::front::block::ContextRequest {
         query: query.map(str::to_string),
         valid_at,
         as_of,
         max_chars,
     };
-    let gathered = crate::context::gather(&mut engine, &req);
+    let gathered = crate::front::block::gather(&mut engine, &req);
     Voice::CLI.notes(&mut engine);
-    let block = crate::context::render(&gathered?, &req);
+    let block = crate::front::block::render(&gathered?, &req);
     let text = match hook {
-        Some(args::Client::ClaudeCode) => crate::context::claude_code_hook(&block),
+        Some(args::Client::ClaudeCode) => crate::front::block::claude_code_hook(&block),
         Some(args::Client::Codex) | None => block,
     };
     write_out(out, &text)?;
@@ -343,7 +343,7 @@ fn print_versions(
 fn print_near_keys(engine: &mut Engine, env: &Env, key: &str, now: TxTime) -> Result<()> {
     // Meaning search adds keys whose value is near the key's words, when it is on; a
     // bad embedding setting only leaves the suggestions by name.
-    shell::embeddings_or_off(engine, env);
+    session::embeddings_or_off(engine, env);
     let near = engine.near_keys(key, now)?;
     engine.take_notes();
     if let Some(hint) = render::near_keys_hint(&near) {

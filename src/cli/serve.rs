@@ -6,12 +6,12 @@ use std::io::{self, Write};
 
 use super::{Cli, EXIT_OK, Env, open_engine, write_out};
 use crate::error::{Error, Result};
-use crate::shell::{self, Voice};
+use crate::front::session::{self, Voice};
 
 /// `mem7 mcp`.
 pub(super) fn mcp(cli: &Cli, env: &Env) -> Result<u8> {
     let mut engine = open_engine(cli, env)?;
-    shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
+    session::try_enable_embeddings(&mut engine, env, Voice::CLI);
     let server = crate::mcp::MemoryServer::new(engine, env.clone());
     server.spawn_watcher()?;
     runtime()?.block_on(async {
@@ -39,9 +39,9 @@ pub(super) fn mcp(cli: &Cli, env: &Env) -> Result<u8> {
 
 /// `mem7 serve`.
 pub(super) fn serve(cli: &Cli, env: &Env, listen: std::net::SocketAddr, token: &str) -> Result<u8> {
-    crate::auth::check_token(token)?;
+    crate::front::auth::check_token(token)?;
     let mut engine = open_engine(cli, env)?;
-    shell::try_enable_embeddings(&mut engine, env, Voice::CLI);
+    session::try_enable_embeddings(&mut engine, env, Voice::CLI);
     let server = crate::mcp::MemoryServer::new(engine, env.clone());
     server.spawn_watcher()?;
     runtime()?.block_on(async {
@@ -69,10 +69,10 @@ pub(super) fn ui(
     listen: std::net::SocketAddr,
     token: Option<&str>,
 ) -> Result<u8> {
-    let token = crate::auth::token_for("mem7 ui", listen, token)?;
+    let token = crate::front::auth::token_for("mem7 ui", listen, token)?;
     let chain_key = env.chain_key()?;
     let mut engine = open_engine(cli, env)?;
-    shell::try_enable_embeddings(&mut engine, env, Voice("mem7 ui"));
+    session::try_enable_embeddings(&mut engine, env, Voice("mem7 ui"));
     runtime()?.block_on(async {
         let (listener, addr) = bind(listen).await?;
         write_out(

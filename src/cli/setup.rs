@@ -291,7 +291,7 @@ pub(super) fn invoked_binary() -> Result<PathBuf> {
 fn named_binary(argv0: &Path, path: Option<&std::ffi::OsStr>, cwd: &Path) -> Option<PathBuf> {
     // `./mem7` is recorded as `/cwd/mem7`; `..` stays (a link may sit before it).
     let absolute = |p: &Path| -> PathBuf {
-        crate::env::absolute(cwd, p)
+        crate::front::env::absolute(cwd, p)
             .components()
             .filter(|c| *c != std::path::Component::CurDir)
             .collect()

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, open_engine, write_out};
 use crate::error::Result;
-use crate::{render, store};
+use crate::front::render;
+use crate::store;
 
 /// `mem7 verify`.
 pub(super) fn verify(

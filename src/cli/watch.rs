@@ -1,4 +1,4 @@
-//! `mem7 watch`: the shell's watcher loop ([`crate::shell::watch`]) with a log of
+//! `mem7 watch`: the shell's watcher loop ([`crate::front::serve_loop`]) with a log of
 //! timestamped lines, what was applied and filled in on standard output, failures on
 //! standard error.
 
@@ -9,8 +9,9 @@ use super::{Cli, EXIT_OK, Env, sync, write_out};
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine, FillStats};
 use crate::error::{Error, Result};
-use crate::shell::watch::{Log, Options, Watch};
-use crate::shell::{self, Session, Voice};
+use crate::front::serve_loop;
+use crate::front::serve_loop::{Log, Options, Watch};
+use crate::front::session::{self, Session, Voice};
 
 /// `mem7 watch`.
 pub(super) fn run(
@@ -28,10 +29,10 @@ pub(super) fn run(
                 .map_err(|e| Error::input(format!("--sync-every: {e}"), "e.g. --sync-every 5m"))
         })
         .transpose()?;
-    let mut engine = shell::open(env, cli.workspace.as_deref())?;
-    let sync_every = shell::watch::sync_every(flag, engine.workspace().config())?;
+    let mut engine = session::open(env, cli.workspace.as_deref())?;
+    let sync_every = serve_loop::sync_every(flag, engine.workspace().config())?;
     let mut watch = Watch::start(&engine)?;
-    shell::try_enable_embeddings(&mut engine, env, voice);
+    session::try_enable_embeddings(&mut engine, env, voice);
     let root = engine.workspace().root().display().to_string();
     let session = Session::new(engine, env.clone(), voice);
     let mut log = WatchLog { out };
@@ -117,16 +118,16 @@ pub(super) fn now_text() -> String {
 fn log_catch_up(out: &mut dyn Write, c: &CatchUp, clock: TxTime) -> Result<()> {
     let now = now_text();
     let mut text = String::new();
-    if let Some(reason) = &c.sync.rebuilt {
+    if let Some(reason) = &c.report.rebuilt {
         text.push_str(&format!(
             "{now} rebuilt the index ({reason}): {} entries\n",
-            c.sync.applied
+            c.report.applied
         ));
-    } else if c.sync.applied > 0 {
+    } else if c.report.applied > 0 {
         text.push_str(&format!(
             "{now} applied {} new entr{}\n",
-            c.sync.applied,
-            if c.sync.applied == 1 { "y" } else { "ies" }
+            c.report.applied,
+            if c.report.applied == 1 { "y" } else { "ies" }
         ));
     }
     if c.indexed > 0 {
@@ -136,10 +137,10 @@ fn log_catch_up(out: &mut dyn Write, c: &CatchUp, clock: TxTime) -> Result<()> {
             if c.indexed == 1 { "" } else { "s" }
         ));
     }
-    for w in &c.sync.warnings {
+    for w in &c.report.warnings {
         text.push_str(&format!("{now} warning: {w}\n"));
     }
-    for line in crate::index::describe_ahead(&c.sync.ahead, clock) {
+    for line in crate::index::describe_ahead(&c.report.ahead, clock) {
         text.push_str(&format!("{now} note: {line}\n"));
     }
     write_out(out, &text)

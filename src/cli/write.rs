@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use super::{Cli, EXIT_OK, Env, args, open_engine, parse_valid, print_set_aside, write_out};
 use crate::engine::{ForgetOutcome, SealOutcome, StoreRequest};
-use crate::env::absolute;
 use crate::error::{Error, Result};
-use crate::shell::{self, Voice};
-use crate::{render, request, store};
+use crate::front::env::absolute;
+use crate::front::session::{self, Voice};
+use crate::front::{render, request};
+use crate::store;
 
 /// `mem7 init`. Without DIR it initialises the workspace every other command finds (the
 /// same discovery: `--workspace`, `MEM7_WORKSPACE`, an enclosing workspace, else
@@ -94,7 +95,7 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     )?;
     let mut engine = open_engine(cli, env)?;
     // Look-alike slots of a new key, by name and (meaning search on) by meaning.
-    shell::embeddings_or_off(&mut engine, env);
+    session::embeddings_or_off(&mut engine, env);
     let similar = engine.look_alikes(&req.key)?;
     engine.take_notes();
     let outcome = engine.store_checked(&req, now)?;

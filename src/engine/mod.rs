@@ -21,7 +21,7 @@ use crate::core::time::{TxTime, ValidTime};
 use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, change, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
-use crate::index::{Index, RebuildStats, SyncReport};
+use crate::index::{CatchUpReport, Index, RebuildStats};
 use crate::store::Workspace;
 
 /// A validated store request (built by the CLI or the MCP server).
@@ -98,7 +98,7 @@ pub struct ImportOutcome {
 #[derive(Clone, Debug, Default)]
 pub struct CatchUp {
     /// Entries applied (or the rebuild and its reason), and problems found.
-    pub sync: SyncReport,
+    pub report: CatchUpReport,
     /// Versions added to the full-text index.
     pub indexed: usize,
 }
@@ -145,7 +145,7 @@ pub struct Engine {
     ws: Workspace,
     index: Index,
     key: ChainKey,
-    sync: SyncReport,
+    caught_up: CatchUpReport,
     embed: semantic::EmbedState,
     /// The last clock reading a caller gave: catch-ups note the entries they apply that
     /// were recorded more than [`AHEAD_TOLERANCE_MICROS`] ahead of it.
@@ -165,7 +165,7 @@ impl Engine {
     }
 
     /// [`Engine::open`] with this machine's clock reading, so that the catch-up notes
-    /// entries recorded ahead of it ([`SyncReport::ahead`]).
+    /// entries recorded ahead of it ([`CatchUpReport::ahead`]).
     pub fn open_at(root: &Path, key: ChainKey, now: TxTime) -> Result<Engine> {
         Self::open_inner(root, key, Some(now))
     }
@@ -181,7 +181,7 @@ impl Engine {
                         ws,
                         index,
                         key,
-                        sync: SyncReport::default(),
+                        caught_up: CatchUpReport::default(),
                         embed: Default::default(),
                         clock,
                     });
@@ -193,12 +193,12 @@ impl Engine {
             }
         }
         let _lock = ws.lock()?;
-        let (index, sync) = refresh_locked(&ws, clock.map(ahead_threshold))?;
+        let (index, caught_up) = refresh_locked(&ws, clock.map(ahead_threshold))?;
         Ok(Engine {
             ws,
             index,
             key,
-            sync,
+            caught_up,
             embed: Default::default(),
             clock,
         })
@@ -219,7 +219,7 @@ impl Engine {
                 ws,
                 index,
                 key,
-                sync: SyncReport::default(),
+                caught_up: CatchUpReport::default(),
                 embed: Default::default(),
                 clock: None,
             },
@@ -228,14 +228,14 @@ impl Engine {
     }
 
     /// What opening had to do to the index (rebuild, catch-up, warnings).
-    pub fn sync_report(&self) -> &SyncReport {
-        &self.sync
+    pub fn catch_up_report(&self) -> &CatchUpReport {
+        &self.caught_up
     }
 
     /// The entries recorded ahead of the clock that catch-ups met since the last call
     /// (each is reported once, by whoever takes it).
     pub fn take_ahead(&mut self) -> Vec<crate::index::Ahead> {
-        std::mem::take(&mut self.sync.ahead)
+        std::mem::take(&mut self.caught_up.ahead)
     }
 
     /// The workspace.
@@ -259,7 +259,7 @@ impl Engine {
         }
         for (file, offset) in torn {
             let aside = self.ws.set_aside(&file, offset)?;
-            self.sync.set_aside.push((file, aside));
+            self.caught_up.set_aside.push((file, aside));
         }
         self.refresh()
     }
@@ -294,24 +294,24 @@ impl Engine {
             return Ok(CatchUp::default());
         }
         let _lock = self.ws.lock()?;
-        self.sync = SyncReport::default();
+        self.caught_up = CatchUpReport::default();
         self.refresh()?;
-        let sync = std::mem::take(&mut self.sync);
+        let report = std::mem::take(&mut self.caught_up);
         let indexed = if full_text && self.index.fulltext_pending()? {
-            self.index.sync_fulltext()?
+            self.index.refresh_fulltext()?
         } else {
             0
         };
-        Ok(CatchUp { sync, indexed })
+        Ok(CatchUp { report, indexed })
     }
 
     /// Brings the full-text index up to date (under the lock, only when it lags).
-    fn sync_fulltext(&mut self) -> Result<()> {
+    fn refresh_fulltext(&mut self) -> Result<()> {
         if self.index.fulltext_pending()? {
             let _lock = self.ws.lock()?;
             self.refresh()?;
             if self.index.fulltext_pending()? {
-                self.index.sync_fulltext()?;
+                self.index.refresh_fulltext()?;
             }
         }
         Ok(())
@@ -344,16 +344,16 @@ impl Engine {
         if self.index.is_fresh(&scan)? {
             return Ok(());
         }
-        let (index, sync) = refresh_locked(&self.ws, self.clock.map(ahead_threshold))?;
+        let (index, report) = refresh_locked(&self.ws, self.clock.map(ahead_threshold))?;
         self.index = index;
-        if sync.applied >= LARGE_CATCH_UP && sync.rebuilt.is_none() {
+        if report.applied >= LARGE_CATCH_UP && report.rebuilt.is_none() {
             self.index.checkpoint()?;
         }
-        self.sync.warnings.extend(sync.warnings);
-        self.sync.ahead.extend(sync.ahead);
-        self.sync.applied += sync.applied;
-        if sync.rebuilt.is_some() {
-            self.sync.rebuilt = sync.rebuilt;
+        self.caught_up.warnings.extend(report.warnings);
+        self.caught_up.ahead.extend(report.ahead);
+        self.caught_up.applied += report.applied;
+        if report.rebuilt.is_some() {
+            self.caught_up.rebuilt = report.rebuilt;
         }
         Ok(())
     }
@@ -407,13 +407,13 @@ fn step_past(last: Option<TxTime>, wanted: TxTime) -> Result<TxTime> {
 
 /// With the lock held: open, catch up or rebuild the index. Entries applied that were
 /// recorded after `ahead_after` are noted in the report.
-fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index, SyncReport)> {
+fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index, CatchUpReport)> {
     let dir = ws.index_dir()?;
     let scan = ws.scan()?;
     let reason = match Index::open(&dir)? {
         Some(mut index) => match index.is_fresh(&scan).and_then(|fresh| {
             if fresh {
-                Ok(Ok(SyncReport::default()))
+                Ok(Ok(CatchUpReport::default()))
             } else {
                 index.catch_up(ws, &scan, ahead_after)
             }
@@ -428,7 +428,7 @@ fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index,
     let (index, stats) = Index::rebuild_with_progress(ws, &mut |_| {}, ahead_after)?;
     Ok((
         index,
-        SyncReport {
+        CatchUpReport {
             rebuilt: Some(reason),
             applied: stats.entries,
             warnings: stats.warnings,

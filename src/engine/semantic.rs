@@ -225,7 +225,7 @@ impl Engine {
     /// provider answers, and lexical otherwise (with a note saying why). `Semantic` and
     /// `Hybrid` asked for explicitly fail when meaning search is off.
     pub fn search(&mut self, req: &SearchRequest) -> Result<Vec<SearchHit>> {
-        self.sync_fulltext()?;
+        self.refresh_fulltext()?;
         let model = self.embedding_model();
         let settings = self.ws.config().search.clone();
         let weights = word_weights(&settings);

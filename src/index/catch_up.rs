@@ -5,7 +5,7 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{
-    AHEAD_KEPT, Ahead, INSERT_VERSION, Index, SyncReport, Warning, digest_step, file_digest,
+    AHEAD_KEPT, Ahead, CatchUpReport, INSERT_VERSION, Index, Warning, digest_step, file_digest,
     file_events, insert_file_row, insert_key_words, insert_problems, insert_version, load_file,
     refresh_head, row_version, set_last,
 };
@@ -32,12 +32,12 @@ impl Index {
         ws: &Workspace,
         scan: &[FileStat],
         ahead_after: Option<TxTime>,
-    ) -> Result<std::result::Result<SyncReport, String>> {
+    ) -> Result<std::result::Result<CatchUpReport, String>> {
         let stored = self.files()?;
         if let Some(gone) = stored.keys().find(|n| !scan.iter().any(|s| &s.name == *n)) {
             return Ok(Err(format!("{gone} was removed")));
         }
-        let mut report = SyncReport::default();
+        let mut report = CatchUpReport::default();
         // The last entry applied, in the fold's order: (recorded, content).
         let mut last: Option<(TxTime, [u8; 32])> = match self.last_tx()? {
             Some(t) => Some((

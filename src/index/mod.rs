@@ -39,7 +39,7 @@ use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
 pub use files::load_file;
 use files::{entry_head, file_digest, file_events};
-pub use report::{AHEAD_KEPT, Ahead, SyncReport, Warning, describe_ahead, span_text};
+pub use report::{AHEAD_KEPT, Ahead, CatchUpReport, Warning, describe_ahead, span_text};
 pub use schema::SCHEMA_VERSION;
 pub use scratch::Scratch;
 
@@ -366,7 +366,7 @@ impl Index {
 
     /// Brings the full-text index up to date with the version table (callers hold the
     /// workspace lock: tantivy takes one writer at a time). Rebuilds it when missing.
-    pub fn sync_fulltext(&mut self) -> Result<usize> {
+    pub fn refresh_fulltext(&mut self) -> Result<usize> {
         let Some(ft) = fulltext::FullText::open(&self.fulltext_dir) else {
             build_fulltext(&self.conn, &self.fulltext_dir)?;
             return Ok(0);

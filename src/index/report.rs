@@ -19,7 +19,7 @@ impl std::fmt::Display for Warning {
 
 /// What bringing the index up to date did.
 #[derive(Clone, Debug, Default)]
-pub struct SyncReport {
+pub struct CatchUpReport {
     /// Set when a full rebuild ran, with the reason.
     pub rebuilt: Option<String>,
     /// Entries applied incrementally.

@@ -20,11 +20,11 @@ use crate::error::{Error, Result};
 pub const MCP_PATH: &str = "/mcp";
 
 /// Refuses a request whose `Origin` is another site (403), before the token is looked
-/// at ([`crate::auth::origin_allowed`]).
+/// at ([`crate::front::auth::origin_allowed`]).
 async fn require_origin(req: Request, next: Next) -> Response {
     let allowed = {
         let header_text = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
-        crate::auth::origin_allowed(header_text(header::ORIGIN), header_text(header::HOST))
+        crate::front::auth::origin_allowed(header_text(header::ORIGIN), header_text(header::HOST))
     };
     if allowed {
         next.run(req).await
@@ -38,7 +38,7 @@ async fn require_origin(req: Request, next: Next) -> Response {
 }
 
 async fn require_token(
-    State(expected): State<Arc<crate::auth::Expected>>,
+    State(expected): State<Arc<crate::front::auth::Expected>>,
     req: Request,
     next: Next,
 ) -> Response {
@@ -78,7 +78,7 @@ pub async fn serve(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let expected = Arc::new(crate::auth::Expected::new(token));
+    let expected = Arc::new(crate::front::auth::Expected::new(token));
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(middleware::from_fn_with_state(expected, require_token))

@@ -2,13 +2,13 @@
 //! (`mem7 serve`, see [`http`]).
 //!
 //! Each tool parses its arguments with the same functions as the CLI
-//! ([`crate::request`]), runs the same engine calls and answers with the same JSON as
+//! ([`crate::front::request`]), runs the same engine calls and answers with the same JSON as
 //! `--json`. Bad arguments come back as tool errors (`isError: true`) naming the problem
 //! and the fix; nothing a client sends can stop the server.
 //!
 //! The server keeps its index current while it runs: every call first applies what
 //! changed in the files (the cheap start-up check, [`Session::call`]), and a watcher
-//! thread ([`crate::shell::watch`]) catches up in the background when files change or,
+//! thread ([`crate::front::serve_loop`]) catches up in the background when files change or,
 //! since watchers miss events, every few seconds. The tools' argument structs are in
 //! `params.rs`, their answers in `output.rs`.
 
@@ -32,15 +32,15 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use crate::context::{self, ContextRequest};
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine, ForgetOutcome, StoreRequest};
-use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::front::block::{self, ContextRequest};
+use crate::front::env::Env;
+use crate::front::request;
+use crate::front::serve_loop::{Log, Options, Watch};
+use crate::front::session::{Session, Voice};
 use crate::index::fulltext::SearchRequest;
-use crate::request;
-use crate::shell::watch::{Log, Options, Watch};
-use crate::shell::{Session, Voice};
 use crate::store::Workspace;
 
 /// How often the background thread reconciles when no file event arrives.
@@ -135,10 +135,10 @@ impl MemoryServer {
             )?;
             let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store_checked(&req, now)?;
-            Ok(output::store(&crate::render::store_json(
+            Ok(output::store(&crate::front::render::store_json(
                 &outcome,
                 &similar,
-                crate::render::Reader::Model,
+                crate::front::render::Reader::Model,
             )))
         })
         .await
@@ -236,10 +236,10 @@ impl MemoryServer {
                 query: p.query,
                 valid_at,
                 as_of,
-                max_chars: p.max_chars.unwrap_or(context::DEFAULT_MAX_CHARS),
+                max_chars: p.max_chars.unwrap_or(block::DEFAULT_MAX_CHARS),
             };
-            let ctx = context::gather(engine, &req)?;
-            let block = context::render(&ctx, &req);
+            let ctx = block::gather(engine, &req)?;
+            let block = block::render(&ctx, &req);
             Ok(output::object(serde_json::json!({ "text": block }), block))
         })
         .await
@@ -323,11 +323,11 @@ impl MemoryServer {
                 engine.rekey(&p.from, &p.to, &agent, now)?
             };
             let structured: serde_json::Value =
-                serde_json::from_str(&crate::render::rekey_json(&plan, !dry_run))
+                serde_json::from_str(&crate::front::render::rekey_json(&plan, !dry_run))
                     .unwrap_or_default();
             Ok(output::object(
                 structured,
-                crate::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
+                crate::front::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
             ))
         })
         .await
@@ -450,7 +450,7 @@ impl MemoryServer {
                 let opts = Options {
                     interval: RECONCILE_EVERY,
                     sync_every: None,
-                    fill_step: Some(crate::shell::fill::FILL_STEP),
+                    fill_step: Some(crate::front::fill::FILL_STEP),
                     full_text: false,
                 };
                 if let Err(e) = watch.run(&session, &opts, &mut WatchLog) {
@@ -471,7 +471,7 @@ struct WatchLog;
 
 impl Log for WatchLog {
     fn caught_up(&mut self, engine: &mut Engine, c: &CatchUp, now: TxTime) -> Result<()> {
-        VOICE.ahead(engine, &c.sync.ahead, now);
+        VOICE.ahead(engine, &c.report.ahead, now);
         Ok(())
     }
 
@@ -509,7 +509,7 @@ fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -> String {
         return env.agent(None);
     }
     client
-        .map(crate::env::safe_agent)
+        .map(crate::front::env::safe_agent)
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "mcp".to_string())
 }

@@ -30,7 +30,7 @@ fn near_json(near: &[NearKey]) -> Value {
 }
 
 fn near_text(near: &[NearKey]) -> String {
-    match crate::render::near_keys_hint(near) {
+    match crate::front::render::near_keys_hint(near) {
         Some(hint) => format!("{hint}; if one is the fact you mean, ask for it by that key\n"),
         None => String::new(),
     }
@@ -40,7 +40,7 @@ fn near_text(near: &[NearKey]) -> String {
 /// no version (and the keys near the one asked for).
 pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
     let mut structured = json!({
-        "versions": parse(&crate::render::versions_json(versions)),
+        "versions": parse(&crate::front::render::versions_json(versions)),
         "near_keys": [],
     });
     if versions.is_empty() {
@@ -68,13 +68,13 @@ pub fn history(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey
                 let believed = if v.tx_to.is_infinite() {
                     format!(
                         "believed since {}",
-                        crate::context::when(v.tx_from.micros())
+                        crate::front::block::when(v.tx_from.micros())
                     )
                 } else {
                     format!(
                         "believed {} → {}",
-                        crate::context::when(v.tx_from.micros()),
-                        crate::context::when(v.tx_to.micros())
+                        crate::front::block::when(v.tx_from.micros()),
+                        crate::front::block::when(v.tx_to.micros())
                     )
                 };
                 format!("{} · {believed}\n", line.trim_end())
@@ -85,12 +85,12 @@ pub fn history(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey
 }
 
 fn version_line(v: &Version) -> String {
-    crate::context::fact_line(v)
+    crate::front::block::fact_line(v)
 }
 
 /// search: `{hits}`; the text says "no record" when nothing matched.
 pub fn hits(hits: &[SearchHit], query: &str) -> Out {
-    let structured = json!({ "hits": parse(&crate::render::hits_json(hits)) });
+    let structured = json!({ "hits": parse(&crate::front::render::hits_json(hits)) });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {
@@ -107,7 +107,7 @@ pub fn store(json_text: &str) -> Out {
         "{} `{}` = {} · valid {} → {}\n",
         structured["status"].as_str().unwrap_or_default(),
         v["key"].as_str().unwrap_or_default(),
-        crate::view::svg::shorten(v["value"].as_str().unwrap_or_default(), 200),
+        crate::front::render::shorten(v["value"].as_str().unwrap_or_default(), 200),
         v["valid_from"].as_str().unwrap_or_default(),
         v["valid_to"].as_str().unwrap_or("∞"),
     );

@@ -190,7 +190,7 @@ pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -
         // Text between entries (a note by hand) that the last commit did not have.
         let old = old.as_deref().unwrap_or("");
         let parsed = parse_file(&now, &ChainKey::Plain);
-        for (at, run) in crate::merge::outside_entries(&now, &parsed.entries) {
+        for (at, run) in crate::sync::entry_merge::outside_entries(&now, &parsed.entries) {
             let line = now[..at].matches('\n').count() + 1;
             if !old.contains(run.trim()) && secret::find(run).is_some() {
                 secrets.push(format!(

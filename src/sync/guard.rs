@@ -135,7 +135,7 @@ pub(super) fn keep_entries(
             }
             let mut text = now.clone();
             for e in &lost {
-                crate::merge::append_entry(&mut text, &held[e.start..e.end]);
+                crate::sync::entry_merge::append_entry(&mut text, &held[e.start..e.end]);
             }
             repaired[slot].1 = text;
             let keys: BTreeSet<&str> = lost.iter().map(|e| e.key.as_str()).collect();

@@ -11,10 +11,12 @@
 //!
 //! This file holds the sequence (`run`) and its report; `repo.rs` the repository and
 //! mem7's paths in it, `commit.rs` entries between commits and the commit step,
-//! `merge.rs` the merge, its verify and moving the clone, `git.rs` running git.
+//! `merge.rs` the merge, its verify and moving the clone, `entry_merge.rs` the entry-wise
+//! merge driver behind `mem7 merge-file`, `git.rs` running git.
 
 mod commit;
 pub mod driver;
+pub mod entry_merge;
 pub mod git;
 mod guard;
 mod merge;
@@ -336,8 +338,8 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
     // a failure here is a warning, and the next mem7 command catches up again.
     let mut warnings = Vec::new();
     match crate::engine::Engine::open(ws.root(), opts.key).and_then(|mut engine| {
-        let mut found = engine.sync_report().warnings.clone();
-        found.extend(engine.catch_up(opts.now)?.sync.warnings);
+        let mut found = engine.catch_up_report().warnings.clone();
+        found.extend(engine.catch_up(opts.now)?.report.warnings);
         Ok(found)
     }) {
         Ok(found) => warnings.extend(found.iter().map(ToString::to_string)),

@@ -92,7 +92,7 @@ pub fn snapshot(
         n += 1;
         match format {
             Format::Json => out
-                .write_all(crate::render::version_json_line(&v).as_bytes())
+                .write_all(crate::front::render::version_json_line(&v).as_bytes())
                 .map_err(out_err),
             Format::Csv => {
                 let finite = |t: Option<String>| t.unwrap_or_default();

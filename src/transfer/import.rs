@@ -97,7 +97,7 @@ pub fn record(
     }
     const HINT: &str = "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}";
     let bad = |problem: String| Error::input(format!("line {n}: {problem}"), HINT);
-    let rec: ImportLine = crate::request::json_line(line, n, HINT)?;
+    let rec: ImportLine = crate::front::request::json_line(line, n, HINT)?;
     let (valid_from, valid_to) =
         super::record_period(rec.valid_from.as_deref(), rec.valid_to.as_deref(), &bad)?;
     let recorded = rec

@@ -43,7 +43,7 @@ pub(crate) fn record_period(
         .transpose()
         .map_err(|e| bad(format!("valid_from: {e}")))?;
     let to = valid_to
-        .map(|t| crate::request::valid_end("valid_to", t))
+        .map(|t| crate::front::request::valid_end("valid_to", t))
         .transpose()
         .map_err(|e| bad(e.to_string()))?;
     Ok((from, to))
@@ -67,7 +67,7 @@ pub fn op_record(
 ) -> Result<ImportRecord> {
     const HINT: &str = "a record with `op` is one of {\"op\": \"store\", \"key\", \"value\", …}, {\"op\": \"forget\", \"key\"}, {\"op\": \"forget_entity\", \"entity\"}, {\"op\": \"forget_tagged\", \"tags\"} (see docs/cli.md, mem7 import)";
     let bad = |problem: String| Error::input(format!("line {n}: {problem}"), HINT);
-    let rec: OpLine = crate::request::json_line(line, n, HINT)?;
+    let rec: OpLine = crate::front::request::json_line(line, n, HINT)?;
     let recorded = rec
         .recorded
         .as_deref()

@@ -19,15 +19,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::page::{self, PER_PAGE, Query};
-use crate::auth::Expected;
 use crate::core::chain::ChainKey;
 use crate::core::time::TxTime;
 use crate::engine::Engine;
-use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::front::auth::Expected;
+use crate::front::env::Env;
+use crate::front::request;
+use crate::front::session::{Session, Voice};
 use crate::index::fulltext::{SearchMode, SearchRequest};
-use crate::request;
-use crate::shell::{Session, Voice};
 
 /// The policy on every response: nothing runs, nothing loads from elsewhere.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
@@ -147,7 +147,7 @@ async fn guarded(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> R
 async fn check(guard: &Guard, req: Request, next: Next) -> Response {
     let allowed = {
         let header_text = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
-        crate::auth::origin_allowed(header_text(header::ORIGIN), header_text(header::HOST))
+        crate::front::auth::origin_allowed(header_text(header::ORIGIN), header_text(header::HOST))
     };
     if !allowed {
         return html(

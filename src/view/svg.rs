@@ -14,6 +14,7 @@ pub use super::escape;
 use super::ticks;
 use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
+use crate::front::render::shorten;
 
 /// What to draw besides the versions.
 #[derive(Clone, Copy)]
@@ -465,21 +466,6 @@ fn tooltip(v: &Version) -> String {
     )
 }
 
-/// The value on one line, cut to `max` characters with an ellipsis.
-pub fn shorten(value: &str, max: usize) -> String {
-    let one_line: String = value
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let one_line = one_line.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let mut cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -548,11 +534,5 @@ mod tests {
         assert!(cut.ends_with('…') && text_width(&cut) <= 40, "{cut}");
         assert_eq!(fit_text("Cloudflare", 8), None);
         assert_eq!(fit_text("  ", 100), None);
-    }
-
-    #[test]
-    fn shorten_cuts_on_characters() {
-        assert_eq!(shorten("héllo wörld", 5), "héll…");
-        assert_eq!(shorten("a\nb", 5), "a b");
     }
 }

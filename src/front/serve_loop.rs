@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::Session;
 use super::fill::{self, LastError};
+use super::session::Session;
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine, FillStats};
 use crate::error::{Error, Result};
@@ -77,7 +77,7 @@ pub fn sync_every(
 /// A watcher on the workspace's memory files, with what the loop remembers between
 /// wakes.
 pub struct Watch {
-    watcher: crate::watch::Watcher,
+    watcher: crate::front::events::Watcher,
     fill_error: LastError,
     /// The files as they were when a catch-up last failed: reading them wakes the
     /// watcher again, so a failure is retried only once they change.
@@ -90,7 +90,7 @@ impl Watch {
         let memory = engine.workspace().root().join(store::MEMORY_DIR);
         std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
         Ok(Watch {
-            watcher: crate::watch::Watcher::new(&memory, Duration::from_millis(200))?,
+            watcher: crate::front::events::Watcher::new(&memory, Duration::from_millis(200))?,
             fill_error: LastError::default(),
             failed_on: None,
         })
@@ -120,7 +120,7 @@ impl Watch {
                 opts.interval
                     .min(due.saturating_duration_since(Instant::now()))
             });
-            if self.watcher.next(wait) == crate::watch::Wake::Closed {
+            if self.watcher.next(wait) == crate::front::events::Wake::Closed {
                 return Ok(());
             }
             if let (Some(due), Some(every)) = (next_sync, opts.sync_every)

@@ -3,7 +3,7 @@
 //! between steps so that requests are not kept waiting behind a long fill; at one go for
 //! `mem7 watch`, whose engine nobody else waits for.
 
-use super::Session;
+use super::session::Session;
 use crate::engine::FillStats;
 use crate::error::Result;
 

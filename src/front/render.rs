@@ -469,5 +469,31 @@ pub fn rekey_human(from: &str, to: &str, plan: &crate::engine::RekeyPlan, writte
 }
 
 fn one_line(value: &str) -> String {
-    crate::view::svg::shorten(value, 80)
+    shorten(value, 80)
+}
+
+/// The value on one line, cut to `max` characters with an ellipsis.
+pub fn shorten(value: &str, max: usize) -> String {
+    let one_line: String = value
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let one_line = one_line.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let mut cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shorten;
+
+    #[test]
+    fn shorten_cuts_on_characters() {
+        assert_eq!(shorten("héllo wörld", 5), "héll…");
+        assert_eq!(shorten("a\nb", 5), "a b");
+    }
 }

@@ -1,19 +1,16 @@
-//! The shell both front ends stand on: opening the engine for a front end (the workspace
-//! from [`Env`], what opening found said on standard error, meaning search on or a
-//! warning), one server session shared by every request, the notes for a person, and (in
-//! [`watch`] and [`fill`]) the watcher loop and the background vector fill. The CLI, the
+//! Opening the engine for a front end (the workspace from [`Env`], what opening found
+//! said on standard error, meaning search on or a warning), one server session shared by
+//! every request, and the notes for a person. The watcher loop and the background vector
+//! fill that use the session are [`super::serve_loop`] and [`super::fill`]. The CLI, the
 //! MCP server and the page are thin layers over it; it knows none of them.
-
-pub mod fill;
-pub mod watch;
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::core::time::TxTime;
 use crate::engine::Engine;
-use crate::env::Env;
 use crate::error::Result;
+use crate::front::env::Env;
 
 /// Who is speaking on standard error: `mem7`, `mem7 mcp`, `mem7 ui`, `mem7 watch`. Every
 /// line a front end says to a person starts with it.
@@ -63,7 +60,7 @@ pub fn open(env: &Env, flag: Option<&Path>) -> Result<Engine> {
     let mut engine = Engine::open_at(&root, env.chain_key()?, now)?;
     let voice = Voice::CLI;
     voice.ahead(&mut engine, &[], now);
-    let report = engine.sync_report();
+    let report = engine.catch_up_report();
     if let Some(reason) = &report.rebuilt
         && reason != "no usable index"
     {
@@ -157,7 +154,7 @@ impl Session {
         let mut engine = self.engine();
         // Searches bring the full text up to date themselves; a store need not wait for it.
         let caught = engine.catch_up_versions(now)?;
-        self.voice.ahead(&mut engine, &caught.sync.ahead, now);
+        self.voice.ahead(&mut engine, &caught.report.ahead, now);
         let result = f(&mut engine, now, &self.env);
         self.voice.ahead(&mut engine, &[], now);
         self.voice.notes(&mut engine);

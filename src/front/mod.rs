@@ -1,0 +1,23 @@
+//! The front-end support layer: what the CLI, the MCP server and the page stand on, and
+//! none of them owns. The architecture doc draws it as one box.
+//!
+//! - [`env`](mod@env): the process's environment, captured once.
+//! - [`request`]: one parser per argument, for flags and tool arguments alike.
+//! - [`render`]: versions and outcomes as text and JSON.
+//! - [`auth`]: the servers' bearer token.
+//! - [`block`]: the context block a session starts with.
+//! - [`session`]: opening the engine for a front end, one session shared by requests,
+//!   the voice a front end speaks with on standard error.
+//! - [`serve_loop`] and [`fill`]: the long-running loop that catches the index up with
+//!   the files, and the background vector fill.
+//! - [`events`]: file-system events (notify), debounced.
+
+pub mod auth;
+pub mod block;
+pub mod env;
+pub mod events;
+pub mod fill;
+pub mod render;
+pub mod request;
+pub mod serve_loop;
+pub mod session;
