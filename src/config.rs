@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 
+use crate::core::Tier;
+
 /// Default limit on a value's size.
 pub const DEFAULT_MAX_VALUE_BYTES: usize = 64 * 1024;
 
@@ -17,6 +19,23 @@ pub struct Config {
     pub search: SearchSettings,
     /// Sharing through git (`sync:`).
     pub sync: SyncSettings,
+    /// Keys of many values (`many:`): patterns (`*` for any run of characters) whose keys
+    /// keep every value stored, each added beside the others. Unset: [`DEFAULT_MANY`].
+    pub many: Option<Vec<String>>,
+    /// Who may vouch for what (`trust:`).
+    pub trust: TrustSettings,
+}
+
+/// The keys of many values when `mem7.yaml` names none: events and decisions accumulate.
+pub const DEFAULT_MANY: [&str; 2] = ["event:*", "decision:*"];
+
+/// The `trust:` section of `mem7.yaml`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct TrustSettings {
+    /// The highest tier an agent (an MCP client) or an import may record: `inferred`
+    /// (the default: only a person at the command line asserts) or `asserted`.
+    pub agents: Option<String>,
 }
 
 /// The `sync:` section of `mem7.yaml`.
@@ -89,6 +108,29 @@ impl Config {
     /// The effective value-size limit.
     pub fn max_value_bytes(&self) -> usize {
         self.max_value_bytes.unwrap_or(DEFAULT_MAX_VALUE_BYTES)
+    }
+
+    /// Whether `key` keeps many values (it matches a `many:` pattern).
+    pub fn is_many(&self, key: &str) -> bool {
+        match &self.many {
+            Some(patterns) => crate::core::pattern::any(patterns, key),
+            None => DEFAULT_MANY
+                .iter()
+                .any(|p| crate::core::pattern::matches(p, key)),
+        }
+    }
+
+    /// The highest tier agents and imports may record (`trust.agents`).
+    pub fn agent_ceiling(&self) -> crate::Result<Tier> {
+        match self.trust.agents.as_deref() {
+            None => Ok(Tier::Inferred),
+            Some(word) => Tier::parse(word.trim()).ok_or_else(|| {
+                crate::Error::input(
+                    format!("mem7.yaml: trust.agents is `{word}`, which is not a tier"),
+                    "set trust.agents to `inferred` (the default) or `asserted`",
+                )
+            }),
+        }
     }
 }
 

@@ -1155,12 +1155,36 @@ fn import_equals_successive_stores_byte_for_byte() {
             T3,
         ),
     ];
+    // A person's stores are `asserted`; an import keeps a record's tier only where the
+    // workspace lets imports assert (trust.agents), so both workspaces say so.
+    let trusting = "trust:\n  agents: asserted\n";
+    let jsonl: String = records
+        .iter()
+        .map(|r| format!("{}\n", r.0.replacen("{", r#"{"tier":"asserted","#, 1)))
+        .collect();
+    let lowered = Sandbox::new();
+    let r = lowered.run_stdin(&["import", "-"], Some(NOW), &jsonl);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("5 records named a tier above what imports may record here"),
+        "{}",
+        r.stderr
+    );
+    let tiers = lowered
+        .ok(&["history", "event7:host", "--json"], Some(NOW))
+        .strings("tier");
+    assert!(
+        !tiers.is_empty() && tiers.iter().all(|t| t == "inferred"),
+        "lowered to the ceiling: {tiers:?}"
+    );
     let imported = Sandbox::new();
-    let jsonl: String = records.iter().map(|r| format!("{}\n", r.0)).collect();
+    std::fs::write(imported.ws.join("mem7.yaml"), trusting).unwrap();
     let r = imported.run_stdin(&["import", "-"], Some(NOW), &jsonl);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("4 stored, 1 unchanged"), "{}", r.stdout);
     let stored = Sandbox::new();
+    std::fs::write(stored.ws.join("mem7.yaml"), trusting).unwrap();
     for (_, args, now) in &records {
         stored.ok(args, Some(now));
     }

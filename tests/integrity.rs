@@ -46,6 +46,7 @@ fn template() -> &'static Path {
                 tags: vec![format!("t{}", i % 3)],
                 agent: "template".into(),
                 allow_secret: false,
+                tier: None,
             };
             engine
                 .store(&req, TxTime::from_micros(start + i * 25 * 60 * 1_000_000))

@@ -154,7 +154,9 @@ proptest! {
                                 Some(ModelEnd::Infinity) => ValidEnd::Infinity,
                                 Some(ModelEnd::At(b)) => ValidEnd::At(vt(*b)),
                             },
-                        }),
+    tier: None,
+    many: false,
+}),
                         source,
                         content: content_of(i),
                     };
@@ -190,7 +192,7 @@ proptest! {
                 }
                 ModelOp::Forget { key } => {
                     grids[*key] = vec![None; GRID];
-                    let ev = Event { tx: TxTime::from_micros(tx), op: Op::Forget { key: KEYS[*key].into() }, source, content: content_of(i) };
+                    let ev = Event { tx: TxTime::from_micros(tx), op: Op::Forget { key: KEYS[*key].into(), entry: None }, source, content: content_of(i) };
                     live.apply(&ev, &mut |_| {});
                     events.push(ev);
                 }
@@ -303,6 +305,7 @@ proptest! {
                         tags: if *tag { vec!["t".into()] } else { vec![] },
                         agent: "prop".into(),
                         allow_secret: false,
+                        tier: None,
                     };
                     // Empty periods are refused; everything else is written or confirmed.
                     let from = req.valid_from.unwrap_or(now.as_valid());
@@ -313,7 +316,7 @@ proptest! {
                     }
                 }
                 Write::Forget { key } => {
-                    engine.forget(&format!("key{key}"), "prop", now).unwrap();
+                    engine.forget(&format!("key{key}"), None, "prop", now).unwrap();
                 }
             }
         }
@@ -341,6 +344,8 @@ fn draft<'a>(key: &'a str, value: &'a str, recorded: i64) -> EntryDraft<'a> {
         recorded: TxTime::from_micros(recorded),
         agent: "prop",
         tags: &[],
+        tier: None,
+        entry: None,
         secret_allowed: false,
         accepts: &[],
         value: Some(value),
@@ -574,6 +579,8 @@ fn render_clone(
             recorded: TxTime::from_micros(recorded),
             agent: "prop",
             tags: &[],
+            tier: None,
+            entry: None,
             secret_allowed: false,
             accepts: &[],
             value: Some(&values[*value]),
@@ -700,7 +707,9 @@ proptest! {
                     agent: "p".into(),
                     valid_from: ValidTime::from_micros(from.unwrap_or(*tx)),
                     valid_to: ValidEnd::Open,
-                }),
+    tier: None,
+    many: false,
+}),
                 source: Source { file: "f".into(), line: i as u32, hash: format!("{i}") },
                 content: content_of(i),
             })
@@ -803,6 +812,7 @@ proptest! {
                         tags: TAGS[*tag].iter().map(|t| t.to_string()).collect(),
                         agent: "prop".into(),
                         allow_secret: false,
+                        tier: None,
                     };
                     let start = req.valid_from.unwrap_or(now.as_valid());
                     let empty = matches!(req.valid_to, Some(ValidEnd::At(to)) if to <= start);
@@ -812,7 +822,7 @@ proptest! {
                     }
                 }
                 ReadWrite::Forget { key } => {
-                    engine.forget(&format!("key{key}"), "prop", now).unwrap();
+                    engine.forget(&format!("key{key}"), None, "prop", now).unwrap();
                 }
                 ReadWrite::LegacyForgetTagged { tag } => {
                     drop(engine);
@@ -940,6 +950,8 @@ proptest! {
                 recorded: TxTime::from_micros(base + at * HOUR),
                 agent: "prop",
                 tags: if *op == 0 || *op == 3 { &tags } else { &[] },
+                tier: None,
+                entry: None,
                 secret_allowed: false,
                 accepts: &[],
                 value: (*op == 0).then_some(values[*value].as_str()),

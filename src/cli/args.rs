@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use super::values::*;
+
 const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T09:30:00Z";
 
 /// A memory for AI coding agents and their people, with two clocks.
@@ -68,6 +70,8 @@ pub enum Command {
         key: String,
         #[command(flatten)]
         at: TimeArgs,
+        #[command(flatten)]
+        tier: TierFilter,
         /// Print a JSON array of versions.
         #[arg(long)]
         json: bool,
@@ -82,19 +86,7 @@ it can be committed and diffed (GitHub shows it in a markdown preview)."
     )]
     History(HistoryArgs),
     /// Keys and their values at a time (all keys, or under a prefix or tag).
-    List {
-        /// Only keys starting with P.
-        #[arg(long, value_name = "P")]
-        prefix: Option<String>,
-        /// Only versions carrying TAG (repeat to require several).
-        #[arg(long = "tag", value_name = "TAG")]
-        tags: Vec<String>,
-        #[command(flatten)]
-        at: TimeArgs,
-        /// Print a JSON array of versions.
-        #[arg(long)]
-        json: bool,
-    },
+    List(ListArgs),
     /// Search every version (key, value, tags) by words, by meaning or both, with the time
     /// filters applied inside the search.
     ///
@@ -134,8 +126,15 @@ afterwards, and both keys stay readable with --as-of before the move."
     )]
     Rekey(RekeyArgs),
     /// Stop believing KEY from now on; reads as of earlier times still see it.
+    ///
+    /// For a key of many values (`many:` in mem7.yaml, e.g. event:* and decision:*),
+    /// --entry forgets one value and keeps the others.
     Forget {
         key: String,
+        /// Forget only the value written by this entry (its hash, or a prefix that names
+        /// one believed value; `recall --json` shows each value's `hash`).
+        #[arg(long, value_name = "HASH")]
+        entry: Option<String>,
         /// Who is forgetting (default: $MEM7_AGENT, else $USER).
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
@@ -307,18 +306,7 @@ afterwards, and both keys stay readable with --as-of before the move."
     /// their validity, the changes of the last 48 hours marked `[history]`, and the rules
     /// for reading the block, within --max-chars. `--hook claude-code` prints it as
     /// Claude Code's SessionStart hook output; `--hook codex` as plain text for Codex.
-    Context {
-        /// Only facts relevant to these words (full-text search).
-        query: Option<String>,
-        #[command(flatten)]
-        at: TimeArgs,
-        /// The block's length budget in characters.
-        #[arg(long, value_name = "N", default_value_t = crate::front::block::DEFAULT_MAX_CHARS)]
-        max_chars: usize,
-        /// Print in the shape a client's session-start hook expects.
-        #[arg(long, value_enum, value_name = "CLIENT")]
-        hook: Option<Client>,
-    },
+    Context(ContextArgs),
     /// Run the MCP server on standard input and output (for Claude Code, Codex and any
     /// MCP client; see `mem7 setup`).
     ///
@@ -377,33 +365,6 @@ afterwards, and both keys stay readable with --as-of before the move."
     Demo,
 }
 
-/// An agent mem7 can set itself up for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Client {
-    /// Anthropic's Claude Code.
-    ClaudeCode,
-    /// OpenAI's Codex CLI.
-    Codex,
-}
-
-/// Where `setup` registers mem7.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Scope {
-    /// This project only (files in the current directory).
-    Project,
-    /// Every project of this user (files in the home directory).
-    User,
-}
-
-/// The clock a timeline follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Clock {
-    /// Valid time: when facts held in the world.
-    Valid,
-    /// Transaction time: when mem7 recorded them.
-    Tx,
-}
-
 #[derive(Debug, Args)]
 pub struct StoreArgs {
     /// The key: one word of letters, digits and _ - . : / @ + (at most 200 bytes).
@@ -424,6 +385,10 @@ pub struct StoreArgs {
     /// Store even though the key or value looks like a credential (the entry says so).
     #[arg(long)]
     pub allow_secret: bool,
+    /// Who vouches for the fact: you state it (`asserted`, the default) or it is a guess
+    /// to verify (`inferred`).
+    #[arg(long, value_enum, default_value_t = TierArg::Asserted)]
+    pub tier: TierArg,
     /// Print the outcome as JSON.
     #[arg(long)]
     pub json: bool,
@@ -435,26 +400,6 @@ pub struct TimeArgs {
     pub valid_at: Option<String>,
     #[arg(long, value_name = "T", help = format!("Answer as mem7 believed at T (default: now): {TIME_HELP}"))]
     pub as_of: Option<String>,
-}
-
-/// `export --format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormatArg {
-    /// JSON Lines.
-    Json,
-    /// CSV with a header.
-    Csv,
-}
-
-/// `search --mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SearchModeArg {
-    /// Words only (BM25).
-    Lexical,
-    /// Meaning only (embeddings).
-    Semantic,
-    /// Both, fused by score.
-    Hybrid,
 }
 
 // The arguments of `mem7 history` (no doc comment: the variant's is the command's help).
@@ -483,6 +428,8 @@ pub struct SearchArgs {
     pub query: String,
     #[command(flatten)]
     pub at: TimeArgs,
+    #[command(flatten)]
+    pub tier: TierFilter,
     /// Only versions carrying TAG (repeat to require several).
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
@@ -558,4 +505,39 @@ pub enum ModelAction {
     /// Where the model is looked for, whether it is there and intact, and which provider
     /// search uses.
     Status,
+}
+
+// The arguments of `mem7 list` (no doc comment: the variant's is the command's help).
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only keys starting with P.
+    #[arg(long, value_name = "P")]
+    pub prefix: Option<String>,
+    /// Only versions carrying TAG (repeat to require several).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub at: TimeArgs,
+    #[command(flatten)]
+    pub tier: TierFilter,
+    /// Print a JSON array of versions.
+    #[arg(long)]
+    pub json: bool,
+}
+
+// The arguments of `mem7 context`.
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Only facts relevant to these words (full-text search).
+    pub query: Option<String>,
+    #[command(flatten)]
+    pub at: TimeArgs,
+    #[command(flatten)]
+    pub tier: TierFilter,
+    /// The block's length budget in characters.
+    #[arg(long, value_name = "N", default_value_t = crate::front::block::DEFAULT_MAX_CHARS)]
+    pub max_chars: usize,
+    /// Print in the shape a client's session-start hook expects.
+    #[arg(long, value_enum, value_name = "CLIENT")]
+    pub hook: Option<Client>,
 }

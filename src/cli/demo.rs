@@ -49,6 +49,7 @@ pub fn run(out: &mut dyn Write) -> Result<()> {
             tags: vec!["infra".into()],
             agent: "demo".into(),
             allow_secret: false,
+            tier: None,
         };
         match engine.store(&req, t(now))? {
             StoreOutcome::Stored { version, .. } => text.push_str(&format!(

@@ -17,6 +17,7 @@ mod safe;
 mod serve;
 mod setup;
 mod sync;
+mod values;
 mod verify;
 mod watch;
 mod write;
@@ -144,14 +145,14 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
     match &cli.command {
         Command::Init { dir } => write::init(cli, env, out, dir),
         Command::Store(a) => write::store(cli, env, out, a),
-        Command::Recall { key, at, json } => read::recall(cli, env, out, key, at, *json),
-        Command::History(a) => read::history(cli, env, out, a),
-        Command::List {
-            prefix,
-            tags,
+        Command::Recall {
+            key,
             at,
+            tier,
             json,
-        } => read::list(cli, env, out, prefix.as_deref(), tags, at, *json),
+        } => read::recall(cli, env, out, key, at, tier.wanted(), *json),
+        Command::History(a) => read::history(cli, env, out, a),
+        Command::List(a) => read::list(cli, env, out, a),
         Command::Search(a) => read::search(cli, env, out, a),
         Command::Timeline(a) => read::timeline(cli, env, out, a),
         Command::Watch {
@@ -159,7 +160,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             sync_every,
         } => watch::run(cli, env, out, *interval, sync_every.as_deref()),
         Command::Rekey(a) => write::rekey(cli, env, out, a),
-        Command::Forget { key, agent } => write::forget(cli, env, out, key, agent.as_deref()),
+        Command::Forget { key, entry, agent } => {
+            write::forget(cli, env, out, key, entry.as_deref(), agent.as_deref())
+        }
         Command::Verify {
             index,
             expect_head,
@@ -197,12 +200,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             demo::run(out)?;
             Ok(EXIT_OK)
         }
-        Command::Context {
-            query,
-            at,
-            max_chars,
-            hook,
-        } => read::context(cli, env, out, query.as_deref(), at, *max_chars, *hook),
+        Command::Context(a) => read::context(cli, env, out, a),
         Command::Mcp => serve::mcp(cli, env),
         Command::Serve { listen, token } => serve::serve(cli, env, *listen, token),
         Command::Ui { listen, token } => serve::ui(cli, env, out, *listen, token.as_deref()),

@@ -9,6 +9,7 @@ use super::{
     Cli, EXIT_NOT_FOUND, EXIT_OK, Env, args, open_engine, parse_tx, parse_valid, read_times,
     write_out,
 };
+use crate::core::tier::{self, Tier};
 use crate::core::time::TxTime;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -22,6 +23,7 @@ pub(super) fn recall(
     out: &mut dyn Write,
     key: &str,
     at: &args::TimeArgs,
+    tier: Option<Tier>,
     json: bool,
 ) -> Result<u8> {
     let now = env.now()?;
@@ -29,7 +31,8 @@ pub(super) fn recall(
     crate::core::validate::lookup_key(key)?;
     let mut engine = open_engine(cli, env)?;
     let as_of = engine.as_of(as_of, now)?;
-    let versions = engine.recall(key, &[], valid_at, as_of)?;
+    let mut versions = engine.recall(key, &[], valid_at, as_of)?;
+    versions.retain(|v| tier::keeps(tier, v.tier));
     print_versions(
         out,
         &versions,
@@ -98,20 +101,15 @@ pub(super) fn history(
 }
 
 /// `mem7 list`.
-pub(super) fn list(
-    cli: &Cli,
-    env: &Env,
-    out: &mut dyn Write,
-    prefix: Option<&str>,
-    tags: &[String],
-    at: &args::TimeArgs,
-    json: bool,
-) -> Result<u8> {
+pub(super) fn list(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::ListArgs) -> Result<u8> {
+    let (prefix, tags, at, tier, json) =
+        (a.prefix.as_deref(), &a.tags, &a.at, a.tier.wanted(), a.json);
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let engine = open_engine(cli, env)?;
     let as_of = engine.as_of(as_of, now)?;
-    let versions = engine.index().list(prefix, tags, valid_at, as_of)?;
+    let mut versions = engine.index().list(prefix, tags, valid_at, as_of)?;
+    versions.retain(|v| tier::keeps(tier, v.tier));
     print_versions(
         out,
         &versions,
@@ -132,6 +130,7 @@ pub(super) fn search(
     let args::SearchArgs {
         query,
         at,
+        tier,
         tags,
         key_prefix,
         limit,
@@ -173,7 +172,7 @@ pub(super) fn search(
         limit: *limit,
         mode,
     };
-    let hits = engine.search(&req);
+    let hits = engine.search_tier(&req, tier.wanted());
     Voice::CLI.notes(&mut engine);
     let hits = hits?;
     if *json {
@@ -290,11 +289,15 @@ pub(super) fn context(
     cli: &Cli,
     env: &Env,
     out: &mut dyn Write,
-    query: Option<&str>,
-    at: &args::TimeArgs,
-    max_chars: usize,
-    hook: Option<args::Client>,
+    a: &args::ContextArgs,
 ) -> Result<u8> {
+    let (query, at, tier, max_chars, hook) = (
+        a.query.as_deref(),
+        &a.at,
+        a.tier.wanted(),
+        a.max_chars,
+        a.hook,
+    );
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let mut engine = open_engine(cli, env)?;
@@ -307,6 +310,7 @@ pub(super) fn context(
         valid_at,
         as_of,
         max_chars,
+        tier,
     };
     let gathered = crate::front::block::gather(&mut engine, &req);
     Voice::CLI.notes(&mut engine);

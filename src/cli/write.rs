@@ -84,6 +84,8 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
         tags: a.tags.clone(),
         agent: env.agent(a.agent.as_deref()),
         allow_secret: a.allow_secret,
+        // A person at the command line vouches for what they type.
+        tier: Some(a.tier.into()),
     };
     // Check the request before anything (even the index) is opened or created.
     let root = env.workspace(cli.workspace.as_deref());
@@ -145,6 +147,7 @@ pub(super) fn forget(
     env: &Env,
     out: &mut dyn Write,
     key: &str,
+    entry: Option<&str>,
     agent: Option<&str>,
 ) -> Result<u8> {
     let now = env.now()?;
@@ -152,13 +155,17 @@ pub(super) fn forget(
     let agent = env.agent(agent);
     crate::core::validate::agent(&agent)?;
     let mut engine = open_engine(cli, env)?;
-    let outcome = engine.forget(key, &agent, now)?;
+    let outcome = engine.forget(key, entry, &agent, now)?;
     print_set_aside(&engine);
+    let what = match entry {
+        Some(_) => format!("one value of {key}"),
+        None => key.to_string(),
+    };
     match outcome {
         ForgetOutcome::Forgotten { closed, source } => write_out(
             out,
             &format!(
-                "forgot {key}: {closed} version{} no longer believed ({}:{})\n",
+                "forgot {what}: {closed} version{} no longer believed ({}:{})\n",
                 if closed == 1 { "" } else { "s" },
                 source.file,
                 source.line
@@ -294,8 +301,10 @@ pub(super) fn import_notes(
                 tags: f.tags.clone(),
                 agent: notes::agent_for(&f.file),
                 allow_secret: false,
+                tier: None,
             },
             recorded: None,
+            entry: None,
             line: i + 1,
             keep_ties: false,
         });
@@ -380,6 +389,13 @@ pub(super) fn import(
             } else {
                 "s"
             },
+        );
+    }
+    if outcome.lowered > 0 {
+        eprintln!(
+            "mem7: note: {} record{} named a tier above what imports may record here: written as `inferred` (set trust.agents: asserted in mem7.yaml to keep `asserted`)",
+            outcome.lowered,
+            if outcome.lowered == 1 { "" } else { "s" },
         );
     }
     write_out(

@@ -7,8 +7,9 @@
 //! the keys with some tags), hands them to [`plan`], and executes the [`Change`]: the
 //! fold per key in memory, the index by row id in SQL.
 
-use super::fold::{Event, Op, Version, belongs_to_entity};
+use super::fold::{Event, Op, StoreOp, Version, belongs_to_entity};
 use super::temporal::{self, EmptyPeriod, Period};
+use super::tier;
 use super::time::TxTime;
 
 /// Which keys an operation can touch.
@@ -31,7 +32,7 @@ impl Op {
     pub fn scope(&self) -> Scope<'_> {
         match self {
             Op::Store(op) => Scope::Key(&op.key),
-            Op::Forget { key } => Scope::Key(key),
+            Op::Forget { key, .. } => Scope::Key(key),
             Op::ForgetEntity { entity } => Scope::Entity(entity),
             Op::ForgetTagged { tags } if tags.is_empty() => Scope::Nothing,
             Op::ForgetTagged { tags } => Scope::Tagged(tags),
@@ -63,9 +64,6 @@ impl Change {
     /// nothing (DESIGN §2, a retry with the same explicit period). Returns the index in
     /// `believed` of the version equal to the store's own new version.
     pub fn restates(&self, believed: &[Version]) -> Option<usize> {
-        if self.start.len() != self.close.len() || self.start.is_empty() {
-            return None;
-        }
         let fact = |v: &Version| {
             let mut tags = v.tags.clone();
             tags.sort();
@@ -77,6 +75,20 @@ impl Change {
                 v.valid_to,
             )
         };
+        let new_version = self.start.last()?;
+        let new = fact(new_version);
+        let vouched = |i: usize| tier::no_higher(new_version.tier, believed[i].tier);
+        // A store that closes nothing (a key of many values, or a gap in one value's
+        // time) restates a believed version equal to the one it would start.
+        if self.close.is_empty() {
+            return match self.start.len() {
+                1 => (0..believed.len()).find(|&i| fact(&believed[i]) == new && vouched(i)),
+                _ => None,
+            };
+        }
+        if self.start.len() != self.close.len() {
+            return None;
+        }
         let mut closed: Vec<_> = self.close.iter().map(|&i| fact(&believed[i])).collect();
         let mut started: Vec<_> = self.start.iter().map(fact).collect();
         closed.sort();
@@ -84,11 +96,10 @@ impl Change {
         if closed != started {
             return None;
         }
-        let new = fact(self.start.last()?);
         self.close
             .iter()
             .copied()
-            .find(|&i| fact(&believed[i]) == new)
+            .find(|&i| fact(&believed[i]) == new && vouched(i))
     }
 }
 
@@ -105,6 +116,14 @@ pub fn plan(event: &Event, tx: TxTime, believed: &[Version]) -> Result<Change, E
         start: Vec::new(),
     };
     Ok(match &event.op {
+        // A value of a key of many values: added beside the others, closing none.
+        Op::Store(op) if op.many => {
+            let new = temporal::resolve_added(op.valid_from, op.valid_to)?;
+            Change {
+                close: Vec::new(),
+                start: vec![new_version(op, new, tx, event)],
+            }
+        }
         Op::Store(op) => {
             let (idx, periods): (Vec<usize>, Vec<Period>) = believed
                 .iter()
@@ -122,28 +141,38 @@ pub fn plan(event: &Event, tx: TxTime, believed: &[Version]) -> Result<Change, E
                 r.tx_to = TxTime::INFINITY;
                 start.push(r);
             }
-            start.push(Version {
-                key: op.key.clone(),
-                value: op.value.clone(),
-                tags: op.tags.clone(),
-                agent: op.agent.clone(),
-                valid_from: p.new.from,
-                valid_to: p.new.to,
-                tx_from: tx,
-                tx_to: TxTime::INFINITY,
-                source: event.source.clone(),
-            });
+            start.push(new_version(op, p.new, tx, event));
             Change {
                 close: p.close.iter().map(|&i| idx[i]).collect(),
                 start,
             }
         }
-        Op::Forget { key } => closing(&|v| v.key == *key),
+        Op::Forget { key, entry: None } => closing(&|v| v.key == *key),
+        Op::Forget {
+            key,
+            entry: Some(entry),
+        } => closing(&|v| v.key == *key && v.source.hash == *entry),
         Op::ForgetEntity { entity } => closing(&|v| belongs_to_entity(&v.key, entity)),
         Op::ForgetTagged { tags } if tags.is_empty() => Change::default(),
         Op::ForgetTagged { tags } => closing(&|v| v.has_tags(tags)),
         Op::Seal => Change::default(),
     })
+}
+
+/// The version a store starts, over `period`.
+fn new_version(op: &StoreOp, period: Period, tx: TxTime, event: &Event) -> Version {
+    Version {
+        key: op.key.clone(),
+        value: op.value.clone(),
+        tags: op.tags.clone(),
+        agent: op.agent.clone(),
+        valid_from: period.from,
+        valid_to: period.to,
+        tx_from: tx,
+        tx_to: TxTime::INFINITY,
+        tier: op.tier,
+        source: event.source.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +197,7 @@ mod tests {
             },
             tx_from: TxTime::from_micros(1),
             tx_to: TxTime::INFINITY,
+            tier: None,
             source: Source {
                 file: "f".into(),
                 line: 1,
@@ -197,6 +227,8 @@ mod tests {
             agent: "t".into(),
             valid_from: ValidTime::from_micros(from),
             valid_to: end,
+            tier: None,
+            many: false,
         }))
     }
 
@@ -249,6 +281,8 @@ mod tests {
                     agent: "t".into(),
                     valid_from: ValidTime::from_micros(30),
                     valid_to: at(40),
+                    tier: None,
+                    many: false,
                 })),
                 (
                     vec![2],
@@ -300,7 +334,14 @@ mod tests {
             version("ex", "c", 0, -1, &["x", "y"]),
         ];
         let forget = |op| plan(&event(op), TxTime::from_micros(9), &believed).unwrap();
-        assert_eq!(forget(Op::Forget { key: "e".into() }).close, [0]);
+        assert_eq!(
+            forget(Op::Forget {
+                key: "e".into(),
+                entry: None,
+            })
+            .close,
+            [0]
+        );
         assert_eq!(
             forget(Op::ForgetEntity { entity: "e".into() }).close,
             [0, 1]

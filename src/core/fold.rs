@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use super::chain::ChainHash;
 use super::change::{self, Scope};
 use super::temporal::{self, Period, ValidEnd};
+use super::tier::Tier;
 use super::time::{TxTime, ValidTime};
 
 /// Where an entry lives in the workspace.
@@ -33,6 +34,8 @@ pub struct Version {
     pub valid_to: ValidTime,
     pub tx_from: TxTime,
     pub tx_to: TxTime,
+    /// Who vouches for it (`None`: the entry names no tier).
+    pub tier: Option<Tier>,
     /// The entry whose value this version carries.
     pub source: Source,
 }
@@ -71,15 +74,22 @@ pub struct StoreOp {
     pub agent: String,
     pub valid_from: ValidTime,
     pub valid_to: ValidEnd,
+    /// Who vouches for it (`None`: the entry names no tier).
+    pub tier: Option<Tier>,
+    /// An `add` (a key of many values): the store closes nothing, and an open end means
+    /// "for good", not "until the next value".
+    pub many: bool,
 }
 
 /// What an entry asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
     Store(StoreOp),
-    /// Stop believing every version of the key.
+    /// Stop believing every version of the key, or (with `entry`) the versions that
+    /// carry that entry's value: one value of a key of many values.
     Forget {
         key: String,
+        entry: Option<String>,
     },
     /// Stop believing the entity's key and every `entity:predicate` key (a Go mem7
     /// `delete` without a predicate).
@@ -282,6 +292,8 @@ mod tests {
                 agent: "t".into(),
                 valid_from: ValidTime::from_micros(day(from.unwrap_or(tx))),
                 valid_to: ValidEnd::Open,
+                tier: None,
+                many: false,
             }),
             source: Source {
                 file: "f".into(),
@@ -336,7 +348,10 @@ mod tests {
         let mut events = vec![store("k", "a", "2026-01-01", None)];
         events.push(Event {
             tx: TxTime::from_micros(day("2026-02-01")),
-            op: Op::Forget { key: "k".into() },
+            op: Op::Forget {
+                key: "k".into(),
+                entry: None,
+            },
             source: Source {
                 file: "f".into(),
                 line: 9,

@@ -10,12 +10,15 @@ pub mod drift;
 pub mod fold;
 pub mod integrity;
 pub mod names;
+pub mod pattern;
 pub mod secret;
 pub mod temporal;
+pub mod tier;
 pub mod time;
 pub mod validate;
 
 pub use change::{Change, Scope};
 pub use fold::{Event, Fold, Op, Source, StoreOp, Version, event_order};
 pub use temporal::{Plan, ValidEnd};
+pub use tier::Tier;
 pub use time::{TxTime, ValidTime};

@@ -89,6 +89,12 @@ pub fn resolve_period(
     Ok(Period { from, to })
 }
 
+/// The period a value of a key of many values covers: it replaces nothing, so an open
+/// end is not filled up to a next value: it holds for good.
+pub fn resolve_added(from: ValidTime, end: ValidEnd) -> Result<Period, EmptyPeriod> {
+    resolve_period(&[], from, end)
+}
+
 /// Plans a store over `[from, end)` against the versions believed at its transaction
 /// time (SQL:2011 `DELETE … FOR PORTION OF` followed by an insert).
 pub fn plan_store(

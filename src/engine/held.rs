@@ -41,9 +41,9 @@ impl Held {
     /// Whether the workspace holds the entry `r` would write if recorded at `tx`: the
     /// same op (for a store: key, value, tags, agent and period) by the same agent at
     /// the same instant.
-    pub(super) fn holds(&self, r: &ImportRecord, tx: TxTime) -> bool {
+    pub(super) fn holds(&self, r: &ImportRecord, tx: TxTime, many: bool) -> bool {
         self.digests
-            .contains(&digest(tx, &record_op(r, tx), &r.req.agent))
+            .contains(&digest(tx, &record_op(r, tx, many), &r.req.agent))
     }
 }
 
@@ -59,7 +59,8 @@ fn digest(tx: TxTime, op: &Op, agent: &str) -> [u8; 32] {
     text(agent);
     match op {
         Op::Store(s) => {
-            text("store");
+            text(if s.many { "add" } else { "store" });
+            text(s.tier.map_or("", |t| t.as_str()));
             text(&s.key);
             text(&s.value);
             for tag in &s.tags {
@@ -74,9 +75,10 @@ fn digest(tx: TxTime, op: &Op, agent: &str) -> [u8; 32] {
             // The tag count ends the list, so the period cannot pass for a tag.
             h.update(&(s.tags.len() as u64).to_le_bytes());
         }
-        Op::Forget { key } => {
+        Op::Forget { key, entry } => {
             text("forget");
             text(key);
+            text(entry.as_deref().unwrap_or_default());
         }
         Op::ForgetEntity { entity } => {
             text("forget_entity");
@@ -97,16 +99,18 @@ fn digest(tx: TxTime, op: &Op, agent: &str) -> [u8; 32] {
 
 /// The op an import record asks for, recorded at `tx` (a store without `valid_from`
 /// holds from its transaction time, as every store does).
-fn record_op(r: &ImportRecord, tx: TxTime) -> Op {
+fn record_op(r: &ImportRecord, tx: TxTime, many: bool) -> Op {
     let req = &r.req;
     match r.op {
         ImportOp::Store => store_op(
             req,
             req.valid_from.unwrap_or(tx.as_valid()),
             req.valid_to.unwrap_or(ValidEnd::Open),
+            many,
         ),
         ImportOp::Forget => Op::Forget {
             key: req.key.clone(),
+            entry: r.entry.clone(),
         },
         ImportOp::ForgetEntity => Op::ForgetEntity {
             entity: req.key.clone(),

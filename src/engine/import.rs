@@ -147,9 +147,11 @@ impl Engine {
         let mut outcome = ImportOutcome::default();
         // Read from the files the first time a record could already be there.
         let mut held: Option<Held> = None;
+        let ceiling = config.agent_ceiling()?;
         for r in records {
-            let r = r?;
+            let mut r = r?;
             validate_record(&r, &config)?;
+            let many = config.is_many(&r.req.key);
             if let Some(t) = r.recorded {
                 // A record whose entry the workspace already holds (its own export read
                 // back, a rerun) writes nothing, whatever its time.
@@ -158,7 +160,7 @@ impl Engine {
                         Some(h) => h,
                         None => held.insert(Held::load(&self.ws, t)?),
                     };
-                    if held.holds(&r, t) {
+                    if held.holds(&r, t, many) {
                         outcome.held += 1;
                         previous_recorded = Some(t);
                         continue;
@@ -184,6 +186,14 @@ impl Engine {
                 }
                 previous_recorded = Some(t);
             }
+            // A record keeps the tier it names, within what agents may record (a record
+            // the workspace already holds was skipped above, as it stands).
+            if let Some(t) = r.req.tier
+                && t.within(ceiling) != t
+            {
+                r.req.tier = Some(t.within(ceiling));
+                outcome.lowered += 1;
+            }
             // Like `now`, a time not after the last transaction is raised past it; the
             // record's own clock (`recorded`, else now) stays its default valid_from.
             let wanted = r.recorded.unwrap_or(now);
@@ -196,6 +206,7 @@ impl Engine {
                     ImportOp::Forget => (
                         Op::Forget {
                             key: req.key.clone(),
+                            entry: r.entry.clone(),
                         },
                         "forget",
                     ),
@@ -227,7 +238,12 @@ impl Engine {
                     valid_to: None,
                     recorded,
                     agent: &req.agent,
+                    tier: None,
                     tags,
+                    entry: match r.op {
+                        ImportOp::Forget => r.entry.as_deref(),
+                        _ => None,
+                    },
                     secret_allowed: false,
                     accepts: &[],
                     value: None,
@@ -242,13 +258,13 @@ impl Engine {
             } else {
                 let believed = scratch.believed(&req.key)?;
                 let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-                if confirmed(req, &believed, &periods, wanted.as_valid()).is_some() {
+                if confirmed(req, &believed, &periods, wanted.as_valid(), many).is_some() {
                     outcome.unchanged += 1;
                     continue;
                 }
                 let from = req.valid_from.unwrap_or(wanted.as_valid());
                 let end = req.valid_to.unwrap_or(ValidEnd::Open);
-                let op = store_op(req, from, end);
+                let op = store_op(req, from, end, many);
                 // The plan the index will execute (an empty period is refused before
                 // anything is written).
                 let planned = change::plan(
@@ -262,7 +278,7 @@ impl Engine {
                     outcome.unchanged += 1;
                     continue;
                 }
-                store_draft(req, from, tx)
+                store_draft(req, from, tx, many)
                     .refuse_credentials()
                     .map_err(|e| at_line(r.line, e))?;
                 // Only a record that is written takes a transaction time.
@@ -273,7 +289,7 @@ impl Engine {
                     wanted,
                     tx,
                     scope,
-                    |t| store_draft(req, from, t),
+                    |t| store_draft(req, from, t, many),
                     prev,
                     &key,
                 );

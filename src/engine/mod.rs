@@ -5,6 +5,7 @@
 mod held;
 mod import;
 mod names;
+mod reads;
 mod semantic;
 mod write;
 
@@ -18,14 +19,14 @@ use std::path::Path;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::{self, Period};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Op, Source, StoreOp, ValidEnd, Version, change, validate};
+use crate::core::{Event, Op, Source, StoreOp, Tier, ValidEnd, Version, change, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
 use crate::index::{CatchUpReport, Index, RebuildStats};
 use crate::store::Workspace;
 
 /// A validated store request (built by the CLI or the MCP server).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct StoreRequest {
     pub key: String,
     pub value: String,
@@ -35,6 +36,9 @@ pub struct StoreRequest {
     pub agent: String,
     /// Write even if the key or value looks like a credential (recorded in the entry).
     pub allow_secret: bool,
+    /// Who vouches for the fact (`tier:`), already within the writer's ceiling; `None`
+    /// records no tier.
+    pub tier: Option<Tier>,
 }
 
 /// What a store did.
@@ -76,6 +80,8 @@ pub struct ImportRecord {
     pub recorded: Option<TxTime>,
     /// 1-based line of the record in its input, for error messages.
     pub line: usize,
+    /// A forget of one value: the hash of the entry whose value it forgets.
+    pub entry: Option<String>,
 }
 
 /// What an import did.
@@ -89,6 +95,9 @@ pub struct ImportOutcome {
     /// workspace already holds (an import of its own export): skipped.
     pub held: usize,
     pub files: usize,
+    /// Records whose tier was above what agents and imports may record
+    /// (`trust.agents`), written at that ceiling instead.
+    pub lowered: usize,
     /// Lines of `keep_ties` records that tied with an entry they do not commute with in
     /// an order the fold would not keep, and so were recorded 1µs later.
     pub raised_ties: Vec<usize>,

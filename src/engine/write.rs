@@ -3,6 +3,7 @@
 //! import) ends in: render, append durably, record in the index.
 
 use super::*;
+use crate::core::tier;
 use crate::format::credential_in;
 
 /// A store request that passed [`validate_store`]. [`check`] is the only way to make
@@ -67,14 +68,15 @@ impl Engine {
         // machine's clock, even when the transaction time had to move past an entry
         // recorded ahead of it (DESIGN §2, docs/temporal.md "Clocks that disagree").
         let clock = now.as_valid();
-        if let Some(i) = confirmed(req, &believed, &periods, clock) {
+        let many = self.ws.config().is_many(&req.key);
+        if let Some(i) = confirmed(req, &believed, &periods, clock, many) {
             return Ok(StoreOutcome::Unchanged {
                 version: believed[i].clone(),
             });
         }
         let from = req.valid_from.unwrap_or(clock);
         let end = req.valid_to.unwrap_or(ValidEnd::Open);
-        let op = store_op(req, from, end);
+        let op = store_op(req, from, end, many);
         // The same plan the index executes when it applies the entry: it decides what
         // this store closes and which version it starts.
         let planned = Event {
@@ -92,7 +94,7 @@ impl Engine {
                 version: believed[i].clone(),
             });
         }
-        let source = self.append(&store_draft(req, from, tx), tx, op)?;
+        let source = self.append(&store_draft(req, from, tx, many), tx, op)?;
         let mut version = change.start.pop().expect("a store starts a version");
         version.source = source;
         Ok(StoreOutcome::Stored {
@@ -101,14 +103,30 @@ impl Engine {
         })
     }
 
-    /// Stops believing every version of `key` at `now`.
-    pub fn forget(&mut self, key: &str, agent: &str, now: TxTime) -> Result<ForgetOutcome> {
+    /// Stops believing every version of `key` at `now`, or, with `entry`, the versions
+    /// carrying that entry's value (one value of a key of many values). `entry` is the
+    /// entry's hash or a prefix of it that names one believed value.
+    pub fn forget(
+        &mut self,
+        key: &str,
+        entry: Option<&str>,
+        agent: &str,
+        now: TxTime,
+    ) -> Result<ForgetOutcome> {
         validate::lookup_key(key)?;
         validate::agent(agent)?;
         self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
-        let believed = self.index.believed(key)?;
+        let mut believed = self.index.believed(key)?;
+        let entry = match entry {
+            None => None,
+            Some(wanted) => {
+                let hash = believed_entry(key, &believed, wanted)?;
+                believed.retain(|v| v.source.hash == hash);
+                Some(hash)
+            }
+        };
         if believed.is_empty() {
             return Ok(ForgetOutcome::NothingBelieved);
         }
@@ -120,18 +138,18 @@ impl Engine {
             valid_to: None,
             recorded: tx,
             agent,
+            tier: None,
             tags: &[],
+            entry: entry.as_deref(),
             secret_allowed: false,
             accepts: &[],
             value: None,
         };
-        let source = self.append(
-            &draft,
-            tx,
-            Op::Forget {
-                key: key.to_string(),
-            },
-        )?;
+        let op = Op::Forget {
+            key: key.to_string(),
+            entry: entry.clone(),
+        };
+        let source = self.append(&draft, tx, op)?;
         Ok(ForgetOutcome::Forgotten {
             closed: believed.len(),
             source,
@@ -196,10 +214,12 @@ impl Engine {
                 agent: agent.to_string(),
                 // The value is already in the memory files; moving it adds no secret.
                 allow_secret: credential_in(to, Some(&v.value), &v.tags, agent).is_some(),
+                // Who vouched for it does not change with its key.
+                tier: v.tier,
             };
             self.store(&req, now)?;
         }
-        self.forget(from, agent, now)?;
+        self.forget(from, None, agent, now)?;
         Ok(plan)
     }
 
@@ -263,7 +283,9 @@ impl Engine {
             valid_to: None,
             recorded: tx,
             agent,
+            tier: None,
             tags: &[],
+            entry: None,
             secret_allowed: false,
             accepts: &hashes,
             value: Some(&body),
@@ -337,25 +359,69 @@ pub(super) fn confirmed(
     believed: &[Version],
     periods: &[Period],
     clock: ValidTime,
+    many: bool,
 ) -> Option<usize> {
     if req.valid_from.is_some() || req.valid_to.is_some() {
         return None;
     }
-    temporal::confirmation(periods, clock, |i| {
-        believed[i].value == req.value && same_tags(&believed[i].tags, &req.tags)
-    })
+    let same = |i: usize| {
+        believed[i].value == req.value
+            && same_tags(&believed[i].tags, &req.tags)
+            && tier::no_higher(req.tier, believed[i].tier)
+    };
+    if many {
+        // A value of a key of many values holds for good once added: the same value
+        // holding now, for good, is the same fact.
+        return (0..believed.len())
+            .find(|&i| periods[i].contains(clock) && periods[i].to.is_infinite() && same(i));
+    }
+    temporal::confirmation(periods, clock, same)
+}
+
+/// The full hash of the believed value of `key` whose entry hash is `wanted` or starts
+/// with it; an error naming the problem when none or several are.
+pub(super) fn believed_entry(key: &str, believed: &[Version], wanted: &str) -> Result<String> {
+    let wanted = wanted.trim();
+    let mut found: Vec<&str> = believed
+        .iter()
+        .map(|v| v.source.hash.as_str())
+        .filter(|h| !h.is_empty() && !wanted.is_empty() && h.starts_with(wanted))
+        .collect();
+    found.sort();
+    found.dedup();
+    match found.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(Error::input(
+            format!("no value of `{key}` believed now was written by an entry `{wanted}`"),
+            "give the hash of the entry of one of its values (a recall or history with --json shows each value's `hash`)",
+        )),
+        _ => Err(Error::input(
+            format!(
+                "`{wanted}` starts the hash of {} entries of `{key}`",
+                found.len()
+            ),
+            "give more of the hash, so that it names one value",
+        )),
+    }
 }
 
 /// The entry a store request writes.
-pub(super) fn store_draft(req: &StoreRequest, from: ValidTime, tx: TxTime) -> EntryDraft<'_> {
+pub(super) fn store_draft(
+    req: &StoreRequest,
+    from: ValidTime,
+    tx: TxTime,
+    many: bool,
+) -> EntryDraft<'_> {
     EntryDraft {
         key: &req.key,
-        op: "store",
+        op: if many { "add" } else { "store" },
         valid_from: Some(from),
         valid_to: req.valid_to,
         recorded: tx,
         agent: &req.agent,
+        tier: req.tier,
         tags: &req.tags,
+        entry: None,
         secret_allowed: req.allow_secret
             && credential_in(&req.key, Some(&req.value), &req.tags, &req.agent).is_some(),
         accepts: &[],
@@ -364,7 +430,7 @@ pub(super) fn store_draft(req: &StoreRequest, from: ValidTime, tx: TxTime) -> En
 }
 
 /// The fold operation of a store request.
-pub(super) fn store_op(req: &StoreRequest, from: ValidTime, end: ValidEnd) -> Op {
+pub(super) fn store_op(req: &StoreRequest, from: ValidTime, end: ValidEnd, many: bool) -> Op {
     Op::Store(StoreOp {
         key: req.key.clone(),
         value: req.value.clone(),
@@ -372,6 +438,8 @@ pub(super) fn store_op(req: &StoreRequest, from: ValidTime, end: ValidEnd) -> Op
         agent: req.agent.clone(),
         valid_from: from,
         valid_to: end,
+        tier: req.tier,
+        many,
     })
 }
 

@@ -13,7 +13,11 @@ pub struct Fields {
     pub valid_to: Option<String>,
     pub recorded: Option<String>,
     pub agent: Option<String>,
+    /// `asserted` or `inferred`; absent in entries written before tiers.
+    pub tier: Option<String>,
     pub tags: Vec<String>,
+    /// A forget of one value: the hash of the entry whose value it forgets.
+    pub entry: Option<String>,
     pub secret: Option<String>,
     pub encoding: Option<String>,
     /// `keyed` when the entry was hashed with the chain key.
@@ -128,6 +132,8 @@ impl Fields {
             "valid_to" => self.valid_to = Some(scalar(value)),
             "recorded" => self.recorded = Some(scalar(value)),
             "agent" => self.agent = Some(scalar(value)),
+            "tier" => self.tier = Some(scalar(value)),
+            "entry" => self.entry = Some(scalar(value)),
             "secret" => self.secret = Some(scalar(value)),
             "encoding" => self.encoding = Some(scalar(value)),
             "chain" => self.chain = Some(scalar(value)),

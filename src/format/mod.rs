@@ -15,7 +15,7 @@ pub use parse::{FOREIGN_CONTEXT, foreign_digest};
 pub use write::{EntryDraft, credential_in, render_entry};
 
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Op, Source, StoreOp, ValidEnd};
+use crate::core::{Event, Op, Source, StoreOp, Tier, ValidEnd};
 
 /// The info string of the fenced envelope block.
 pub const FENCE_INFO: &str = "mem7";
@@ -38,8 +38,15 @@ impl ParsedEntry {
             .as_deref()
             .ok_or("the envelope has no `recorded:` time; add one (RFC 3339, UTC)")?;
         let tx = TxTime::parse(recorded).map_err(|e| format!("recorded: {e}"))?;
+        let tier = match f.tier.as_deref() {
+            None => None,
+            Some(t) => Some(
+                Tier::parse(t)
+                    .ok_or_else(|| format!("unknown tier `{t}` (expected asserted or inferred)"))?,
+            ),
+        };
         let op = match f.op.as_deref().unwrap_or("store") {
-            "store" => {
+            op @ ("store" | "add") => {
                 let value = self.value.clone().ok_or("a store entry has no value")?;
                 let valid_from = match f.valid_from.as_deref() {
                     Some(t) => ValidTime::parse(t).map_err(|e| format!("valid_from: {e}"))?,
@@ -62,11 +69,14 @@ impl ParsedEntry {
                     agent: f.agent.clone().unwrap_or_else(|| "unknown".into()),
                     valid_from,
                     valid_to,
+                    tier,
+                    many: op == "add",
                 })
             }
             "seal" => Op::Seal,
             "forget" => Op::Forget {
                 key: self.key.clone(),
+                entry: f.entry.clone(),
             },
             // Written by `mem7 import` for the Go mem7's whole-entity and tag deletes
             // (exported as `forget_entity` / `forget_tagged`): the heading is the entity,
@@ -79,7 +89,7 @@ impl ParsedEntry {
             },
             other => {
                 return Err(format!(
-                    "unknown op `{other}` (expected store, forget, forget_entity, forget_tagged or seal)"
+                    "unknown op `{other}` (expected store, add, forget, forget_entity, forget_tagged or seal)"
                 ));
             }
         };
@@ -197,6 +207,8 @@ fn legacy_event(entry: &ParsedEntry, source: Source) -> Result<Event, String> {
                 agent: f.agent.clone().unwrap_or_else(|| "mem7-go".into()),
                 valid_from,
                 valid_to,
+                tier: None,
+                many: false,
             })
         }
         // Go mem7 wrote deletes without a predicate for a whole entity.
@@ -205,7 +217,7 @@ fn legacy_event(entry: &ParsedEntry, source: Source) -> Result<Event, String> {
                 entity: entry.key.clone(),
             }
         }
-        "delete" => Op::Forget { key },
+        "delete" => Op::Forget { key, entry: None },
         "delete_tags" => Op::ForgetTagged {
             tags: f.tags.clone(),
         },

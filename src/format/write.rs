@@ -1,21 +1,25 @@
 //! Rendering entries. The writer is the reference for the canonical form: fields in a
 //! fixed order, one `name: value` per line, the value as a block quote.
 
-use crate::core::ValidEnd;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::time::{TxTime, ValidTime};
+use crate::core::{Tier, ValidEnd};
 
 /// What goes into one entry.
 #[derive(Clone, Debug)]
 pub struct EntryDraft<'a> {
     pub key: &'a str,
-    /// `store` or `forget` (later: `seal`).
+    /// `store`, `add` (a value of a key of many values), `forget` or `seal`.
     pub op: &'a str,
     pub valid_from: Option<ValidTime>,
     pub valid_to: Option<ValidEnd>,
     pub recorded: TxTime,
     pub agent: &'a str,
+    /// Who vouches for the fact (`tier:`); `None` writes no tier.
+    pub tier: Option<Tier>,
     pub tags: &'a [String],
+    /// A forget of one value: the hash of the entry whose value stops being believed.
+    pub entry: Option<&'a str>,
     /// Set when the writer overrode the credential check (`--allow-secret`).
     pub secret_allowed: bool,
     /// Seal entries: the computed hashes of the entries the seal accepts as they are.
@@ -100,8 +104,14 @@ pub fn render_entry(
     }
     field(&mut head, "recorded", &draft.recorded.to_rfc3339());
     field(&mut head, "agent", draft.agent);
+    if let Some(tier) = draft.tier {
+        field(&mut head, "tier", tier.as_str());
+    }
     if !draft.tags.is_empty() {
         field(&mut head, "tags", &format!("[{}]", draft.tags.join(", ")));
+    }
+    if let Some(entry) = draft.entry {
+        field(&mut head, "entry", entry);
     }
     if draft.secret_allowed {
         field(&mut head, "secret", "allowed");

@@ -1,10 +1,12 @@
 //! The context block: a compact markdown summary of memory for an agent's first turn
 //! (`mem7 context`, the `memory_context` tool). It holds the facts that match the read
 //! (all of them, or those relevant to a query) within a character budget, the changes of
-//! the last 48 hours marked as history, and the rules for reading it.
+//! the last 48 hours marked as history, and the rules for reading it. The standing rules
+//! a person set (keys under `rule:`, or tagged `rule`) open every block, whatever the
+//! query.
 
-use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
+use crate::core::{Tier, Version};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::index::fulltext::SearchRequest;
@@ -30,11 +32,16 @@ pub struct ContextRequest {
     pub as_of: TxTime,
     /// The block's length budget in characters (at least the rules and a summary).
     pub max_chars: usize,
+    /// Only facts of this tier (the standing rules are always shown).
+    pub tier: Option<Tier>,
 }
 
 /// The facts and recent changes a block is made of.
 #[derive(Clone, Debug, Default)]
 pub struct Context {
+    /// The standing rules a person set (`rule:` keys, facts tagged `rule`), oldest
+    /// first: they open the block whatever the query.
+    pub rules: Vec<Version>,
     /// Matching facts, most relevant (query) or most recently recorded (no query) first.
     pub facts: Vec<Version>,
     /// Versions recorded or retracted in the last 48 hours that no longer match the read:
@@ -53,6 +60,14 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         }
     };
     facts.dedup_by(|a, b| a.source.hash == b.source.hash && a.valid_from == b.valid_from);
+    let mut rules: Vec<Version> = engine
+        .index()
+        .list(None, &[], req.valid_at, req.as_of)?
+        .into_iter()
+        .filter(is_rule)
+        .collect();
+    rules.sort_by(|a, b| a.tx_from.cmp(&b.tx_from).then_with(|| a.key.cmp(&b.key)));
+    facts.retain(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier));
     let since = TxTime::from_micros(req.as_of.micros().saturating_sub(RECENT_MICROS));
     let matches = |v: &Version| v.matches(req.valid_at, req.as_of);
     let with_query = req.query.as_deref().is_some_and(|q| !q.trim().is_empty());
@@ -77,9 +92,20 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         // says what a holding one says (the same value restated, stored again after a
         // forget) would read as a retraction of it.
         .filter(|v| !facts.iter().any(|f| f.key == v.key && f.value == v.value))
+        .filter(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier))
         .cloned()
         .collect();
-    Ok(Context { facts, history })
+    Ok(Context {
+        rules,
+        facts,
+        history,
+    })
+}
+
+/// Whether a version is a standing rule: its key is under `rule:`, or it is tagged
+/// `rule`.
+pub fn is_rule(v: &Version) -> bool {
+    v.key.starts_with("rule:") || v.tags.iter().any(|t| t == "rule")
 }
 
 /// The facts for a query, the answer first: the best match of the whole question, then
@@ -159,8 +185,16 @@ pub(crate) fn fact_line(v: &Version) -> String {
     if !v.tags.is_empty() {
         line.push_str(&format!(" · tags {}", v.tags.join(", ")));
     }
+    if v.tier == Some(Tier::Inferred) {
+        line.push_str(" · inferred");
+    }
     line.push('\n');
     line
+}
+
+/// A standing rule on one line, in the person's own words.
+fn rule_line(v: &Version) -> String {
+    format!("- {}\n", value_text(&v.value))
 }
 
 fn history_line(v: &Version, as_of: TxTime) -> String {
@@ -184,14 +218,43 @@ const RULES: &str = "Rules for reading this block:\n\
 - Lines marked [history] are no longer true; they show what changed recently.\n\
 - This block is the whole result of this memory read; do not assume facts that are not in it.\n";
 
+/// Said when the block shows a fact a model inferred.
+const INFERRED_RULE: &str = "- Facts marked `inferred` were concluded by a model, not stated by the user: treat them as guesses and confirm them before relying on them.\n";
+
+/// Said when the block shows a key with several values.
+const MANY_RULE: &str = "- A key listed with several values (events, decisions) keeps every one: they add up, and none replaces another.\n";
+
+/// Said when the block opens with the person's standing rules.
+const STANDING_RULE: &str = "- Follow the rules under \"Rules you set\" in every answer: the user wrote them for every session.\n";
+
 /// Renders the block within `req.max_chars` (the header and rules always fit).
 pub fn render(ctx: &Context, req: &ContextRequest) -> String {
+    let mut rules = RULES.to_string();
+    if !ctx.rules.is_empty() {
+        rules.push_str(STANDING_RULE);
+    }
+    if ctx
+        .facts
+        .iter()
+        .chain(&ctx.rules)
+        .any(|v| v.tier == Some(Tier::Inferred))
+    {
+        rules.push_str(INFERRED_RULE);
+    }
+    if ctx
+        .facts
+        .iter()
+        .enumerate()
+        .any(|(i, v)| ctx.facts[..i].iter().any(|f| f.key == v.key))
+    {
+        rules.push_str(MANY_RULE);
+    }
     let mut out = format!(
-        "## mem7 memory (valid at {}, as known at {})\n\n{RULES}\n",
+        "## mem7 memory (valid at {}, as known at {})\n\n{rules}\n",
         when(req.valid_at.micros()),
         when(req.as_of.micros())
     );
-    if ctx.facts.is_empty() && ctx.history.is_empty() {
+    if ctx.facts.is_empty() && ctx.history.is_empty() && ctx.rules.is_empty() {
         match req.query.as_deref().map(str::trim) {
             Some(q) if !q.is_empty() => out.push_str(&format!(
                 "No memories match \"{q}\" at this time: no record, by words or by meaning.\n"
@@ -205,7 +268,11 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
     let reserve = 120;
     let mut used = out.chars().count();
     let mut body = String::new();
-    let mut sections: [(String, Vec<String>); 2] = [
+    let mut sections: [(String, Vec<String>); 3] = [
+        (
+            format!("### Rules you set ({})\n", ctx.rules.len()),
+            ctx.rules.iter().map(rule_line).collect(),
+        ),
         (
             format!("### Facts ({})\n", ctx.facts.len()),
             ctx.facts.iter().map(fact_line).collect(),
@@ -219,7 +286,7 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
         ),
     ];
     if ctx.facts.is_empty() {
-        sections[0].1.push("- (no facts match)\n".to_string());
+        sections[1].1.push("- (no facts match)\n".to_string());
     }
     let mut left_out = 0;
     for (title, lines) in &sections {
@@ -283,6 +350,7 @@ mod tests {
             valid_to: ValidTime::from_micros(to),
             tx_from: TxTime::parse(from).unwrap(),
             tx_to: TxTime::INFINITY,
+            tier: None,
             source: Source {
                 file: "memory/2026-01-01.md".into(),
                 line: 1,
@@ -297,6 +365,7 @@ mod tests {
             valid_at: ValidTime::parse("2026-05-01").unwrap(),
             as_of: TxTime::parse("2026-05-01").unwrap(),
             max_chars,
+            tier: None,
         }
     }
 
@@ -313,6 +382,7 @@ mod tests {
             .map(|i| version(&format!("k{i}"), "some value here", "2026-04-01", i64::MAX))
             .collect();
         let ctx = Context {
+            rules: vec![],
             facts,
             history: vec![],
         };
@@ -325,5 +395,74 @@ mod tests {
             block.contains(&format!("({} more lines did not fit", 100 - shown)),
             "{block}"
         );
+    }
+
+    #[test]
+    fn standing_rules_open_the_block_and_inferred_facts_are_marked() {
+        let mut guess = version("user:editor", "helix", "2026-04-01", i64::MAX);
+        guess.tier = Some(Tier::Inferred);
+        let ctx = Context {
+            rules: vec![version(
+                "rule:commits",
+                "start commits with the ticket key",
+                "2026-04-01",
+                i64::MAX,
+            )],
+            facts: vec![
+                guess,
+                version("ci:provider", "Buildkite", "2026-04-01", i64::MAX),
+            ],
+            history: vec![],
+        };
+        let block = render(&ctx, &req(DEFAULT_MAX_CHARS));
+        let rules_at = block.find("### Rules you set (1)\n- start commits with the ticket key\n");
+        let facts_at = block.find("### Facts (2)");
+        assert!(rules_at.is_some() && rules_at < facts_at, "{block}");
+        assert!(
+            block.contains("`user:editor` = helix · valid 2026-04-01 → ∞ · inferred\n"),
+            "{block}"
+        );
+        assert!(
+            block.contains("`ci:provider` = Buildkite · valid 2026-04-01 → ∞\n"),
+            "{block}"
+        );
+        assert!(
+            block.contains(INFERRED_RULE) && block.contains(STANDING_RULE),
+            "{block}"
+        );
+        assert!(!block.contains(MANY_RULE), "{block}");
+        // Without inferred facts or rules, the reading rules are as they always were.
+        let plain = render(
+            &Context {
+                rules: vec![],
+                facts: vec![version("ci:provider", "Buildkite", "2026-04-01", i64::MAX)],
+                history: vec![],
+            },
+            &req(DEFAULT_MAX_CHARS),
+        );
+        assert!(plain.contains(&format!("{RULES}\n### Facts")), "{plain}");
+    }
+
+    #[test]
+    fn the_rules_fit_before_the_facts_in_a_small_budget() {
+        let facts: Vec<Version> = (0..100)
+            .map(|i| version(&format!("k{i}"), "some value here", "2026-04-01", i64::MAX))
+            .collect();
+        let ctx = Context {
+            rules: vec![version(
+                "rule:short",
+                "answers of five lines at most",
+                "2026-04-01",
+                i64::MAX,
+            )],
+            facts,
+            history: vec![],
+        };
+        let block = render(&ctx, &req(900));
+        assert!(
+            block.contains("- answers of five lines at most\n"),
+            "{block}"
+        );
+        assert!(block.chars().count() <= 900, "{}", block.chars().count());
     }
 }

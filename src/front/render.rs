@@ -19,6 +19,8 @@ struct VersionJson<'a> {
     tx_to: Option<String>,
     tags: &'a [String],
     agent: &'a str,
+    /// `asserted`, `inferred`, or null when the entry names no tier.
+    tier: Option<&'static str>,
     file: &'a str,
     line: u32,
     hash: &'a str,
@@ -42,6 +44,7 @@ fn version_json(v: &Version) -> VersionJson<'_> {
         tx_to: finite_tx(v.tx_to),
         tags: &v.tags,
         agent: &v.agent,
+        tier: v.tier.map(|t| t.as_str()),
         file: &v.source.file,
         line: v.source.line,
         hash: &v.source.hash,
@@ -90,6 +93,9 @@ pub fn version_human(v: &Version) -> String {
     );
     if !v.tags.is_empty() {
         source.push_str(&format!(" · tags {}", v.tags.join(", ")));
+    }
+    if let Some(tier) = v.tier {
+        source.push_str(&format!(" · {tier}"));
     }
     s.push_str(&source);
     s.push('\n');

@@ -3,8 +3,8 @@
 //! value means the same and fails with the same message wherever it comes from; only
 //! the name of the field (`--valid-at` or `valid_at`) differs.
 
-use crate::core::ValidEnd;
 use crate::core::time::{TxTime, ValidTime};
+use crate::core::{Tier, ValidEnd};
 use crate::engine::StoreRequest;
 use crate::error::{Error, Result};
 
@@ -88,6 +88,21 @@ pub fn json_line<T: serde::de::DeserializeOwned>(line: &str, n: usize, hint: &st
                 e.column()
             ),
             hint,
+        )
+    })
+}
+
+/// A tier named by a flag or a tool argument (`field`); `None` when not given.
+pub fn tier(field: &str, text: Option<&str>) -> Result<Option<Tier>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    Tier::parse(text.trim()).map(Some).ok_or_else(|| {
+        Error::input(
+            format!("{field} `{text}` is not a tier"),
+            format!(
+                "give {field} as `inferred` (a guess to verify) or `asserted` (stated by a person)"
+            ),
         )
     })
 }

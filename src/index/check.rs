@@ -34,6 +34,20 @@ impl IndexCheck {
     }
 }
 
+/// A version as a sortable tuple (key and clocks first).
+type Row = (
+    String,
+    TxTime,
+    ValidTime,
+    ValidTime,
+    TxTime,
+    Source,
+    String,
+    Vec<String>,
+    String,
+    Option<crate::core::Tier>,
+);
+
 impl Index {
     /// Compares what the index holds with what a fold of the markdown gives: every
     /// version, each file's fingerprint, and the chain head.
@@ -60,7 +74,7 @@ impl Index {
         }
         events.sort_by(event_order);
         let (expected, _) = crate::core::fold::fold_all(&events);
-        let order = |v: &Version| {
+        let order = |v: &Version| -> Row {
             (
                 v.key.clone(),
                 v.tx_from,
@@ -71,6 +85,7 @@ impl Index {
                 v.value.clone(),
                 v.tags.clone(),
                 v.agent.clone(),
+                v.tier,
             )
         };
         let mut want: Vec<_> = expected.iter().map(order).collect();
@@ -82,17 +97,7 @@ impl Index {
             ..IndexCheck::default()
         };
         let (mut i, mut j) = (0, 0);
-        let to_version = |t: &(
-            String,
-            TxTime,
-            ValidTime,
-            ValidTime,
-            TxTime,
-            Source,
-            String,
-            Vec<String>,
-            String,
-        )| Version {
+        let to_version = |t: &Row| Version {
             key: t.0.clone(),
             tx_from: t.1,
             valid_from: t.2,
@@ -102,6 +107,7 @@ impl Index {
             value: t.6.clone(),
             tags: t.7.clone(),
             agent: t.8.clone(),
+            tier: t.9,
         };
         while i < want.len() || j < have.len() {
             match (want.get(i), have.get(j)) {

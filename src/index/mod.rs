@@ -30,7 +30,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Source, Version};
+use crate::core::{Event, Source, Tier, Version};
 use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
@@ -412,8 +412,25 @@ impl Index {
 }
 
 const INSERT_VERSION: &str = "INSERT INTO versions
-    (key, value, tags, agent, valid_from, valid_to, tx_from, tx_to, file, line, hash)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+    (key, value, tags, agent, valid_from, valid_to, tx_from, tx_to, file, line, hash, tier)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+/// A tier as the index stores it: NULL when the entry names none.
+pub(crate) fn tier_code(tier: Option<Tier>) -> Option<i64> {
+    tier.map(|t| match t {
+        Tier::Inferred => 1,
+        Tier::Asserted => 2,
+    })
+}
+
+/// The tier of a stored code (see [`tier_code`]).
+pub(crate) fn tier_from_code(code: Option<i64>) -> Option<Tier> {
+    match code? {
+        1 => Some(Tier::Inferred),
+        2 => Some(Tier::Asserted),
+        _ => None,
+    }
+}
 
 fn insert_version(
     stmt: &mut rusqlite::CachedStatement<'_>,
@@ -431,6 +448,7 @@ fn insert_version(
         v.source.file,
         v.source.line,
         v.source.hash,
+        tier_code(v.tier),
     ])
 }
 
@@ -467,6 +485,7 @@ fn row_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
         valid_to: ValidTime::from_micros(r.get("valid_to")?),
         tx_from: TxTime::from_micros(r.get("tx_from")?),
         tx_to: TxTime::from_micros(r.get("tx_to")?),
+        tier: tier_from_code(r.get("tier")?),
         source: Source {
             file: r.get("file")?,
             line: r.get("line")?,

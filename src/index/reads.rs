@@ -279,11 +279,12 @@ impl Index {
         )
     }
 
-    /// The version(s) of `key` matching (`valid_at`, `as_of`).
+    /// The version(s) of `key` matching (`valid_at`, `as_of`): one for a key of one
+    /// value, every value for a key of many, newest first.
     pub fn recall(&self, key: &str, valid_at: ValidTime, as_of: TxTime) -> Result<Vec<Version>> {
         self.query(
             "SELECT * FROM versions WHERE key = ?1 AND tx_to > ?3 AND tx_from <= ?3
-               AND valid_from <= ?2 AND valid_to > ?2 ORDER BY valid_from, id",
+               AND valid_from <= ?2 AND valid_to > ?2 ORDER BY valid_from DESC, id DESC",
             params![key, valid_at.micros(), as_of.micros()],
         )
     }
@@ -337,7 +338,8 @@ impl Index {
         let mut args: Vec<rusqlite::types::Value> =
             vec![as_of.micros().into(), valid_at.micros().into()];
         push_key_filters(&mut sql, &mut args, prefix, tags);
-        sql.push_str(" ORDER BY key, valid_from, id");
+        // A key of many values lists them newest first.
+        sql.push_str(" ORDER BY key, valid_from DESC, id DESC");
         push_window(&mut sql, window);
         self.query(&sql, rusqlite::params_from_iter(args))
     }
@@ -352,7 +354,7 @@ impl Index {
     ) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT * FROM versions WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2
-              ORDER BY key, valid_from, id",
+              ORDER BY key, valid_from DESC, id DESC",
         )?;
         let rows = stmt.query_map(params![as_of.micros(), valid_at.micros()], row_version)?;
         for row in rows {

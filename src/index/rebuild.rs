@@ -110,13 +110,14 @@ CREATE TEMP TABLE stage (
     file       TEXT NOT NULL,
     line       INTEGER NOT NULL,
     hash       TEXT NOT NULL,
-    store      INTEGER NOT NULL,
-    value      TEXT NOT NULL,
+    store      INTEGER NOT NULL, -- 0 forget, 1 store, 2 add (a value of a key of many)
+    value      TEXT NOT NULL,    -- a forget's: the entry it names, or empty
     tags       TEXT NOT NULL,
     agent      TEXT NOT NULL,
     valid_from INTEGER NOT NULL,
     end_kind   INTEGER NOT NULL,
-    valid_to   INTEGER NOT NULL
+    valid_to   INTEGER NOT NULL,
+    tier       INTEGER
 );
 ";
 
@@ -124,13 +125,13 @@ CREATE TEMP TABLE stage (
 /// of files by name and entries by line, as the in-memory fold's sort does.
 const STAGED_IN_ORDER: &str =
     "SELECT key, tx, content, file, line, hash, store, value, tags, agent,
-       valid_from, end_kind, valid_to
+       valid_from, end_kind, valid_to, tier
   FROM temp.stage ORDER BY key, tx, content, file, line";
 
 fn stage_event(stmt: &mut rusqlite::CachedStatement<'_>, ev: &Event) -> rusqlite::Result<()> {
-    let (key, store) = match &ev.op {
-        Op::Store(s) => (s.key.as_str(), Some(s)),
-        Op::Forget { key } => (key.as_str(), None),
+    let (key, store, forgotten) = match &ev.op {
+        Op::Store(s) => (s.key.as_str(), Some(s), None),
+        Op::Forget { key, entry } => (key.as_str(), None, entry.as_deref()),
         _ => unreachable!("only keyed events are staged"),
     };
     let (end_kind, valid_to) = match store.map(|s| s.valid_to) {
@@ -145,13 +146,14 @@ fn stage_event(stmt: &mut rusqlite::CachedStatement<'_>, ev: &Event) -> rusqlite
         ev.source.file,
         ev.source.line,
         ev.source.hash,
-        store.is_some(),
-        store.map_or("", |s| s.value.as_str()),
+        store.map_or(0, |s| if s.many { 2 } else { 1 }),
+        store.map_or(forgotten.unwrap_or_default(), |s| s.value.as_str()),
         store.map_or(String::new(), |s| super::tags_text(&s.tags)),
         store.map_or("", |s| s.agent.as_str()),
         store.map_or(0, |s| s.valid_from.micros()),
         end_kind,
         valid_to,
+        super::tier_code(store.and_then(|s| s.tier)),
     ])?;
     Ok(())
 }
@@ -160,7 +162,7 @@ fn stage_event(stmt: &mut rusqlite::CachedStatement<'_>, ev: &Event) -> rusqlite
 fn staged_key(ev: &Event) -> &str {
     match &ev.op {
         Op::Store(s) => &s.key,
-        Op::Forget { key } => key,
+        Op::Forget { key, .. } => key,
         _ => "",
     }
 }
@@ -172,7 +174,8 @@ fn staged_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
     if content.len() == 32 {
         c.copy_from_slice(&content);
     }
-    let op = if r.get::<_, bool>(6)? {
+    let kind: i64 = r.get(6)?;
+    let op = if kind > 0 {
         Op::Store(StoreOp {
             key,
             value: r.get(7)?,
@@ -184,9 +187,15 @@ fn staged_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
                 1 => ValidEnd::Infinity,
                 _ => ValidEnd::At(ValidTime::from_micros(r.get(12)?)),
             },
+            tier: super::tier_from_code(r.get(13)?),
+            many: kind == 2,
         })
     } else {
-        Op::Forget { key }
+        let entry: String = r.get(7)?;
+        Op::Forget {
+            key,
+            entry: (!entry.is_empty()).then_some(entry),
+        }
     };
     Ok(Event {
         tx: TxTime::from_micros(r.get(1)?),
@@ -275,7 +284,7 @@ fn build_generation(
     let mut staged = 0u64;
     {
         let mut stage = tx.prepare_cached(
-            "INSERT INTO temp.stage VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            "INSERT INTO temp.stage VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )?;
         let mut legacy_keys = format::LegacyKeys::default();
         for (n, file) in scan.iter().enumerate() {

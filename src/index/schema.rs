@@ -1,9 +1,8 @@
 //! The SQLite schema of the derived index. Bumping `SCHEMA_VERSION` makes every older
 //! index rebuild itself from the markdown on the next start.
 
-/// Version of the layout below (7: every key's words, for the drifted keys a new key is
-/// compared with).
-pub const SCHEMA_VERSION: i64 = 7;
+/// Version of the layout below (8: each version's trust tier).
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "
@@ -39,7 +38,8 @@ CREATE TABLE versions (
     tx_to      INTEGER NOT NULL,
     file       TEXT NOT NULL,
     line       INTEGER NOT NULL,
-    hash       TEXT NOT NULL
+    hash       TEXT NOT NULL,
+    tier       INTEGER  -- NULL unspecified, 1 inferred, 2 asserted (index::tier_code)
 );
 
 -- Versions whose clocks changed after the full-text index took them (tantivy catches

@@ -32,6 +32,7 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
+use crate::core::Tier;
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine, ForgetOutcome, StoreRequest};
 use crate::error::{Error, Result};
@@ -126,6 +127,15 @@ impl MemoryServer {
                 tags: p.tags.unwrap_or_default(),
                 agent: agent_name(env, p.agent.as_deref(), client.as_deref()),
                 allow_secret: false,
+                tier: None,
+            };
+            // An agent's fact is a guess unless it says the person stated it and the
+            // workspace lets agents assert.
+            let asked = request::tier("tier", p.tier.as_deref())?.unwrap_or(Tier::Inferred);
+            let ceiling = engine.workspace().config().agent_ceiling()?;
+            let req = StoreRequest {
+                tier: Some(asked.within(ceiling)),
+                ..req
             };
             let req = request::check_store(
                 req,
@@ -135,11 +145,18 @@ impl MemoryServer {
             )?;
             let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store_checked(&req, now)?;
-            Ok(output::store(&crate::front::render::store_json(
+            let mut out = output::store(&crate::front::render::store_json(
                 &outcome,
                 &similar,
                 crate::front::render::Reader::Model,
-            )))
+            ));
+            if asked > ceiling {
+                let note = format!(
+                    "recorded as `{ceiling}`: this workspace does not let agents record `{asked}` facts (trust.agents in mem7.yaml); the person can restate it with `mem7 store`"
+                );
+                out.note("tier_note", note);
+            }
+            Ok(out)
         })
         .await
     }
@@ -158,7 +175,8 @@ impl MemoryServer {
             let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tags = p.tags.unwrap_or_default();
             let key = p.key.clone();
-            let versions = match p.key.as_deref() {
+            let tier = request::tier("tier", p.tier.as_deref())?;
+            let mut versions = match p.key.as_deref() {
                 Some(key) => {
                     crate::core::validate::lookup_key(key)?;
                     engine.recall(key, &tags, valid_at, as_of)?
@@ -171,6 +189,7 @@ impl MemoryServer {
                 }
                 None => engine.index().list(None, &tags, valid_at, as_of)?,
             };
+            versions.retain(|v| crate::core::tier::keeps(tier, v.tier));
             let versions = limit_versions(versions, p.limit, 50);
             let now = env.now()?;
             let miss = || match &key {
@@ -207,7 +226,8 @@ impl MemoryServer {
                 ));
             }
             let query = p.query.clone();
-            let hits = engine.search(&SearchRequest {
+            let tier = request::tier("tier", p.tier.as_deref())?;
+            let req = SearchRequest {
                 text: p.query,
                 raw: false,
                 valid_at,
@@ -216,7 +236,8 @@ impl MemoryServer {
                 key_prefix: None,
                 limit: p.limit.unwrap_or(10).clamp(1, 1000),
                 mode: search_mode(p.mode.as_deref())?,
-            })?;
+            };
+            let hits = engine.search_tier(&req, tier)?;
             Ok(output::hits(&hits, &query))
         })
         .await
@@ -237,6 +258,7 @@ impl MemoryServer {
                 valid_at,
                 as_of,
                 max_chars: p.max_chars.unwrap_or(block::DEFAULT_MAX_CHARS),
+                tier: request::tier("tier", p.tier.as_deref())?,
             };
             let ctx = block::gather(engine, &req)?;
             let block = block::render(&ctx, &req);
@@ -255,12 +277,14 @@ impl MemoryServer {
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
             let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
-            let versions = engine.index().list(
+            let tier = request::tier("tier", p.tier.as_deref())?;
+            let mut versions = engine.index().list(
                 p.prefix.as_deref(),
                 &p.tags.unwrap_or_default(),
                 valid_at,
                 as_of,
             )?;
+            versions.retain(|v| crate::core::tier::keeps(tier, v.tier));
             let miss = || {
                 (
                     format!("no keys match at valid_at {valid_at} as of {as_of}"),
@@ -352,7 +376,7 @@ impl MemoryServer {
             crate::core::validate::lookup_key(&p.key)?;
             let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
             crate::core::validate::agent(&agent)?;
-            let json = match engine.forget(&p.key, &agent, now)? {
+            let json = match engine.forget(&p.key, p.entry.as_deref(), &agent, now)? {
                 ForgetOutcome::Forgotten { closed, source } => serde_json::json!({
                     "status": "forgotten",
                     "key": p.key,

@@ -118,6 +118,17 @@ pub fn store(json_text: &str) -> Out {
     Out { structured, text }
 }
 
+impl Out {
+    /// Adds `field` to the structured result and its text as a line of its own.
+    pub fn note(&mut self, field: &str, text: String) {
+        self.text.push_str(&text);
+        self.text.push('\n');
+        if let Value::Object(map) = &mut self.structured {
+            map.insert(field.to_string(), Value::String(text));
+        }
+    }
+}
+
 /// forget, rekey and the context block: an object, and a text made from it.
 pub fn object(structured: Value, text: String) -> Out {
     Out { structured, text }
@@ -129,7 +140,7 @@ pub fn object(structured: Value, text: String) -> Out {
 fn version_schema() -> Value {
     json!({
         "type": "object",
-        "required": ["key", "value", "valid_from", "valid_to", "tx_from", "tx_to", "tags", "agent", "file", "line", "hash"],
+        "required": ["key", "value", "valid_from", "valid_to", "tx_from", "tx_to", "tags", "agent", "tier", "file", "line", "hash"],
         "properties": {
             "key": {"type": "string"},
             "value": {"type": "string"},
@@ -139,9 +150,10 @@ fn version_schema() -> Value {
             "tx_to": {"type": ["string", "null"], "description": "null: still believed"},
             "tags": {"type": "array", "items": {"type": "string"}},
             "agent": {"type": "string"},
+            "tier": {"type": ["string", "null"], "enum": ["asserted", "inferred", null], "description": "asserted: a person stated it; inferred: a model's guess to verify; null: not recorded"},
             "file": {"type": "string"},
             "line": {"type": "integer"},
-            "hash": {"type": "string"}
+            "hash": {"type": "string", "description": "the entry that wrote this value (memory_forget's `entry` takes it)"}
         }
     })
 }

@@ -25,6 +25,11 @@ pub struct StoreParams {
     pub tags: Option<Vec<String>>,
     /// Who is writing. Default: the MEM7_AGENT of the server, else the client's name.
     pub agent: Option<String>,
+    /// Who vouches for the fact: `inferred` (the default: you concluded it; a guess to
+    /// verify) or `asserted` (the person said it in so many words). `asserted` is
+    /// recorded only where the workspace lets agents assert (`trust.agents` in
+    /// mem7.yaml); otherwise the fact is recorded as `inferred` and the result says so.
+    pub tier: Option<String>,
 }
 
 /// `memory_recall` arguments.
@@ -41,6 +46,9 @@ pub struct RecallParams {
     pub as_of: Option<String>,
     /// At most this many versions (default 50).
     pub limit: Option<usize>,
+    /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
+    /// model's guess). Default: every fact.
+    pub tier: Option<String>,
 }
 
 /// `memory_search` arguments.
@@ -60,6 +68,9 @@ pub struct SearchParams {
     /// `lexical` (words, BM25), `semantic` (meaning, embeddings) or `hybrid` (both, fused
     /// by score). Default: hybrid when vectors exist, else lexical.
     pub mode: Option<String>,
+    /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
+    /// model's guess). Default: every fact.
+    pub tier: Option<String>,
 }
 
 /// Reads `memory_search`'s `mode`.
@@ -91,6 +102,9 @@ pub struct ContextParams {
     pub as_of: Option<String>,
     /// The block's length budget in characters (default 6000).
     pub max_chars: Option<usize>,
+    /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
+    /// model's guess). Default: every fact.
+    pub tier: Option<String>,
 }
 
 /// `memory_list` arguments.
@@ -105,6 +119,9 @@ pub struct ListParams {
     pub valid_at: Option<String>,
     /// As mem7 believed at this moment. Default: now.
     pub as_of: Option<String>,
+    /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
+    /// model's guess). Default: every fact.
+    pub tier: Option<String>,
 }
 
 /// `memory_history` arguments.
@@ -123,6 +140,10 @@ pub struct HistoryParams {
 pub struct ForgetParams {
     /// The key to stop believing.
     pub key: String,
+    /// Forget only one value of a key of many values (`event:*`, `decision:*`): the
+    /// `hash` of the entry that wrote it, as memory_recall shows it. Without it, every
+    /// value of the key is forgotten.
+    pub entry: Option<String>,
     /// Who is forgetting. Default: as for memory_store.
     pub agent: Option<String>,
 }

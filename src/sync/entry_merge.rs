@@ -172,6 +172,8 @@ mod tests {
             recorded: TxTime::from_micros(t),
             agent: "t",
             tags: &[],
+            tier: None,
+            entry: None,
             secret_allowed: false,
             accepts: &[],
             value: Some(value),

@@ -137,6 +137,10 @@ struct EntryLine<'a> {
     tags: Option<&'a [String]>,
     agent: &'a str,
     recorded: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry: Option<&'a str>,
 }
 
 /// What `--history` counted.
@@ -258,8 +262,10 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             tags: Some(&s.tags),
             agent: &item.agent,
             recorded,
+            tier: s.tier.map(|t| t.as_str()),
+            entry: None,
         },
-        Op::Forget { key } => EntryLine {
+        Op::Forget { key, entry } => EntryLine {
             op: "forget",
             key: Some(key),
             entity: None,
@@ -269,6 +275,8 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             tags: None,
             agent: &item.agent,
             recorded,
+            tier: None,
+            entry: entry.as_deref(),
         },
         Op::ForgetEntity { entity } => EntryLine {
             op: "forget_entity",
@@ -280,6 +288,8 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             tags: None,
             agent: &item.agent,
             recorded,
+            tier: None,
+            entry: None,
         },
         Op::ForgetTagged { tags } => EntryLine {
             op: "forget_tagged",
@@ -291,6 +301,8 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             tags: Some(tags),
             agent: &item.agent,
             recorded,
+            tier: None,
+            entry: None,
         },
         Op::Seal => return Ok(()),
     };

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
+use super::record_tier;
 use crate::core::time::TxTime;
 use crate::engine::{ImportOp, ImportRecord, StoreRequest};
 use crate::error::{Error, Result};
@@ -23,6 +24,8 @@ struct ImportLine {
     tags: Option<Vec<String>>,
     agent: Option<String>,
     recorded: Option<String>,
+    /// `asserted` or `inferred`, kept within `trust.agents`.
+    tier: Option<String>,
 }
 
 /// An import's input, readable from the start as many times as needed.
@@ -95,7 +98,7 @@ pub fn record(
     if super::has_op(line) {
         return super::op_record(line, n, agent, allow_secret).map(Some);
     }
-    const HINT: &str = "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?}";
+    const HINT: &str = "each line is one JSON object: {\"key\": …, \"value\": …, \"valid_from\"?, \"valid_to\"?, \"tags\"?, \"agent\"?, \"recorded\"?, \"tier\"?}";
     let bad = |problem: String| Error::input(format!("line {n}: {problem}"), HINT);
     let rec: ImportLine = crate::front::request::json_line(line, n, HINT)?;
     let (valid_from, valid_to) =
@@ -116,10 +119,12 @@ pub fn record(
             tags: rec.tags.unwrap_or_default(),
             agent: agent(rec.agent.as_deref()),
             allow_secret,
+            tier: record_tier(rec.tier.as_deref(), &bad)?,
         },
         recorded,
         line: n,
         keep_ties: false,
+        entry: None,
     }))
 }
 

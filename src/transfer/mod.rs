@@ -27,6 +27,23 @@ struct OpLine {
     tags: Option<Vec<String>>,
     agent: Option<String>,
     recorded: Option<String>,
+    /// A store's tier (`asserted`, `inferred`), kept within `trust.agents`.
+    tier: Option<String>,
+    /// A forget of one value: the hash of the entry that wrote it.
+    entry: Option<String>,
+}
+
+/// A record's `tier`, read as every import record reads it; a bad one is `bad`'s error.
+pub(crate) fn record_tier(
+    tier: Option<&str>,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<Option<crate::core::Tier>> {
+    match tier {
+        None => Ok(None),
+        Some(t) => crate::core::Tier::parse(t)
+            .map(Some)
+            .ok_or_else(|| bad(format!("tier `{t}` is not `asserted` or `inferred`"))),
+    }
 }
 
 /// Whether an import line is a JSON object with an `op` field (else it is read as a
@@ -86,7 +103,10 @@ pub fn op_record(
     };
     let (op, key, value, valid_from, valid_to, tags) = match rec.op.as_str() {
         "store" => {
-            refuse(&[("entity", rec.entity.is_some())])?;
+            refuse(&[
+                ("entity", rec.entity.is_some()),
+                ("entry", rec.entry.is_some()),
+            ])?;
             let (valid_from, valid_to) =
                 record_period(rec.valid_from.as_deref(), rec.valid_to.as_deref(), &bad)?;
             (
@@ -100,6 +120,7 @@ pub fn op_record(
         }
         "forget" | "forget_entity" | "forget_tagged" => {
             refuse(&[
+                ("tier", rec.tier.is_some()),
                 ("value", rec.value.is_some()),
                 ("valid_from", rec.valid_from.is_some()),
                 ("valid_to", rec.valid_to.is_some()),
@@ -120,7 +141,11 @@ pub fn op_record(
                     )
                 }
                 "forget_entity" => {
-                    refuse(&[("key", rec.key.is_some()), ("tags", rec.tags.is_some())])?;
+                    refuse(&[
+                        ("key", rec.key.is_some()),
+                        ("tags", rec.tags.is_some()),
+                        ("entry", rec.entry.is_some()),
+                    ])?;
                     (
                         ImportOp::ForgetEntity,
                         need("entity", &rec.entity)?,
@@ -131,7 +156,11 @@ pub fn op_record(
                     )
                 }
                 _ => {
-                    refuse(&[("key", rec.key.is_some()), ("entity", rec.entity.is_some())])?;
+                    refuse(&[
+                        ("key", rec.key.is_some()),
+                        ("entity", rec.entity.is_some()),
+                        ("entry", rec.entry.is_some()),
+                    ])?;
                     let tags = rec
                         .tags
                         .clone()
@@ -163,10 +192,12 @@ pub fn op_record(
             tags,
             agent: agent(rec.agent.as_deref()),
             allow_secret,
+            tier: record_tier(rec.tier.as_deref(), &bad)?,
         },
         recorded,
         line: n,
         keep_ties: true,
+        entry: rec.entry.clone(),
     })
 }
 

@@ -482,6 +482,7 @@ mod tests {
             valid_to: ValidTime::from_micros(t(valid.1)),
             tx_from: TxTime::from_micros(t(tx.0)),
             tx_to: TxTime::from_micros(t(tx.1)),
+            tier: None,
             source: Source::default(),
         }
     }

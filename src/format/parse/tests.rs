@@ -14,6 +14,8 @@ fn draft(value: &str) -> EntryDraft<'_> {
         recorded: TxTime::from_micros(0),
         agent: "t",
         tags: &[],
+        tier: None,
+        entry: None,
         secret_allowed: false,
         accepts: &[],
         value: Some(value),

@@ -1,0 +1,83 @@
+//! The values flags take (clap value enums) and small flag groups shared by several
+//! commands, apart from the command tree in `args.rs`.
+
+/// An agent mem7 can set itself up for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Client {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+}
+
+/// Where `setup` registers mem7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// This project only (files in the current directory).
+    Project,
+    /// Every project of this user (files in the home directory).
+    User,
+}
+
+/// The clock a timeline follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Clock {
+    /// Valid time: when facts held in the world.
+    Valid,
+    /// Transaction time: when mem7 recorded them.
+    Tx,
+}
+
+/// `--tier` on a read: only facts of one tier.
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct TierFilter {
+    /// Only facts of this tier: `asserted` (stated by a person) or `inferred` (a model's
+    /// guess). Facts written before tiers existed have neither.
+    #[arg(long = "tier", value_enum, value_name = "TIER")]
+    pub tier: Option<TierArg>,
+}
+
+impl TierFilter {
+    /// The tier to keep, if any.
+    pub fn wanted(self) -> Option<crate::core::Tier> {
+        self.tier.map(Into::into)
+    }
+}
+
+/// `--tier`: who vouches for a fact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TierArg {
+    /// Stated by a person.
+    Asserted,
+    /// Inferred by a model: a guess to verify.
+    Inferred,
+}
+
+impl From<TierArg> for crate::core::Tier {
+    fn from(t: TierArg) -> Self {
+        match t {
+            TierArg::Asserted => crate::core::Tier::Asserted,
+            TierArg::Inferred => crate::core::Tier::Inferred,
+        }
+    }
+}
+
+/// `export --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    /// JSON Lines.
+    Json,
+    /// CSV with a header.
+    Csv,
+}
+
+/// `search --mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchModeArg {
+    /// Words only (BM25).
+    Lexical,
+    /// Meaning only (embeddings).
+    Semantic,
+    /// Both, fused by score.
+    Hybrid,
+}
