@@ -99,6 +99,7 @@ fn main() {
             valid_from: None,
             valid_to: None,
             allow_secret: false,
+            tier: None,
         };
         let at = TxTime::from_micros(now.micros() + i as i64);
         engine.store(&req, at).expect("store");
