@@ -990,3 +990,169 @@ proptest! {
         prop_assert_eq!(have, want);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Keys of many values against a naive model: a list of added values, each believed from
+// the add until a forget names it (or forgets the key). Through the engine, real SQLite
+// and a rebuild.
+
+#[derive(Clone, Debug)]
+enum ManyWrite {
+    /// Add value `value` over [from, to) (to `None`: for good); a retry of a value
+    /// already believed over the same period writes nothing.
+    Add {
+        value: usize,
+        from: i64,
+        to: Option<i64>,
+    },
+    /// Forget the value added by the `nth` add still believed (modulo their number).
+    ForgetOne { nth: usize },
+    /// Forget every value.
+    ForgetAll,
+}
+
+fn many_write() -> impl Strategy<Value = ManyWrite> {
+    let add = (0..3usize, 0i64..20, prop::option::of(1i64..24)).prop_map(|(value, from, to)| {
+        ManyWrite::Add {
+            value,
+            from,
+            to: to.map(|t| t.max(from + 1)),
+        }
+    });
+    prop_oneof![
+        6 => add,
+        2 => any::<usize>().prop_map(|nth| ManyWrite::ForgetOne { nth }),
+        1 => Just(ManyWrite::ForgetAll),
+    ]
+}
+
+/// The naive model's value: (value, from, to, believed from, believed until).
+#[derive(Clone, Debug)]
+struct Added {
+    value: String,
+    from: i64,
+    to: i64,
+    tx_from: i64,
+    tx_to: i64,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Every read (valid_at, as_of) of an `event:*` key returns exactly the values the
+    /// naive model holds there, newest first; an add restating a believed value writes
+    /// nothing; the incremental index equals a rebuild.
+    #[test]
+    fn many_values_agree_with_the_naive_model(
+        writes in prop::collection::vec(many_write(), 1..20)
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        mem7::store::init(&root).unwrap();
+        let mut engine = Engine::open(&root, ChainKey::Plain).unwrap();
+        let key = "event:deploy";
+        let base = ValidTime::parse("2026-01-01").unwrap().micros();
+        let at = |d: i64| base + d * DAY;
+        let mut model: Vec<Added> = Vec::new();
+        // The entry hash of each model value, to forget it by.
+        let mut hashes: Vec<String> = Vec::new();
+        for (i, w) in writes.iter().enumerate() {
+            let now = TxTime::from_micros(at(30) + i as i64 * DAY);
+            let believed: Vec<usize> =
+                (0..model.len()).filter(|&j| model[j].tx_to == i64::MAX).collect();
+            match w {
+                ManyWrite::Add { value, from, to } => {
+                    let value = format!("v{value}");
+                    let (from, to) = (at(*from), to.map_or(i64::MAX, at));
+                    let req = StoreRequest {
+                        key: key.into(),
+                        value: value.clone(),
+                        valid_from: Some(ValidTime::from_micros(from)),
+                        valid_to: Some(match to {
+                            i64::MAX => ValidEnd::Infinity,
+                            t => ValidEnd::At(ValidTime::from_micros(t)),
+                        }),
+                        agent: "prop".into(),
+                        ..Default::default()
+                    };
+                    let restates = believed
+                        .iter()
+                        .any(|&j| model[j].value == value && model[j].from == from && model[j].to == to);
+                    match engine.store(&req, now).unwrap() {
+                        mem7::engine::StoreOutcome::Unchanged { .. } => {
+                            prop_assert!(restates, "unchanged, but nothing believed says it");
+                        }
+                        mem7::engine::StoreOutcome::Stored { version, closed } => {
+                            prop_assert!(!restates, "a restatement was written");
+                            prop_assert_eq!(closed, 0, "an add closes nothing");
+                            model.push(Added { value, from, to, tx_from: version.tx_from.micros(), tx_to: i64::MAX });
+                            hashes.push(version.source.hash.clone());
+                        }
+                    }
+                }
+                ManyWrite::ForgetOne { nth } => {
+                    if believed.is_empty() {
+                        continue;
+                    }
+                    let j = believed[nth % believed.len()];
+                    let prefix = &hashes[j][..12];
+                    match engine.forget(key, Some(prefix), "prop", now).unwrap() {
+                        mem7::engine::ForgetOutcome::Forgotten { source, .. } => {
+                            model[j].tx_to = source_tx(&engine, &source);
+                        }
+                        other => prop_assert!(false, "{other:?}"),
+                    }
+                }
+                ManyWrite::ForgetAll => {
+                    let outcome = engine.forget(key, None, "prop", now).unwrap();
+                    if let mem7::engine::ForgetOutcome::Forgotten { source, .. } = outcome {
+                        let tx = source_tx(&engine, &source);
+                        for &j in &believed {
+                            model[j].tx_to = tx;
+                        }
+                    } else {
+                        prop_assert!(believed.is_empty());
+                    }
+                }
+            }
+        }
+        let check = |engine: &Engine| -> Result<(), TestCaseError> {
+            for d in (0..26).step_by(3) {
+                for t in 0..=writes.len() as i64 + 1 {
+                    let valid_at = ValidTime::from_micros(at(d) + 1);
+                    let as_of = TxTime::from_micros(at(30) + t * DAY - 1);
+                    let mut want: Vec<&Added> = model
+                        .iter()
+                        .filter(|m| m.from <= valid_at.micros() && valid_at.micros() < m.to)
+                        .filter(|m| m.tx_from <= as_of.micros() && as_of.micros() < m.tx_to)
+                        .collect();
+                    want.sort_by(|a, b| b.from.cmp(&a.from).then(b.tx_from.cmp(&a.tx_from)));
+                    let got = engine.recall(key, &[], valid_at, as_of).unwrap();
+                    let got: Vec<(String, i64)> =
+                        got.iter().map(|v| (v.value.clone(), v.valid_from.micros())).collect();
+                    let want: Vec<(String, i64)> =
+                        want.iter().map(|m| (m.value.clone(), m.from)).collect();
+                    prop_assert_eq!(got, want, "valid_at day {} as_of step {}", d, t);
+                }
+            }
+            Ok(())
+        };
+        check(&engine)?;
+        let incremental = sorted(engine.index().all_versions().unwrap());
+        engine.reindex().unwrap();
+        prop_assert_eq!(sorted(engine.index().all_versions().unwrap()), incremental);
+        check(&engine)?;
+    }
+}
+
+/// The transaction time of the entry at `source` (a forget's), read from the index's
+/// versions it closed: the fold records it as their `tx_to`.
+fn source_tx(engine: &Engine, source: &Source) -> i64 {
+    let text = std::fs::read_to_string(engine.workspace().root().join(&source.file)).unwrap();
+    let recorded = text
+        .lines()
+        .skip(source.line as usize - 1)
+        .find_map(|l| l.strip_prefix("recorded: "))
+        .unwrap();
+    TxTime::parse(recorded).unwrap().micros()
+}

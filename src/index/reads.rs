@@ -284,7 +284,7 @@ impl Index {
     pub fn recall(&self, key: &str, valid_at: ValidTime, as_of: TxTime) -> Result<Vec<Version>> {
         self.query(
             "SELECT * FROM versions WHERE key = ?1 AND tx_to > ?3 AND tx_from <= ?3
-               AND valid_from <= ?2 AND valid_to > ?2 ORDER BY valid_from DESC, id DESC",
+               AND valid_from <= ?2 AND valid_to > ?2 ORDER BY valid_from DESC, tx_from DESC, id DESC",
             params![key, valid_at.micros(), as_of.micros()],
         )
     }
@@ -339,7 +339,7 @@ impl Index {
             vec![as_of.micros().into(), valid_at.micros().into()];
         push_key_filters(&mut sql, &mut args, prefix, tags);
         // A key of many values lists them newest first.
-        sql.push_str(" ORDER BY key, valid_from DESC, id DESC");
+        sql.push_str(" ORDER BY key, valid_from DESC, tx_from DESC, id DESC");
         push_window(&mut sql, window);
         self.query(&sql, rusqlite::params_from_iter(args))
     }
@@ -354,7 +354,7 @@ impl Index {
     ) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT * FROM versions WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2
-              ORDER BY key, valid_from DESC, id DESC",
+              ORDER BY key, valid_from DESC, tx_from DESC, id DESC",
         )?;
         let rows = stmt.query_map(params![as_of.micros(), valid_at.micros()], row_version)?;
         for row in rows {
