@@ -2472,3 +2472,559 @@ fn a_fact_shown_as_holding_is_never_also_history_in_the_block() {
         assert_eq!(block.matches("Buildkite").count(), 1, "{args:?}:\n{block}");
     }
 }
+
+/// The values of a JSON array of versions (or hits), in the order given.
+fn json_values(r: &common::Run) -> Vec<String> {
+    r.strings("value")
+}
+
+/// Appends an entry written before tiers existed (no `tier:` line), by hand: it holds
+/// from 2026-01-02 and was recorded then.
+fn append_untiered(s: &Sandbox, key: &str, value: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(s.memory_dir().join("2026-01-02.md"))
+        .unwrap();
+    write!(
+        f,
+        "## {key}\n\n```mem7\nop: store\nvalid_from: 2026-01-02T00:00:00Z\nrecorded: 2026-01-02T00:00:00Z\nagent: a person\n```\n\n> {value}\n\n---\n"
+    )
+    .unwrap();
+}
+
+/// A read's JSON answer at `now` (exit 0 with values, 4 with none).
+fn read_values(s: &Sandbox, args: &[&str], now: &str) -> Vec<String> {
+    let mut full = args.to_vec();
+    full.push("--json");
+    json_values(&s.read(&full, Some(now)))
+}
+
+#[test]
+fn a_person_asserts_a_model_infers_and_only_a_higher_tier_restates() {
+    let s = Sandbox::new();
+    // The CLI asserts by default; --tier inferred says a model concluded it.
+    let r = s.ok(&["store", "ci:provider", "Buildkite", "--json"], Some(T1));
+    assert_eq!(r.json()["version"]["tier"], "asserted");
+    let r = s.ok(
+        &[
+            "store",
+            "user:editor",
+            "helix",
+            "--tier",
+            "inferred",
+            "--json",
+        ],
+        Some(T1),
+    );
+    assert_eq!(r.json()["version"]["tier"], "inferred");
+    let tiered = s.memory_text();
+    assert!(
+        tiered.contains("agent: tester\ntier: asserted\n")
+            && tiered.contains("agent: tester\ntier: inferred\n"),
+        "the tier is a line of the envelope after agent:\n{tiered}"
+    );
+
+    // The same value at the same or a lower tier restates: nothing written.
+    let before = s.snapshot();
+    let r = s.ok(
+        &[
+            "store",
+            "user:editor",
+            "helix",
+            "--tier",
+            "inferred",
+            "--json",
+        ],
+        Some(T2),
+    );
+    assert_eq!(r.json()["status"], "unchanged", "equal: {}", r.stdout);
+    let r = s.ok(
+        &[
+            "store",
+            "ci:provider",
+            "Buildkite",
+            "--tier",
+            "inferred",
+            "--json",
+        ],
+        Some(T2),
+    );
+    assert_eq!(r.json()["status"], "unchanged", "lower: {}", r.stdout);
+    assert_eq!(r.json()["version"]["tier"], "asserted");
+    assert_eq!(s.snapshot(), before, "no entry written by a restatement");
+
+    // The same value at a higher tier is news: the person vouches for the guess now.
+    let r = s.ok(&["store", "user:editor", "helix", "--json"], Some(T2));
+    assert_eq!(r.json()["status"], "stored", "{}", r.stdout);
+    assert_eq!(r.json()["version"]["tier"], "asserted");
+    assert_eq!(r.json()["closed"], 1);
+    let r = s.ok(&["recall", "user:editor", "--json"], Some(NOW));
+    assert_eq!(r.strings("tier"), ["asserted"]);
+    // ...and is itself restated by a later inferred store of that value.
+    let r = s.ok(
+        &[
+            "store",
+            "user:editor",
+            "helix",
+            "--tier",
+            "inferred",
+            "--json",
+        ],
+        Some(T3),
+    );
+    assert_eq!(r.json()["status"], "unchanged");
+
+    // History shows who vouched for each version, in JSON and for people.
+    let r = s.ok(&["history", "user:editor", "--json"], Some(NOW));
+    let tiers = r.strings("tier");
+    assert!(
+        tiers.contains(&"inferred".to_string()) && tiers.contains(&"asserted".to_string()),
+        "{tiers:?}"
+    );
+    let r = s.ok(&["history", "user:editor"], Some(NOW));
+    assert!(
+        r.stdout.contains("· agent tester · inferred\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("· agent tester · asserted\n"),
+        "{}",
+        r.stdout
+    );
+    let r = s.ok(&["recall", "ci:provider"], Some(NOW));
+    assert!(
+        r.stdout.contains("· agent tester · asserted\n"),
+        "{}",
+        r.stdout
+    );
+
+    // An entry without a tier (written by hand, as before tiers) is unspecified: null in
+    // JSON, nothing on the Source line, and a store that names any tier is not a
+    // restatement of it.
+    append_untiered(&s, "team:lead", "Ana");
+    let r = s.ok(&["recall", "team:lead", "--json"], Some(NOW));
+    assert_eq!(r.json()[0]["tier"], Value::Null, "{}", r.stdout);
+    let r = s.ok(&["recall", "team:lead"], Some(NOW));
+    assert!(r.stdout.contains("· agent a person\n"), "{}", r.stdout);
+    let r = s.ok(
+        &["store", "team:lead", "Ana", "--tier", "inferred", "--json"],
+        Some(NOW),
+    );
+    assert_eq!(r.json()["status"], "stored", "{}", r.stdout);
+    assert_eq!(r.json()["closed"], 1);
+
+    // A bad tier is refused by the flag parser: exit 2, nothing written.
+    let before = s.snapshot();
+    let r = s.run(&["store", "x:y", "z", "--tier", "certain"], Some(NOW));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn tier_filters_every_read_and_unspecified_facts_only_an_unfiltered_one() {
+    let s = Sandbox::new();
+    s.ok(&["store", "ci:provider", "Buildkite"], Some(T1));
+    s.ok(
+        &["store", "user:shell", "fish", "--tier", "inferred"],
+        Some(T1),
+    );
+    append_untiered(&s, "team:lead", "Ana");
+    // recall
+    assert_eq!(
+        read_values(&s, &["recall", "user:shell", "--tier", "inferred"], NOW),
+        ["fish"]
+    );
+    assert!(read_values(&s, &["recall", "user:shell", "--tier", "asserted"], NOW).is_empty());
+    assert!(read_values(&s, &["recall", "team:lead", "--tier", "asserted"], NOW).is_empty());
+    assert!(read_values(&s, &["recall", "team:lead", "--tier", "inferred"], NOW).is_empty());
+    assert_eq!(read_values(&s, &["recall", "team:lead"], NOW), ["Ana"]);
+    // list
+    let list = |tier: &[&str]| {
+        let mut args = vec!["list", "--json"];
+        args.extend_from_slice(tier);
+        let mut v = json_values(&s.ok(&args, Some(NOW)));
+        v.sort();
+        v
+    };
+    assert_eq!(list(&[]), ["Ana", "Buildkite", "fish"]);
+    assert_eq!(list(&["--tier", "asserted"]), ["Buildkite"]);
+    assert_eq!(list(&["--tier", "inferred"]), ["fish"]);
+    // search (words: the three values share none, so each search names one)
+    let search = |q: &str, tier: &str| {
+        let r = s.run(
+            &["search", q, "--tier", tier, "--mode", "lexical", "--json"],
+            Some(NOW),
+        );
+        assert!(r.code == 0 || r.code == 4, "{}", r.stderr);
+        if r.stdout.trim().is_empty() {
+            return Vec::new();
+        }
+        json_values(&r)
+    };
+    assert_eq!(search("fish", "inferred"), ["fish"]);
+    assert!(search("fish", "asserted").is_empty());
+    assert_eq!(search("Buildkite", "asserted"), ["Buildkite"]);
+    assert!(search("Ana", "asserted").is_empty());
+    // context: only facts of the tier; the block says how to read an inferred one.
+    let block = s.ok(&["context", "--tier", "asserted"], Some(NOW)).stdout;
+    assert!(block.contains("`ci:provider` = Buildkite"), "{block}");
+    assert!(!block.contains("fish") && !block.contains("Ana"), "{block}");
+    assert!(!block.contains("`inferred`"), "{block}");
+    let block = s.ok(&["context", "--tier", "inferred"], Some(NOW)).stdout;
+    assert!(block.contains("`user:shell` = fish"), "{block}");
+    assert!(block.contains(" · inferred\n"), "{block}");
+    assert!(!block.contains("Buildkite"), "{block}");
+}
+
+const D1: &str = "2026-05-01T10:00:00Z";
+const D2: &str = "2026-05-02T10:00:00Z";
+const D3: &str = "2026-05-03T10:00:00Z";
+const D4: &str = "2026-05-04T10:00:00Z";
+const LATER: &str = "2026-05-05T10:00:00Z";
+
+/// Two deploys recorded on two days under one event key.
+fn two_deploys() -> (Sandbox, String, String) {
+    let s = Sandbox::new();
+    let first = s.ok(
+        &["store", "event:deploy", "deployed v2.3", "--json"],
+        Some(D1),
+    );
+    assert_eq!(first.json()["status"], "stored");
+    assert_eq!(first.json()["closed"], 0);
+    let second = s.ok(
+        &["store", "event:deploy", "deployed v2.4", "--json"],
+        Some(D2),
+    );
+    assert_eq!(second.json()["status"], "stored");
+    assert_eq!(second.json()["closed"], 0, "an event closes no other value");
+    let hash = |r: &common::Run| r.json()["version"]["hash"].as_str().unwrap().to_string();
+    (s, hash(&first), hash(&second))
+}
+
+#[test]
+fn a_key_of_many_values_keeps_every_value_through_every_read() {
+    let (s, _, _) = two_deploys();
+    let text = s.memory_text();
+    assert_eq!(text.matches("op: add\n").count(), 2, "{text}");
+    assert!(!text.contains("op: store"), "{text}");
+
+    // A retry of either value (no period given) writes nothing.
+    let before = s.snapshot();
+    for value in ["deployed v2.4", "deployed v2.3"] {
+        let r = s.ok(&["store", "event:deploy", value, "--json"], Some(D3));
+        assert_eq!(r.json()["status"], "unchanged", "{value}: {}", r.stdout);
+        assert_eq!(r.json()["version"]["value"], value);
+    }
+    let r = s.ok(&["store", "event:deploy", "deployed v2.4"], Some(D3));
+    assert!(r.stdout.starts_with("unchanged"), "{}", r.stdout);
+    assert_eq!(s.snapshot(), before, "a retry writes nothing");
+
+    // recall and list: every value, newest first.
+    let both = ["deployed v2.4", "deployed v2.3"];
+    assert_eq!(read_values(&s, &["recall", "event:deploy"], D3), both);
+    assert_eq!(
+        json_values(&s.ok(&["list", "--prefix", "event:", "--json"], Some(D3))),
+        both
+    );
+    let r = s.ok(&["recall", "event:deploy"], Some(D3));
+    let (v24, v23) = (
+        r.stdout.find("event:deploy = deployed v2.4").unwrap(),
+        r.stdout.find("event:deploy = deployed v2.3").unwrap(),
+    );
+    assert!(v24 < v23, "newest first for people too:\n{}", r.stdout);
+    // search: both values are hits.
+    let r = s.ok(
+        &["search", "deployed", "--mode", "lexical", "--json"],
+        Some(D3),
+    );
+    let mut hits = json_values(&r);
+    hits.sort();
+    assert_eq!(hits, ["deployed v2.3", "deployed v2.4"]);
+    // history: both, neither closed.
+    let r = s.ok(&["history", "event:deploy", "--json"], Some(D3));
+    assert_eq!(r.json().as_array().unwrap().len(), 2, "{}", r.stdout);
+    assert!(
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v["tx_to"].is_null())
+    );
+    // The block: both values, with the reading rule that they add up.
+    for args in [vec!["context"], vec!["context", "what did we deploy"]] {
+        let block = s.ok(&args, Some(D3)).stdout;
+        assert!(
+            block.contains("`event:deploy` = deployed v2.4")
+                && block.contains("`event:deploy` = deployed v2.3"),
+            "{args:?}:\n{block}"
+        );
+        assert!(block.contains("keeps every one"), "{args:?}:\n{block}");
+    }
+
+    // The two clocks: before the second was recorded, or before it held, one value.
+    let one = ["deployed v2.3"];
+    assert_eq!(
+        read_values(
+            &s,
+            &["recall", "event:deploy", "--as-of", "2026-05-01T12:00:00Z"],
+            D3
+        ),
+        one
+    );
+    assert_eq!(
+        read_values(
+            &s,
+            &[
+                "recall",
+                "event:deploy",
+                "--valid-at",
+                "2026-05-01T12:00:00Z"
+            ],
+            D3
+        ),
+        one
+    );
+    assert!(
+        read_values(
+            &s,
+            &["recall", "event:deploy", "--valid-at", "2026-04-30"],
+            D3
+        )
+        .is_empty()
+    );
+    // A value learnt late (explicit start) is added between them, closing nothing.
+    let r = s.ok(
+        &[
+            "store",
+            "event:deploy",
+            "hotfix v2.3.1",
+            "--valid-from",
+            "2026-05-01T15:00:00Z",
+            "--json",
+        ],
+        Some(D3),
+    );
+    assert_eq!(r.json()["status"], "stored");
+    assert_eq!(r.json()["closed"], 0);
+    assert_eq!(r.json()["version"]["valid_to"], Value::Null);
+    assert_eq!(
+        read_values(&s, &["recall", "event:deploy"], LATER),
+        ["deployed v2.4", "hotfix v2.3.1", "deployed v2.3"]
+    );
+    s.ok(&["verify", "--index"], Some(LATER));
+}
+
+#[test]
+fn forget_entry_forgets_one_value_and_a_bad_hash_writes_nothing() {
+    let (s, v23, v24) = two_deploys();
+    // A hash that names no believed value of the key: exit 2, nothing written.
+    let before = s.snapshot();
+    for bad in [
+        "0000000000",
+        "not-a-hash",
+        "",
+        &v24[..12].replace(|c: char| c.is_ascii_hexdigit(), "f"),
+    ] {
+        let r = s.run(&["forget", "event:deploy", "--entry", bad], Some(D3));
+        assert_eq!(r.code, 2, "{bad:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(s.snapshot(), before, "{bad:?}");
+    }
+    let r = s.run(&["forget", "team:other", "--entry", &v23], Some(D3));
+    assert_eq!(r.code, 2, "another key's entry: {}", r.stderr);
+    assert_eq!(s.snapshot(), before);
+
+    // A unique prefix of the value's entry hash forgets that value only.
+    let r = s.ok(&["forget", "event:deploy", "--entry", &v23[..10]], Some(D3));
+    assert!(
+        r.stdout
+            .contains("forgot one value of event:deploy: 1 version"),
+        "{}",
+        r.stdout
+    );
+    let text = s.memory_text();
+    assert!(
+        text.contains(&format!(
+            "op: forget\nrecorded: {D3}\nagent: tester\nentry: {v23}\n"
+        )),
+        "the forget records the full hash:\n{text}"
+    );
+    assert_eq!(
+        read_values(&s, &["recall", "event:deploy"], LATER),
+        ["deployed v2.4"]
+    );
+    // As of before the forget, both; history says when the one stopped being believed.
+    assert_eq!(
+        read_values(
+            &s,
+            &["recall", "event:deploy", "--as-of", "2026-05-03T09:00:00Z"],
+            LATER
+        ),
+        ["deployed v2.4", "deployed v2.3"]
+    );
+    let r = s.ok(&["history", "event:deploy", "--json"], Some(LATER));
+    let closed: Vec<_> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["tx_to"] == D3)
+        .map(|v| v["value"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(closed, ["deployed v2.3"]);
+    // The forgotten value is not believed now: naming it again is an error.
+    let before = s.snapshot();
+    let r = s.run(&["forget", "event:deploy", "--entry", &v23], Some(D4));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(s.snapshot(), before);
+
+    // Without --entry, every value goes.
+    s.ok(&["store", "event:deploy", "deployed v2.5"], Some(D4));
+    let r = s.ok(&["forget", "event:deploy"], Some(LATER));
+    assert!(
+        r.stdout.contains("2 versions no longer believed"),
+        "{}",
+        r.stdout
+    );
+    s.miss(&["recall", "event:deploy", "--json"], Some(LATER));
+    s.ok(&["verify", "--index"], Some(LATER));
+}
+
+#[test]
+fn many_in_mem7_yaml_decides_which_keys_add_and_the_entry_remembers_it() {
+    let s = Sandbox::new();
+    // A key that matches no pattern still replaces its value.
+    s.ok(&["store", "deploy:last", "v2.3"], Some(D1));
+    let r = s.ok(&["store", "deploy:last", "v2.4", "--json"], Some(D2));
+    assert_eq!(r.json()["closed"], 1);
+    assert_eq!(read_values(&s, &["recall", "deploy:last"], D3), ["v2.4"]);
+
+    // A custom list replaces the default: incidents add up, events replace.
+    let yaml = s.ws.join("mem7.yaml");
+    let original = std::fs::read_to_string(&yaml).unwrap();
+    std::fs::write(&yaml, format!("{original}many:\n  - \"incident:*\"\n")).unwrap();
+    s.ok(&["store", "incident:db", "disk full"], Some(D1));
+    s.ok(&["store", "incident:db", "replica lag"], Some(D2));
+    assert_eq!(
+        read_values(&s, &["recall", "incident:db"], D3),
+        ["replica lag", "disk full"]
+    );
+    s.ok(&["store", "event:deploy", "deployed v2.3"], Some(D1));
+    let r = s.ok(
+        &["store", "event:deploy", "deployed v2.4", "--json"],
+        Some(D2),
+    );
+    assert_eq!(r.json()["closed"], 1, "event:* is not listed here");
+    assert_eq!(
+        read_values(&s, &["recall", "event:deploy"], D3),
+        ["deployed v2.4"]
+    );
+
+    // Back to the default list: what was written folds as it was written (the entries
+    // say store or add), so old answers stay; new event stores add.
+    std::fs::write(&yaml, &original).unwrap();
+    s.ok(&["reindex"], Some(D3));
+    assert_eq!(
+        read_values(&s, &["recall", "event:deploy"], D3),
+        ["deployed v2.4"]
+    );
+    assert_eq!(
+        read_values(&s, &["recall", "incident:db"], D3),
+        ["replica lag", "disk full"]
+    );
+    s.ok(&["store", "event:deploy", "deployed v2.5"], Some(D3));
+    assert_eq!(
+        read_values(&s, &["recall", "event:deploy"], D4),
+        ["deployed v2.5", "deployed v2.4"]
+    );
+    // incident:db is no longer of many values: a store replaces both.
+    let r = s.ok(&["store", "incident:db", "resolved", "--json"], Some(D4));
+    assert_eq!(r.json()["closed"], 2, "{}", r.stdout);
+    assert_eq!(
+        read_values(&s, &["recall", "incident:db"], LATER),
+        ["resolved"]
+    );
+    s.ok(&["verify", "--index"], Some(LATER));
+}
+
+#[test]
+fn the_block_opens_with_the_rules_you_set_whatever_the_query_and_marks_guesses() {
+    let s = Sandbox::new();
+    s.ok(&["store", "ci:provider", "Buildkite"], Some(D1));
+    let plain = s.ok(&["context"], Some(D2)).stdout;
+    for extra in [
+        "Rules you set",
+        "Follow the rules",
+        "`inferred`",
+        "keeps every one",
+    ] {
+        assert!(
+            !plain.contains(extra),
+            "a plain block says no {extra:?}:\n{plain}"
+        );
+    }
+
+    s.ok(
+        &[
+            "store",
+            "rule:commits",
+            "Start every commit message with the ticket key",
+        ],
+        Some(D1),
+    );
+    s.ok(
+        &[
+            "store",
+            "style:answers",
+            "Answers of five lines at most",
+            "--tag",
+            "rule",
+        ],
+        Some(D2),
+    );
+    s.ok(
+        &["store", "user:editor", "helix", "--tier", "inferred"],
+        Some(D2),
+    );
+    // A query about something else: the rules still open the block, oldest first, in
+    // the person's words, and are not repeated as facts.
+    let block = s
+        .ok(&["context", "which CI provider do we use"], Some(D3))
+        .stdout;
+    let rules = "### Rules you set (2)\n- Start every commit message with the ticket key\n- Answers of five lines at most\n";
+    let at = block.find(rules).unwrap_or_else(|| panic!("{block}"));
+    let facts = block.find("### Facts").unwrap_or_else(|| panic!("{block}"));
+    assert!(at < facts, "{block}");
+    assert!(block.contains("`ci:provider` = Buildkite"), "{block}");
+    assert_eq!(block.matches("ticket key").count(), 1, "{block}");
+    assert_eq!(block.matches("five lines").count(), 1, "{block}");
+    assert!(
+        block.contains("- Follow the rules under \"Rules you set\" in every answer"),
+        "{block}"
+    );
+    // The whole block: the inferred fact is marked, and a reading rule says what the
+    // mark means; the rules come first even so.
+    let block = s.ok(&["context"], Some(D3)).stdout;
+    assert!(
+        block.contains("- `user:editor` = helix · valid 2026-05-02T10:00:00Z → ∞ · inferred\n"),
+        "{block}"
+    );
+    assert!(
+        block.contains("- Facts marked `inferred` were concluded by a model"),
+        "{block}"
+    );
+    assert!(!block.contains("`ci:provider` = Buildkite · valid 2026-05-01T10:00:00Z → ∞ · "));
+    assert!(block.find(rules) < block.find("### Facts"), "{block}");
+    // A small budget keeps the rules before any fact.
+    let small = s.ok(&["context", "--max-chars", "900"], Some(D3)).stdout;
+    assert!(small.contains(rules), "{small}");
+    assert!(small.chars().count() <= 900, "{small}");
+    // Filtered to asserted facts, the rules stay and the guess goes.
+    let asserted = s.ok(&["context", "--tier", "asserted"], Some(D3)).stdout;
+    assert!(
+        asserted.contains(rules) && !asserted.contains("helix"),
+        "{asserted}"
+    );
+}
