@@ -890,3 +890,265 @@ fn a_bad_record_anywhere_in_a_big_import_writes_nothing() {
         .json();
     assert_eq!(listed.as_array().unwrap().len(), 1200);
 }
+
+// ---------------------------------------------------------------------------------------
+// Trust tiers and keys of many values (issue 23)
+
+/// Adds `trust:\n  agents: asserted` to a workspace's mem7.yaml.
+fn let_agents_assert(s: &Sandbox) {
+    let yaml = s.ws.join("mem7.yaml");
+    let mut text = std::fs::read_to_string(&yaml).unwrap();
+    text.push_str("trust:\n  agents: asserted\n");
+    std::fs::write(&yaml, text).unwrap();
+}
+
+/// The tier of each value of `key` believed now, as `value=tier` (`-` for none).
+fn tiers(s: &Sandbox, key: &str, now: Option<&str>) -> Vec<String> {
+    s.ok(&["recall", key, "--json"], now)
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            format!(
+                "{}={}",
+                v["value"].as_str().unwrap(),
+                v["tier"].as_str().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+/// A record keeps the tier it names within `trust.agents` (default inferred): plain
+/// records and `op` records alike, a note counting the lowered ones; no tier stays
+/// unspecified; a bad tier, or a tier on a forget, stops the import.
+#[test]
+fn an_import_keeps_each_records_tier_within_the_ceiling() {
+    let now = Some("2026-05-01T00:00:00Z");
+    let records = [
+        r#"{"key": "user:editor", "value": "helix", "tier": "inferred"}"#,
+        r#"{"key": "user:shell", "value": "fish", "tier": "asserted"}"#,
+        r#"{"op": "store", "key": "user:os", "value": "linux", "tier": "asserted"}"#,
+        r#"{"key": "team:lead", "value": "Ana"}"#,
+    ]
+    .join("\n");
+    let s = Sandbox::new();
+    let r = s.run_stdin(&["import", "-"], now, &records);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("4 stored"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(
+            "2 records named a tier above what imports may record here: written as `inferred`"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(tiers(&s, "user:editor", now), ["helix=inferred"]);
+    assert_eq!(tiers(&s, "user:shell", now), ["fish=inferred"]);
+    assert_eq!(tiers(&s, "user:os", now), ["linux=inferred"]);
+    assert_eq!(tiers(&s, "team:lead", now), ["Ana=-"]);
+    assert!(!s.memory_text().contains("tier: asserted"));
+
+    // Where agents may assert, the records' tiers are kept and nothing is said.
+    let s = Sandbox::new();
+    let_agents_assert(&s);
+    let r = s.run_stdin(&["import", "-"], now, &records);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("named a tier"), "{}", r.stderr);
+    assert_eq!(tiers(&s, "user:editor", now), ["helix=inferred"]);
+    assert_eq!(tiers(&s, "user:shell", now), ["fish=asserted"]);
+    assert_eq!(tiers(&s, "user:os", now), ["linux=asserted"]);
+    assert_eq!(tiers(&s, "team:lead", now), ["Ana=-"]);
+
+    // A higher tier for a value already held is news; the same tier is a rerun.
+    let r = s.run_stdin(
+        &["import", "-"],
+        now,
+        r#"{"key": "user:editor", "value": "helix", "tier": "asserted"}
+{"key": "user:shell", "value": "fish", "tier": "asserted"}"#,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("1 stored, 1 unchanged"), "{}", r.stdout);
+    assert_eq!(tiers(&s, "user:editor", now), ["helix=asserted"]);
+
+    // Bad tiers stop everything, naming the line.
+    let before = s.snapshot();
+    for (lines, problem) in [
+        (
+            "{\"key\": \"a:b\", \"value\": \"c\"}\n{\"key\": \"a:b\", \"value\": \"d\", \"tier\": \"certain\"}",
+            "line 2: tier `certain` is not `asserted` or `inferred`",
+        ),
+        (
+            r#"{"op": "store", "key": "a:b", "value": "c", "tier": "Asserted"}"#,
+            "line 1: tier `Asserted` is not",
+        ),
+        (
+            r#"{"op": "forget", "key": "user:os", "tier": "asserted"}"#,
+            "line 1: `tier` has no meaning for op `forget`",
+        ),
+        (
+            r#"{"op": "store", "key": "a:b", "value": "c", "entry": "abcd"}"#,
+            "line 1: `entry` has no meaning for op `store`",
+        ),
+    ] {
+        let r = s.run_stdin(&["import", "-"], now, lines);
+        assert_eq!(r.code, 2, "{lines}: {}", r.stderr);
+        assert!(r.stderr.contains(problem), "{lines}: {}", r.stderr);
+    }
+    assert_eq!(s.snapshot(), before);
+}
+
+/// A workspace with two events (`add` entries), one of them forgotten by its entry, and
+/// a person's asserted fact.
+fn events_workspace() -> Sandbox {
+    let s = Sandbox::new();
+    s.ok(
+        &["store", "event:deploy", "deployed v2.3"],
+        Some("2026-05-01T10:00:00Z"),
+    );
+    s.ok(
+        &["store", "event:deploy", "deployed v2.4"],
+        Some("2026-05-02T10:00:00Z"),
+    );
+    s.ok(
+        &["store", "event:deploy", "deployed v2.5"],
+        Some("2026-05-03T10:00:00Z"),
+    );
+    let hashes = s
+        .ok(
+            &["recall", "event:deploy", "--json"],
+            Some("2026-05-03T11:00:00Z"),
+        )
+        .strings("hash");
+    // Newest first: [v2.5, v2.4, v2.3]; forget v2.4 alone.
+    s.ok(
+        &["forget", "event:deploy", "--entry", &hashes[1]],
+        Some("2026-05-04T10:00:00Z"),
+    );
+    s.ok(
+        &["store", "ci:provider", "Buildkite"],
+        Some("2026-05-04T11:00:00Z"),
+    );
+    s
+}
+
+/// What `export --history` writes for keys of many values: each `add` as an `op: store`
+/// record (the importing workspace's `many:` decides again) and the forget of one value
+/// with the `entry` hash it named. Read back into the workspace itself, all of it is
+/// held and skipped, tiers included (nothing lowered, nothing said).
+#[test]
+fn export_history_writes_adds_as_stores_and_one_values_forget_with_its_entry() {
+    let now = Some("2026-05-05T00:00:00Z");
+    let s = events_workspace();
+    let text = s.ok(&["export", "--history"], now).stdout;
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ops: Vec<&str> = lines.iter().map(|l| l["op"].as_str().unwrap()).collect();
+    assert_eq!(
+        ops,
+        ["store", "store", "store", "forget", "store"],
+        "{text}"
+    );
+    assert!(lines[..3].iter().all(|l| l["tier"] == "asserted"), "{text}");
+    let forgotten = s.ok(&["history", "event:deploy", "--json"], now).json()[1]["hash"].clone();
+    assert_eq!(lines[3]["entry"], forgotten, "{text}");
+    assert_eq!(lines[3]["key"], "event:deploy");
+
+    let before = s.snapshot();
+    let r = s.run_stdin(&["import", "-"], now, &text);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .ends_with("; skipped 5 records the workspace already holds\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stderr.contains("named a tier"), "{}", r.stderr);
+    assert_eq!(s.snapshot(), before);
+}
+
+/// `export --history` into a fresh workspace that may record what the export says (its
+/// own `many:` keeps event:*, trust.agents: asserted): the same entries, byte for byte,
+/// so the same hashes, and the forget of one value finds its value.
+#[test]
+fn export_history_round_trips_adds_and_a_forget_of_one_value_into_a_fresh_workspace() {
+    let now = Some("2026-05-05T00:00:00Z");
+    let a = events_workspace();
+    let text = a.ok(&["export", "--history"], now).stdout;
+    let b = Sandbox::new();
+    let_agents_assert(&b);
+    let r = b.run_stdin(&["import", "-"], now, &text);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("4 stored, 1 forgotten"), "{}", r.stdout);
+    let memory = b.memory_text();
+    assert_eq!(memory.matches("op: add\n").count(), 3, "{memory}");
+    assert!(memory.contains("\nentry: "), "{memory}");
+    assert_eq!(
+        tiers(&b, "event:deploy", now),
+        ["deployed v2.5=asserted", "deployed v2.3=asserted"]
+    );
+    for key in ["event:deploy", "ci:provider"] {
+        assert_eq!(
+            answers(a.ok(&["history", key, "--json"], now).json()),
+            answers(b.ok(&["history", key, "--json"], now).json()),
+            "history of {key}"
+        );
+    }
+    let v = b.run(&["verify"], now);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+}
+
+/// The importing workspace's `many:` decides what the exported `store` records of a
+/// key become: where event:* is not listed, each value replaces the one before.
+#[test]
+fn the_importing_workspaces_many_decides_whether_exported_values_add_up() {
+    let now = Some("2026-05-05T00:00:00Z");
+    let a = Sandbox::new();
+    for (day, v) in [("01", "deployed v2.3"), ("02", "deployed v2.4")] {
+        a.ok(
+            &["store", "event:deploy", v],
+            Some(&format!("2026-05-{day}T10:00:00Z")),
+        );
+    }
+    let text = a.ok(&["export", "--history"], now).stdout;
+    let b = Sandbox::new();
+    let yaml = b.ws.join("mem7.yaml");
+    let mut settings = std::fs::read_to_string(&yaml).unwrap();
+    settings.push_str("many: []\n");
+    std::fs::write(&yaml, settings).unwrap();
+    let r = b.run_stdin(&["import", "-"], now, &text);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!b.memory_text().contains("op: add"));
+    let values = b
+        .ok(&["recall", "event:deploy", "--json"], now)
+        .strings("value");
+    assert_eq!(values, ["deployed v2.4"]);
+    let values = a
+        .ok(&["recall", "event:deploy", "--json"], now)
+        .strings("value");
+    assert_eq!(values, ["deployed v2.4", "deployed v2.3"]);
+}
+
+/// The forget of one value, exported and imported into a workspace whose chain differs
+/// (it already holds an entry, or it lowers the tiers, so every imported entry has
+/// another hash) must still forget that value. Today the record's `entry` names the
+/// source workspace's hash, which no entry here has: the import counts it forgotten,
+/// writes a forget that closes nothing, and the forgotten value is believed again.
+#[test]
+#[ignore = "bug: an imported forget of one value names the exporting workspace's entry hash"]
+fn export_history_round_trips_a_forget_of_one_value_into_a_workspace_with_another_chain() {
+    let now = Some("2026-05-05T00:00:00Z");
+    let a = events_workspace();
+    let text = a.ok(&["export", "--history"], now).stdout;
+    // Default ceiling: the asserted records are lowered, so the entries differ.
+    let b = Sandbox::new();
+    let r = b.run_stdin(&["import", "-"], now, &text);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        b.ok(&["recall", "event:deploy", "--json"], now)
+            .strings("value"),
+        ["deployed v2.5", "deployed v2.3"]
+    );
+}
