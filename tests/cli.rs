@@ -2510,7 +2510,7 @@ fn a_person_asserts_a_model_infers_and_only_a_higher_tier_restates() {
     let r = s.ok(
         &[
             "store",
-            "user:editor",
+            "dev:editor",
             "helix",
             "--tier",
             "inferred",
@@ -2531,7 +2531,7 @@ fn a_person_asserts_a_model_infers_and_only_a_higher_tier_restates() {
     let r = s.ok(
         &[
             "store",
-            "user:editor",
+            "dev:editor",
             "helix",
             "--tier",
             "inferred",
@@ -2556,17 +2556,17 @@ fn a_person_asserts_a_model_infers_and_only_a_higher_tier_restates() {
     assert_eq!(s.snapshot(), before, "no entry written by a restatement");
 
     // The same value at a higher tier is news: the person vouches for the guess now.
-    let r = s.ok(&["store", "user:editor", "helix", "--json"], Some(T2));
+    let r = s.ok(&["store", "dev:editor", "helix", "--json"], Some(T2));
     assert_eq!(r.json()["status"], "stored", "{}", r.stdout);
     assert_eq!(r.json()["version"]["tier"], "asserted");
     assert_eq!(r.json()["closed"], 1);
-    let r = s.ok(&["recall", "user:editor", "--json"], Some(NOW));
+    let r = s.ok(&["recall", "dev:editor", "--json"], Some(NOW));
     assert_eq!(r.strings("tier"), ["asserted"]);
     // ...and is itself restated by a later inferred store of that value.
     let r = s.ok(
         &[
             "store",
-            "user:editor",
+            "dev:editor",
             "helix",
             "--tier",
             "inferred",
@@ -2577,13 +2577,13 @@ fn a_person_asserts_a_model_infers_and_only_a_higher_tier_restates() {
     assert_eq!(r.json()["status"], "unchanged");
 
     // History shows who vouched for each version, in JSON and for people.
-    let r = s.ok(&["history", "user:editor", "--json"], Some(NOW));
+    let r = s.ok(&["history", "dev:editor", "--json"], Some(NOW));
     let tiers = r.strings("tier");
     assert!(
         tiers.contains(&"inferred".to_string()) && tiers.contains(&"asserted".to_string()),
         "{tiers:?}"
     );
-    let r = s.ok(&["history", "user:editor"], Some(NOW));
+    let r = s.ok(&["history", "dev:editor"], Some(NOW));
     assert!(
         r.stdout.contains("· agent tester · inferred\n"),
         "{}",
@@ -2628,16 +2628,16 @@ fn tier_filters_every_read_and_unspecified_facts_only_an_unfiltered_one() {
     let s = Sandbox::new();
     s.ok(&["store", "ci:provider", "Buildkite"], Some(T1));
     s.ok(
-        &["store", "user:shell", "fish", "--tier", "inferred"],
+        &["store", "dev:shell", "fish", "--tier", "inferred"],
         Some(T1),
     );
     append_untiered(&s, "team:lead", "Ana");
     // recall
     assert_eq!(
-        read_values(&s, &["recall", "user:shell", "--tier", "inferred"], NOW),
+        read_values(&s, &["recall", "dev:shell", "--tier", "inferred"], NOW),
         ["fish"]
     );
-    assert!(read_values(&s, &["recall", "user:shell", "--tier", "asserted"], NOW).is_empty());
+    assert!(read_values(&s, &["recall", "dev:shell", "--tier", "asserted"], NOW).is_empty());
     assert!(read_values(&s, &["recall", "team:lead", "--tier", "asserted"], NOW).is_empty());
     assert!(read_values(&s, &["recall", "team:lead", "--tier", "inferred"], NOW).is_empty());
     assert_eq!(read_values(&s, &["recall", "team:lead"], NOW), ["Ana"]);
@@ -2674,7 +2674,7 @@ fn tier_filters_every_read_and_unspecified_facts_only_an_unfiltered_one() {
     assert!(!block.contains("fish") && !block.contains("Ana"), "{block}");
     assert!(!block.contains("`inferred`"), "{block}");
     let block = s.ok(&["context", "--tier", "inferred"], Some(NOW)).stdout;
-    assert!(block.contains("`user:shell` = fish"), "{block}");
+    assert!(block.contains("`dev:shell` = fish"), "{block}");
     assert!(block.contains(" · inferred\n"), "{block}");
     assert!(!block.contains("Buildkite"), "{block}");
 }
@@ -2985,7 +2985,7 @@ fn the_block_opens_with_the_rules_you_set_whatever_the_query_and_marks_guesses()
         Some(D2),
     );
     s.ok(
-        &["store", "user:editor", "helix", "--tier", "inferred"],
+        &["store", "dev:editor", "helix", "--tier", "inferred"],
         Some(D2),
     );
     // A query about something else: the rules still open the block, oldest first, in
@@ -3008,7 +3008,7 @@ fn the_block_opens_with_the_rules_you_set_whatever_the_query_and_marks_guesses()
     // mark means; the rules come first even so.
     let block = s.ok(&["context"], Some(D3)).stdout;
     assert!(
-        block.contains("- `user:editor` = helix · valid 2026-05-02T10:00:00Z → ∞ · inferred\n"),
+        block.contains("- `dev:editor` = helix · valid 2026-05-02T10:00:00Z → ∞ · inferred\n"),
         "{block}"
     );
     assert!(

@@ -1203,7 +1203,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     let stored = call_json(
         &client,
         "memory_store",
-        json!({"key": "user:editor", "value": "helix"}),
+        json!({"key": "dev:editor", "value": "helix"}),
     )
     .await;
     assert_eq!(stored["status"], "stored");
@@ -1213,7 +1213,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     // Asking for asserted where agents may not: recorded inferred, and said so in the
     // structured result and the text. (Checked without the output schema: see
     // `tier_note` in memory_store's outputSchema.)
-    let args = json!({"key": "user:shell", "value": "fish", "tier": "asserted"});
+    let args = json!({"key": "dev:shell", "value": "fish", "tier": "asserted"});
     let result = client
         .call_tool(
             CallToolRequestParams::new("memory_store")
@@ -1244,7 +1244,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
         let (is_error, text) = call(
             &client,
             "memory_store",
-            json!({"key": "user:os", "value": "linux", "tier": bad}),
+            json!({"key": "dev:os", "value": "linux", "tier": bad}),
         )
         .await;
         assert!(is_error, "{bad:?}: {text}");
@@ -1253,7 +1253,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     let (is_error, text) = call(
         &client,
         "memory_recall",
-        json!({"key": "user:shell", "tier": "sure"}),
+        json!({"key": "dev:shell", "tier": "sure"}),
     )
     .await;
     assert!(is_error && text.contains("tier"), "{text}");
@@ -1277,14 +1277,14 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     let got = call_json(
         &client,
         "memory_recall",
-        json!({"key": "user:shell", "tier": "asserted"}),
+        json!({"key": "dev:shell", "tier": "asserted"}),
     )
     .await;
     assert!(values(&got).is_empty(), "{got}");
     let got = call_json(
         &client,
         "memory_recall",
-        json!({"key": "user:shell", "tier": "inferred"}),
+        json!({"key": "dev:shell", "tier": "inferred"}),
     )
     .await;
     assert_eq!(values(&got), ["fish"], "{got}");
@@ -1304,7 +1304,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     assert!(values(&got).is_empty(), "{got}");
     let (_, block) = call_full(&client, "memory_context", json!({"tier": "inferred"})).await;
     assert!(
-        block.contains("`user:shell` = fish") && !block.contains("Buildkite"),
+        block.contains("`dev:shell` = fish") && !block.contains("Buildkite"),
         "{block}"
     );
     client.cancel().await.unwrap();
@@ -1319,7 +1319,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     let kept = call_json(
         &client,
         "memory_store",
-        json!({"key": "user:shell", "value": "fish", "tier": "asserted"}),
+        json!({"key": "dev:shell", "value": "fish", "tier": "asserted"}),
     )
     .await;
     assert_eq!(kept["status"], "stored", "a higher tier is news: {kept}");
@@ -1328,7 +1328,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     let again = call_json(
         &client,
         "memory_store",
-        json!({"key": "user:shell", "value": "fish"}),
+        json!({"key": "dev:shell", "value": "fish"}),
     )
     .await;
     assert_eq!(again["status"], "unchanged", "{again}");

@@ -926,9 +926,9 @@ fn tiers(s: &Sandbox, key: &str, now: Option<&str>) -> Vec<String> {
 fn an_import_keeps_each_records_tier_within_the_ceiling() {
     let now = Some("2026-05-01T00:00:00Z");
     let records = [
-        r#"{"key": "user:editor", "value": "helix", "tier": "inferred"}"#,
-        r#"{"key": "user:shell", "value": "fish", "tier": "asserted"}"#,
-        r#"{"op": "store", "key": "user:os", "value": "linux", "tier": "asserted"}"#,
+        r#"{"key": "dev:editor", "value": "helix", "tier": "inferred"}"#,
+        r#"{"key": "dev:shell", "value": "fish", "tier": "asserted"}"#,
+        r#"{"op": "store", "key": "dev:os", "value": "linux", "tier": "asserted"}"#,
         r#"{"key": "team:lead", "value": "Ana"}"#,
     ]
     .join("\n");
@@ -943,9 +943,9 @@ fn an_import_keeps_each_records_tier_within_the_ceiling() {
         "{}",
         r.stderr
     );
-    assert_eq!(tiers(&s, "user:editor", now), ["helix=inferred"]);
-    assert_eq!(tiers(&s, "user:shell", now), ["fish=inferred"]);
-    assert_eq!(tiers(&s, "user:os", now), ["linux=inferred"]);
+    assert_eq!(tiers(&s, "dev:editor", now), ["helix=inferred"]);
+    assert_eq!(tiers(&s, "dev:shell", now), ["fish=inferred"]);
+    assert_eq!(tiers(&s, "dev:os", now), ["linux=inferred"]);
     assert_eq!(tiers(&s, "team:lead", now), ["Ana=-"]);
     assert!(!s.memory_text().contains("tier: asserted"));
 
@@ -955,21 +955,21 @@ fn an_import_keeps_each_records_tier_within_the_ceiling() {
     let r = s.run_stdin(&["import", "-"], now, &records);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains("named a tier"), "{}", r.stderr);
-    assert_eq!(tiers(&s, "user:editor", now), ["helix=inferred"]);
-    assert_eq!(tiers(&s, "user:shell", now), ["fish=asserted"]);
-    assert_eq!(tiers(&s, "user:os", now), ["linux=asserted"]);
+    assert_eq!(tiers(&s, "dev:editor", now), ["helix=inferred"]);
+    assert_eq!(tiers(&s, "dev:shell", now), ["fish=asserted"]);
+    assert_eq!(tiers(&s, "dev:os", now), ["linux=asserted"]);
     assert_eq!(tiers(&s, "team:lead", now), ["Ana=-"]);
 
     // A higher tier for a value already held is news; the same tier is a rerun.
     let r = s.run_stdin(
         &["import", "-"],
         now,
-        r#"{"key": "user:editor", "value": "helix", "tier": "asserted"}
-{"key": "user:shell", "value": "fish", "tier": "asserted"}"#,
+        r#"{"key": "dev:editor", "value": "helix", "tier": "asserted"}
+{"key": "dev:shell", "value": "fish", "tier": "asserted"}"#,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("1 stored, 1 unchanged"), "{}", r.stdout);
-    assert_eq!(tiers(&s, "user:editor", now), ["helix=asserted"]);
+    assert_eq!(tiers(&s, "dev:editor", now), ["helix=asserted"]);
 
     // Bad tiers stop everything, naming the line.
     let before = s.snapshot();
@@ -983,7 +983,7 @@ fn an_import_keeps_each_records_tier_within_the_ceiling() {
             "line 1: tier `Asserted` is not",
         ),
         (
-            r#"{"op": "forget", "key": "user:os", "tier": "asserted"}"#,
+            r#"{"op": "forget", "key": "dev:os", "tier": "asserted"}"#,
             "line 1: `tier` has no meaning for op `forget`",
         ),
         (
