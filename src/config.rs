@@ -24,6 +24,20 @@ pub struct Config {
     pub many: Option<Vec<String>>,
     /// Who may vouch for what (`trust:`).
     pub trust: TrustSettings,
+    /// Which scope a write goes to when none is named (`scopes:`).
+    pub scopes: ScopeSettings,
+}
+
+/// The `scopes:` section of `mem7.yaml` (read from the project's workspace, else the
+/// user's): key patterns whose writes go to the user or the local scope; every other
+/// key goes to the project's.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ScopeSettings {
+    /// Default `["user:*", "pref:*"]`.
+    pub user: Option<Vec<String>>,
+    /// Default `["local:*"]`.
+    pub local: Option<Vec<String>>,
 }
 
 /// The keys of many values when `mem7.yaml` names none: events and decisions accumulate.
@@ -118,6 +132,21 @@ impl Config {
                 .iter()
                 .any(|p| crate::core::pattern::matches(p, key)),
         }
+    }
+
+    /// The scope a write of `key` goes to when the writer names none.
+    pub fn write_level(&self, key: &str) -> crate::core::level::Level {
+        use crate::core::level::{DEFAULT_LOCAL_KEYS, DEFAULT_USER_KEYS, write_level};
+        let or = |given: &Option<Vec<String>>, default: &[&str]| {
+            given
+                .clone()
+                .unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
+        };
+        write_level(
+            key,
+            &or(&self.scopes.user, &DEFAULT_USER_KEYS),
+            &or(&self.scopes.local, &DEFAULT_LOCAL_KEYS),
+        )
     }
 
     /// The highest tier agents and imports may record (`trust.agents`).

@@ -1274,6 +1274,7 @@ fn a_workspace_from_before_tiers_answers_exactly_as_before() {
     let before = common::snapshot(&s.ws.join("memory"));
     let mut text = String::new();
     let mut tiers = 0;
+    let mut scopes = 0;
     for args in FROZEN_READS {
         let mut cmd = s.command(args, Some("2026-04-13T00:00:00Z"));
         cmd.env("MEM7_AGENT", "fixture")
@@ -1281,9 +1282,14 @@ fn a_workspace_from_before_tiers_answers_exactly_as_before() {
         let r = common::finish(cmd.output().unwrap());
         text.push_str(&format!("$ {}\n", shown(args)));
         for line in r.stdout.lines().chain(r.stderr.lines()) {
-            // The one addition: every version says it has no tier.
+            // The additions: every version says it has no tier, and which scope
+            // answered (the one workspace, named by MEM7_WORKSPACE: the project's).
             if line.trim() == "\"tier\": null," {
                 tiers += 1;
+                continue;
+            }
+            if line.trim() == "\"scope\": \"project\"" {
+                scopes += 1;
                 continue;
             }
             assert!(!line.contains("\"tier\""), "{line}");
@@ -1293,8 +1299,19 @@ fn a_workspace_from_before_tiers_answers_exactly_as_before() {
         text.push_str(&format!("[exit {}]\n", r.code));
     }
     let expected = std::fs::read_to_string(fixture.join("expected.txt")).unwrap();
-    assert_eq!(text, expected, "answers changed for an old workspace");
+    // JSON's commas move with the added fields; everything else must be the same bytes.
+    let commas = |t: &str| -> String {
+        t.lines()
+            .map(|l| format!("{}\n", l.trim_end_matches(',')))
+            .collect()
+    };
+    assert_eq!(
+        commas(&text),
+        commas(&expected),
+        "answers changed for an old workspace"
+    );
     assert_eq!(tiers, 4, "each JSON version carries tier: null");
+    assert_eq!(scopes, 4, "each JSON version says its scope");
     assert_eq!(
         common::snapshot(&s.ws.join("memory")),
         before,

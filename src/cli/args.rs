@@ -72,6 +72,8 @@ pub enum Command {
         at: TimeArgs,
         #[command(flatten)]
         tier: TierFilter,
+        #[command(flatten)]
+        scope: ScopeChoice,
         /// Print a JSON array of versions.
         #[arg(long)]
         json: bool,
@@ -138,6 +140,8 @@ afterwards, and both keys stay readable with --as-of before the move."
         /// Who is forgetting (default: $MEM7_AGENT, else $USER).
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
+        #[command(flatten)]
+        scope: ScopeChoice,
     },
     /// Store many facts from JSON Lines (FILE, or - for standard input).
     ///
@@ -169,6 +173,11 @@ afterwards, and both keys stay readable with --as-of before the move."
         /// Write to FILE (atomically: a temporary file, then a rename) instead of stdout.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
+        /// One scope only. The snapshot otherwise holds every scope's versions as `list`
+        /// shows them (each line says its `scope`); --history exports one workspace's
+        /// entries: this scope's, else the project's (the user's outside a project).
+        #[command(flatten)]
+        scope: ScopeChoice,
     },
     /// Bring in Claude Code's auto memory (MEMORY.md and topic files) or a folder of
     /// markdown notes with YAML frontmatter. A dry run unless --write.
@@ -246,9 +255,12 @@ afterwards, and both keys stay readable with --as-of before the move."
         /// Commit, fetch, merge, verify and update this clone, but do not push.
         #[arg(long)]
         no_push: bool,
-        /// Print what was done as one JSON object.
+        /// Print what was done as one JSON object (one per scope, in an array, when
+        /// several scopes are synced).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        scope: ScopeChoice,
     },
     /// Register mem7's merge driver in this git repository, so merges keep entries whole.
     ///
@@ -389,6 +401,8 @@ pub struct StoreArgs {
     /// to verify (`inferred`).
     #[arg(long, value_enum, default_value_t = TierArg::Asserted)]
     pub tier: TierArg,
+    #[command(flatten)]
+    pub scope: ScopeChoice,
     /// Print the outcome as JSON.
     #[arg(long)]
     pub json: bool,
@@ -418,6 +432,8 @@ pub struct HistoryArgs {
     /// With --svg: draw a line at this valid time.
     #[arg(long, value_name = "T", requires = "svg", help = format!("With --svg, draw a line at valid time T: {TIME_HELP}"))]
     pub valid_at: Option<String>,
+    #[command(flatten)]
+    pub scope: ScopeChoice,
 }
 
 // The arguments of `mem7 search` (no doc comment: the variant's is the command's help).
@@ -430,6 +446,8 @@ pub struct SearchArgs {
     pub at: TimeArgs,
     #[command(flatten)]
     pub tier: TierFilter,
+    #[command(flatten)]
+    pub scope: ScopeChoice,
     /// Only versions carrying TAG (repeat to require several).
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
@@ -520,6 +538,8 @@ pub struct ListArgs {
     pub at: TimeArgs,
     #[command(flatten)]
     pub tier: TierFilter,
+    #[command(flatten)]
+    pub scope: ScopeChoice,
     /// Print a JSON array of versions.
     #[arg(long)]
     pub json: bool,
@@ -534,6 +554,8 @@ pub struct ContextArgs {
     pub at: TimeArgs,
     #[command(flatten)]
     pub tier: TierFilter,
+    #[command(flatten)]
+    pub scope: ScopeChoice,
     /// The block's length budget in characters.
     #[arg(long, value_name = "N", default_value_t = crate::front::block::DEFAULT_MAX_CHARS)]
     pub max_chars: usize,

@@ -149,8 +149,17 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             key,
             at,
             tier,
+            scope,
             json,
-        } => read::recall(cli, env, out, key, at, tier.wanted(), *json),
+        } => read::recall(
+            cli,
+            env,
+            out,
+            key,
+            at,
+            (tier.wanted(), scope.level()),
+            *json,
+        ),
         Command::History(a) => read::history(cli, env, out, a),
         Command::List(a) => read::list(cli, env, out, a),
         Command::Search(a) => read::search(cli, env, out, a),
@@ -160,9 +169,20 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             sync_every,
         } => watch::run(cli, env, out, *interval, sync_every.as_deref()),
         Command::Rekey(a) => write::rekey(cli, env, out, a),
-        Command::Forget { key, entry, agent } => {
-            write::forget(cli, env, out, key, entry.as_deref(), agent.as_deref())
-        }
+        Command::Forget {
+            key,
+            entry,
+            agent,
+            scope,
+        } => write::forget(
+            cli,
+            env,
+            out,
+            key,
+            entry.as_deref(),
+            agent.as_deref(),
+            scope.level(),
+        ),
         Command::Verify {
             index,
             expect_head,
@@ -175,7 +195,16 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             at,
             format,
             output,
-        } => read::export(cli, env, out, *history, at, *format, output),
+            scope,
+        } => read::export(
+            cli,
+            env,
+            out,
+            (*history, scope.level()),
+            at,
+            *format,
+            output,
+        ),
         Command::ImportNotes {
             path,
             write,
@@ -186,7 +215,16 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             remote,
             no_push,
             json,
-        } => sync::run(cli, env, out, remote.as_deref(), *no_push, *json),
+            scope,
+        } => sync::run_scopes(
+            cli,
+            env,
+            out,
+            remote.as_deref(),
+            *no_push,
+            *json,
+            scope.level(),
+        ),
         Command::MergeFile {
             base,
             ours,

@@ -9,12 +9,14 @@ use super::{
     Cli, EXIT_NOT_FOUND, EXIT_OK, Env, args, open_engine, parse_tx, parse_valid, read_times,
     write_out,
 };
+use crate::core::level::Level;
 use crate::core::tier::{self, Tier};
 use crate::core::time::TxTime;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::front::render;
 use crate::front::session::{self, Voice};
+use crate::front::stack::{Scoped, Stack};
 
 /// `mem7 recall`.
 pub(super) fn recall(
@@ -23,28 +25,31 @@ pub(super) fn recall(
     out: &mut dyn Write,
     key: &str,
     at: &args::TimeArgs,
-    tier: Option<Tier>,
+    filters: (Option<Tier>, Option<Level>),
     json: bool,
 ) -> Result<u8> {
+    let (tier, scope) = filters;
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     crate::core::validate::lookup_key(key)?;
-    let mut engine = open_engine(cli, env)?;
+    let mut stack = Stack::open(env, cli.workspace.as_deref(), scope)?;
+    let mut found = stack.recall(key, valid_at, as_of, now)?;
+    found.retain(|s| tier::keeps(tier, s.version.tier));
+    let engine = &mut stack.layers[0].engine;
     let as_of = engine.as_of(as_of, now)?;
-    let mut versions = engine.recall(key, &[], valid_at, as_of)?;
-    versions.retain(|v| tier::keeps(tier, v.tier));
-    print_versions(
-        out,
-        &versions,
-        json,
-        || format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}"),
-        render::versions_human,
-    )?;
-    if versions.is_empty() {
-        print_near_keys(&mut engine, env, key, now)?;
+    print_scoped(out, &found, json, stack_is(&stack), || {
+        format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}")
+    })?;
+    if found.is_empty() {
+        print_near_keys(&mut stack.layers[0].engine, env, key, now)?;
         return Ok(EXIT_NOT_FOUND);
     }
     Ok(EXIT_OK)
+}
+
+/// Whether answers say their scope: more than one is open.
+fn stack_is(stack: &Stack) -> bool {
+    stack.stacked()
 }
 
 /// `mem7 history`.
@@ -60,6 +65,7 @@ pub(super) fn history(
         json,
         svg,
         valid_at,
+        scope: _,
     } = a;
     let as_of = as_of.as_deref().map(|t| parse_tx("as-of", t)).transpose()?;
     let valid_at = valid_at
@@ -68,34 +74,39 @@ pub(super) fn history(
         .transpose()?;
     let now = env.now()?;
     crate::core::validate::lookup_key(key)?;
-    let mut engine = open_engine(cli, env)?;
-    if *svg {
-        // The picture shows every version; the read's clocks are drawn as lines.
-        let versions = engine.index().history(key, None)?;
-        let picture = crate::view::svg::Picture {
-            key,
-            versions: &versions,
-            now: (now.as_valid(), engine.believed_now(now)?),
-            valid_at,
-            as_of,
-            link: None,
-        };
-        write_out(out, &crate::view::svg::render(&picture))?;
+    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    if !*svg {
+        let versions = stack.history(key, as_of)?;
+        print_scoped(out, &versions, *json, stack.stacked(), || {
+            format!("mem7: no history for {key}")
+        })?;
         if versions.is_empty() {
-            eprintln!("mem7: no history for {key}");
+            print_near_keys(&mut stack.layers[0].engine, env, key, now)?;
         }
         return Ok(EXIT_OK);
     }
-    let versions = engine.index().history(key, as_of)?;
-    print_versions(
-        out,
-        &versions,
-        *json,
-        || format!("mem7: no history for {key}"),
-        render::versions_human,
-    )?;
+    // The picture is of one workspace's history: the narrowest scope that has one.
+    let mut at = 0;
+    for (i, layer) in stack.layers.iter().enumerate() {
+        if !layer.engine.index().history(key, None)?.is_empty() {
+            at = i;
+            break;
+        }
+    }
+    let engine = &mut stack.layers[at].engine;
+    // The picture shows every version; the read's clocks are drawn as lines.
+    let versions = engine.index().history(key, None)?;
+    let picture = crate::view::svg::Picture {
+        key,
+        versions: &versions,
+        now: (now.as_valid(), engine.believed_now(now)?),
+        valid_at,
+        as_of,
+        link: None,
+    };
+    write_out(out, &crate::view::svg::render(&picture))?;
     if versions.is_empty() {
-        print_near_keys(&mut engine, env, key, now)?;
+        eprintln!("mem7: no history for {key}");
     }
     Ok(EXIT_OK)
 }
@@ -106,18 +117,33 @@ pub(super) fn list(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::ListArgs
         (a.prefix.as_deref(), &a.tags, &a.at, a.tier.wanted(), a.json);
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
-    let engine = open_engine(cli, env)?;
-    let as_of = engine.as_of(as_of, now)?;
-    let mut versions = engine.index().list(prefix, tags, valid_at, as_of)?;
-    versions.retain(|v| tier::keeps(tier, v.tier));
-    print_versions(
-        out,
-        &versions,
-        json,
-        || format!("mem7: no keys match at valid_at {valid_at} as of {as_of}"),
-        render::versions_human,
-    )?;
+    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    let mut versions = stack.list(prefix, tags, valid_at, as_of, now)?;
+    versions.retain(|s| tier::keeps(tier, s.version.tier));
+    let as_of = stack.layers[0].engine.as_of(as_of, now)?;
+    print_scoped(out, &versions, json, stack.stacked(), || {
+        format!("mem7: no keys match at valid_at {valid_at} as of {as_of}")
+    })?;
     Ok(EXIT_OK)
+}
+
+/// Versions with their scopes as a JSON array (`[]` when empty) or as text; an empty
+/// text result is said on standard error, so standard output stays the result alone.
+fn print_scoped(
+    out: &mut dyn Write,
+    versions: &[Scoped],
+    json: bool,
+    stacked: bool,
+    empty: impl FnOnce() -> String,
+) -> Result<()> {
+    if json {
+        write_out(out, &render::scoped_json(versions))
+    } else if versions.is_empty() {
+        eprintln!("{}", empty());
+        Ok(())
+    } else {
+        write_out(out, &render::scoped_human(versions, stacked))
+    }
 }
 
 /// `mem7 search`.
@@ -137,6 +163,7 @@ pub(super) fn search(
         raw,
         mode,
         json,
+        scope: _,
     } = a;
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
@@ -157,33 +184,97 @@ pub(super) fn search(
             "drop --raw, or search with --mode lexical",
         ));
     }
-    let mut engine = open_engine(cli, env)?;
-    let as_of = engine.as_of(as_of, now)?;
-    if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
-        session::enable_embeddings(&mut engine, env)?;
+    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    let mut found: Vec<(Level, crate::index::SearchHit)> = Vec::new();
+    let mut first_as_of = None;
+    for layer in &mut stack.layers {
+        let engine = &mut layer.engine;
+        let as_of = engine.as_of(as_of, now)?;
+        first_as_of.get_or_insert(as_of);
+        if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
+            session::enable_embeddings(engine, env)?;
+        }
+        let req = crate::index::fulltext::SearchRequest {
+            text: query.clone(),
+            raw: *raw,
+            valid_at,
+            as_of,
+            tags: tags.clone(),
+            key_prefix: key_prefix.clone(),
+            limit: *limit,
+            mode,
+        };
+        let hits = engine.search_tier(&req, tier.wanted());
+        Voice::CLI.notes(engine);
+        found.extend(hits?.into_iter().map(|h| (layer.level, h)));
     }
-    let req = crate::index::fulltext::SearchRequest {
-        text: query.clone(),
-        raw: *raw,
-        valid_at,
-        as_of,
-        tags: tags.clone(),
-        key_prefix: key_prefix.clone(),
-        limit: *limit,
-        mode,
+    let as_of = first_as_of.unwrap_or(now);
+    let stacked = stack.stacked();
+    let hits: Vec<(Option<Level>, crate::index::SearchHit, bool)> = if stacked {
+        // One list across scopes, best first; a hit whose key a narrower scope answers
+        // at this read is shadowed and goes after the rest.
+        let mut merged = Vec::with_capacity(found.len());
+        for (level, hit) in found {
+            let mut shadowed = false;
+            for layer in stack.layers.iter_mut().take_while(|l| l.level < level) {
+                let at = layer.engine.as_of(Some(as_of), now)?;
+                if !layer
+                    .engine
+                    .recall(&hit.version.key, &[], valid_at, at)?
+                    .is_empty()
+                {
+                    shadowed = true;
+                    break;
+                }
+            }
+            merged.push((Some(level), hit, shadowed));
+        }
+        merged.sort_by(|a, b| a.2.cmp(&b.2).then(b.1.score.total_cmp(&a.1.score)));
+        merged.truncate(*limit);
+        merged
+    } else {
+        found.into_iter().map(|(_, h)| (None, h, false)).collect()
     };
-    let hits = engine.search_tier(&req, tier.wanted());
-    Voice::CLI.notes(&mut engine);
-    let hits = hits?;
     if *json {
-        write_out(out, &render::hits_json(&hits))?;
+        let scoped: Vec<_> = hits
+            .iter()
+            .map(|(level, h, shadowed)| (level.or(Some(stack.layers[0].level)), h, *shadowed))
+            .collect();
+        write_out(out, &render::scoped_hits_json(&scoped))?;
     } else if hits.is_empty() {
         eprintln!("mem7: nothing matches {query:?} at valid_at {valid_at} as of {as_of}");
     } else {
         use std::io::IsTerminal;
-        write_out(out, &render::hits_human(&hits, io::stdout().is_terminal()))?;
+        let plain: Vec<crate::index::SearchHit> = hits.iter().map(|(_, h, _)| h.clone()).collect();
+        let mut text = render::hits_human(&plain, io::stdout().is_terminal());
+        if stacked {
+            text = scope_notes(&text, &hits);
+        }
+        write_out(out, &text)?;
     }
     Ok(EXIT_OK)
+}
+
+/// The human search result with each hit's scope added to its first line.
+fn scope_notes(text: &str, hits: &[(Option<Level>, crate::index::SearchHit, bool)]) -> String {
+    let mut out = String::with_capacity(text.len() + hits.len() * 24);
+    let mut next = hits.iter();
+    for line in text.split_inclusive('\n') {
+        if !line.starts_with(' ')
+            && !line.trim().is_empty()
+            && let Some((Some(level), _, shadowed)) = next.next()
+        {
+            let line = line.trim_end_matches('\n');
+            out.push_str(line);
+            out.push_str(&format!(
+                "  [{level}{}]\n",
+                if *shadowed { ", shadowed" } else { "" }
+            ));
+            continue;
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// `mem7 timeline`.
@@ -232,14 +323,24 @@ pub(super) fn export(
     cli: &Cli,
     env: &Env,
     out: &mut dyn Write,
-    history: bool,
+    (history, scope): (bool, Option<Level>),
     at: &args::TimeArgs,
     format: args::ExportFormatArg,
     output: &Option<PathBuf>,
 ) -> Result<u8> {
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
-    let engine = open_engine(cli, env)?;
+    let mut stack = Stack::open(env, cli.workspace.as_deref(), scope)?;
+    // --history is one workspace's entries: the scope named, else the primary one.
+    let primary = env.workspace(cli.workspace.as_deref());
+    let at_layer = stack
+        .layers
+        .iter()
+        .position(|l| scope.is_some() || l.engine.workspace().root() == primary)
+        .unwrap_or(0);
+    let level = stack.layers[at_layer].level;
+    let stacked = stack.stacked();
+    let engine = &stack.layers[at_layer].engine;
     if let Some(path) = output
         && let Some(what) = engine.workspace().owned_folder(path)
     {
@@ -274,11 +375,29 @@ pub(super) fn export(
                 if stats.skipped == 1 { "y" } else { "ies" }
             );
         }
+    } else if stacked && format == crate::transfer::export::Format::Json {
+        // Every scope, as `list --json` shows them (held in memory: scopes are small
+        // beside a project's history; one workspace streams below).
+        let versions = stack.list(None, &[], valid_at, as_of, now)?;
+        crate::transfer::write_output(output.as_deref(), out, &mut |w| {
+            for s in &versions {
+                w.write_all(render::scoped_json_line(s).as_bytes())
+                    .map_err(|e| Error::io("<export>", e))?;
+            }
+            Ok(())
+        })?;
     } else {
+        let engine = &stack.layers[at_layer].engine;
         let as_of = engine.as_of(as_of, now)?;
         crate::transfer::write_output(output.as_deref(), out, &mut |w| {
-            crate::transfer::export::snapshot(engine.index(), valid_at, as_of, format, w)
-                .map(|_| ())
+            crate::transfer::export::snapshot(
+                engine.index(),
+                (valid_at, as_of),
+                Some(level),
+                format,
+                w,
+            )
+            .map(|_| ())
         })?;
     }
     Ok(EXIT_OK)
@@ -300,10 +419,12 @@ pub(super) fn context(
     );
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
-    let mut engine = open_engine(cli, env)?;
-    let as_of = engine.as_of(as_of, now)?;
+    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    let as_of = stack.layers[0].engine.as_of(as_of, now)?;
     if query.is_some_and(|q| !q.trim().is_empty()) {
-        session::try_enable_embeddings(&mut engine, env, Voice::CLI);
+        for layer in &mut stack.layers {
+            session::try_enable_embeddings(&mut layer.engine, env, Voice::CLI);
+        }
     }
     let req = crate::front::block::ContextRequest {
         query: query.map(str::to_string),
@@ -312,8 +433,10 @@ pub(super) fn context(
         max_chars,
         tier,
     };
-    let gathered = crate::front::block::gather(&mut engine, &req);
-    Voice::CLI.notes(&mut engine);
+    let gathered = crate::front::block::gather_stack(&mut stack, &req);
+    for layer in &mut stack.layers {
+        Voice::CLI.notes(&mut layer.engine);
+    }
     let block = crate::front::block::render(&gathered?, &req);
     let text = match hook {
         Some(args::Client::ClaudeCode) => crate::front::block::claude_code_hook(&block),

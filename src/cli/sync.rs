@@ -3,20 +3,21 @@
 //! `mem7 watch --sync-every`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::watch::now_text;
 use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, write_out};
-use crate::error::Result;
+use crate::core::level::Level;
+use crate::error::{Error, Result};
 use crate::sync::{self, Outcome, RefusedBy, Report, Side};
 use crate::verify::Finding;
 
 /// Keys listed by name in a text line; the rest are counted.
 const KEYS_SHOWN: usize = 8;
 
-fn run_sync(cli: &Cli, env: &Env, remote: Option<&str>, push: bool) -> Result<Outcome> {
-    let root = env.workspace(cli.workspace.as_deref());
+fn run_sync_at(root: &Path, env: &Env, remote: Option<&str>, push: bool) -> Result<Outcome> {
+    let root = root.to_path_buf();
     let exe: PathBuf = super::setup::invoked_binary()?;
     sync::run(&sync::Options {
         root: &root,
@@ -28,7 +29,92 @@ fn run_sync(cli: &Cli, env: &Env, remote: Option<&str>, push: bool) -> Result<Ou
     })
 }
 
-/// `mem7 sync`.
+/// `mem7 sync`: every scope with a workspace (the local one is never synced), each with
+/// its own repository, or the one `--scope` names. One scope syncs exactly as before
+/// scopes; several say which is which, and a failure of one does not stop the others.
+pub(super) fn run_scopes(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    remote: Option<&str>,
+    no_push: bool,
+    json: bool,
+    scope: Option<Level>,
+) -> Result<u8> {
+    if scope == Some(Level::Local) {
+        return Err(Error::input(
+            "the local scope is never synced: it belongs to this checkout alone",
+            "sync the project or the user scope (--scope project, --scope user), or leave --scope out to sync both",
+        ));
+    }
+    let roots: Vec<(Level, PathBuf)> = env
+        .scope_roots(cli.workspace.as_deref())
+        .into_iter()
+        .filter(|(l, r)| *l != Level::Local && crate::store::is_workspace(r))
+        .filter(|(l, _)| scope.is_none_or(|s| s == *l))
+        .collect();
+    if let Some(level) = scope
+        && roots.is_empty()
+    {
+        let root = env
+            .scope_roots(cli.workspace.as_deref())
+            .into_iter()
+            .find(|(l, _)| *l == level)
+            .map(|(_, r)| r);
+        return Err(match root {
+            Some(root) => crate::front::stack::missing(level, &root),
+            None => Error::input(
+                format!(
+                    "there is no {level} scope here: the working directory is in no project workspace"
+                ),
+                "run mem7 inside a project's workspace, or name it with --workspace",
+            ),
+        });
+    }
+    if roots.len() <= 1 {
+        return match roots.first() {
+            Some((_, root)) => run_at(root, env, out, remote, no_push, json),
+            None => run(cli, env, out, remote, no_push, json),
+        };
+    }
+    let mut worst = EXIT_OK;
+    let mut reports = Vec::new();
+    for (level, root) in &roots {
+        let mut buf: Vec<u8> = Vec::new();
+        if !json {
+            write_out(out, &format!("{level} scope ({}):\n", root.display()))?;
+        }
+        let code = match run_at(root, env, &mut buf, remote, no_push, json) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {level} scope: {e}");
+                if let Some(hint) = e.hint() {
+                    eprintln!("  hint: {hint}");
+                }
+                e.exit_code()
+            }
+        };
+        worst = worst.max(code);
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if json {
+            match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(serde_json::Value::Object(mut map)) => {
+                    map.insert("scope".into(), level.as_str().into());
+                    reports.push(serde_json::Value::Object(map));
+                }
+                _ => reports.push(serde_json::json!({ "scope": level.as_str(), "error": true })),
+            }
+        } else {
+            write_out(out, &text)?;
+        }
+    }
+    if json {
+        write_out(out, &pretty(&serde_json::Value::Array(reports)))?;
+    }
+    Ok(worst)
+}
+
+/// `mem7 sync` of the workspace the command line names.
 pub(super) fn run(
     cli: &Cli,
     env: &Env,
@@ -37,7 +123,26 @@ pub(super) fn run(
     no_push: bool,
     json: bool,
 ) -> Result<u8> {
-    match run_sync(cli, env, remote, !no_push)? {
+    run_at(
+        &env.workspace(cli.workspace.as_deref()),
+        env,
+        out,
+        remote,
+        no_push,
+        json,
+    )
+}
+
+/// `mem7 sync` of the workspace at `root`.
+fn run_at(
+    root: &Path,
+    env: &Env,
+    out: &mut dyn Write,
+    remote: Option<&str>,
+    no_push: bool,
+    json: bool,
+) -> Result<u8> {
+    match run_sync_at(root, env, remote, !no_push)? {
         Outcome::Synced(report) => {
             for w in &report.warnings {
                 eprintln!("mem7: warning: {w}");

@@ -81,3 +81,37 @@ pub enum SearchModeArg {
     /// Both, fused by score.
     Hybrid,
 }
+
+/// `--scope`: one scope of the stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// This checkout or machine (the project workspace's .mem7/local; never synced).
+    Local,
+    /// The project's workspace (the nearest mem7.yaml above the working directory, or
+    /// --workspace), shared through the project's git.
+    Project,
+    /// Your own workspace, everywhere (MEM7_USER_WORKSPACE, else ~/.mem7/workspace).
+    User,
+}
+
+/// `--scope` on a command: write to, or read from, one scope only.
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct ScopeChoice {
+    /// Only this scope: `local`, `project` or `user`. Reads otherwise merge every scope
+    /// (the narrowest that holds a key answers); writes otherwise go where the key's
+    /// class says (`scopes:` in mem7.yaml: user:* and pref:* to user, local:* to local,
+    /// the rest to project).
+    #[arg(long = "scope", value_enum, value_name = "SCOPE")]
+    pub scope: Option<ScopeArg>,
+}
+
+impl ScopeChoice {
+    /// The scope named, if any.
+    pub fn level(self) -> Option<crate::core::level::Level> {
+        self.scope.map(|s| match s {
+            ScopeArg::Local => crate::core::level::Level::Local,
+            ScopeArg::Project => crate::core::level::Level::Project,
+            ScopeArg::User => crate::core::level::Level::User,
+        })
+    }
+}

@@ -5,11 +5,12 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{Cli, EXIT_OK, Env, args, open_engine, parse_valid, print_set_aside, write_out};
+use crate::core::level::Level;
 use crate::engine::{ForgetOutcome, SealOutcome, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::env::absolute;
 use crate::front::session::{self, Voice};
-use crate::front::{render, request};
+use crate::front::{render, request, stack};
 use crate::store;
 
 /// `mem7 init`. Without DIR it initialises the workspace every other command finds (the
@@ -88,14 +89,15 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
         tier: Some(a.tier.into()),
     };
     // Check the request before anything (even the index) is opened or created.
-    let root = env.workspace(cli.workspace.as_deref());
+    let (level, root, stacked) =
+        stack::write_target(env, cli.workspace.as_deref(), &a.key, a.scope.level())?;
     let req = request::check_store(
         req,
         store::Workspace::open(&root)?.config(),
         now,
         ("--valid-from", "--valid-to"),
     )?;
-    let mut engine = open_engine(cli, env)?;
+    let mut engine = session::open_root(env, &root)?;
     // Look-alike slots of a new key, by name and (meaning search on) by meaning.
     session::embeddings_or_off(&mut engine, env);
     let similar = engine.look_alikes(&req.key)?;
@@ -103,13 +105,31 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     let outcome = engine.store_checked(&req, now)?;
     Voice::CLI.ahead(&mut engine, &[], now);
     print_set_aside(&engine);
-    let text = if a.json {
+    let mut text = if a.json {
         render::store_json(&outcome, &similar, render::Reader::Person)
     } else {
         render::store_human(&outcome, &similar)
     };
+    if a.json {
+        text = with_scope(&text, level);
+    } else if stacked {
+        text.push_str(&format!("  Scope: {level}\n"));
+    }
     write_out(out, &text)?;
     Ok(EXIT_OK)
+}
+
+/// A JSON object's text with `scope` added.
+fn with_scope(json: &str, level: Level) -> String {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(mut map)) => {
+            map.insert("scope".into(), level.as_str().into());
+            let mut s = serde_json::to_string_pretty(&map).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        _ => json.to_string(),
+    }
 }
 
 /// `mem7 rekey`.
@@ -149,12 +169,15 @@ pub(super) fn forget(
     key: &str,
     entry: Option<&str>,
     agent: Option<&str>,
+    scope: Option<Level>,
 ) -> Result<u8> {
     let now = env.now()?;
     crate::core::validate::lookup_key(key)?;
     let agent = env.agent(agent);
     crate::core::validate::agent(&agent)?;
-    let mut engine = open_engine(cli, env)?;
+    // A forget goes where a store of the key would, unless --scope says otherwise.
+    let (_, root, _) = stack::write_target(env, cli.workspace.as_deref(), key, scope)?;
+    let mut engine = session::open_root(env, &root)?;
     let outcome = engine.forget(key, entry, &agent, now)?;
     print_set_aside(&engine);
     let what = match entry {

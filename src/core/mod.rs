@@ -9,6 +9,7 @@ pub mod change;
 pub mod drift;
 pub mod fold;
 pub mod integrity;
+pub mod level;
 pub mod names;
 pub mod pattern;
 pub mod secret;

@@ -6,6 +6,10 @@
 //! query.
 
 use crate::core::time::{TxTime, ValidTime};
+use std::collections::HashSet;
+
+use super::stack::Stack;
+use crate::core::level::Level;
 use crate::core::{Tier, Version};
 use crate::engine::Engine;
 use crate::error::Result;
@@ -47,6 +51,9 @@ pub struct Context {
     /// Versions recorded or retracted in the last 48 hours that no longer match the read:
     /// what changed.
     pub history: Vec<Version>,
+    /// With several scopes open: each shown version's scope, by its entry's hash (a
+    /// line then says its scope). Empty for one workspace.
+    pub scopes: Vec<(String, Level)>,
 }
 
 /// Reads the facts and the recent changes for `req` from the index.
@@ -99,7 +106,48 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         rules,
         facts,
         history,
+        scopes: Vec::new(),
     })
+}
+
+/// [`gather`] over every open scope: for each key the narrowest scope that holds it
+/// answers (its rules, facts and history); the wider scopes' versions of that key are
+/// left out, as shadowed. Facts keep each scope's order, interleaved by rank.
+pub fn gather_stack(stack: &mut Stack, req: &ContextRequest) -> Result<Context> {
+    if !stack.stacked() {
+        return gather(&mut stack.layers[0].engine, req);
+    }
+    let mut merged = Context::default();
+    let mut answered: HashSet<String> = HashSet::new();
+    let mut ranked: Vec<(usize, Level, Version)> = Vec::new();
+    for layer in &mut stack.layers {
+        let as_of = layer.engine.as_of(Some(req.as_of), req.as_of)?;
+        let ctx = gather(
+            &mut layer.engine,
+            &ContextRequest {
+                as_of,
+                ..req.clone()
+            },
+        )?;
+        let level = layer.level;
+        let fresh = |v: &Version| !answered.contains(&v.key);
+        for v in ctx.rules.iter().filter(|v| fresh(v)) {
+            merged.scopes.push((v.source.hash.clone(), level));
+            merged.rules.push(v.clone());
+        }
+        for (rank, v) in ctx.facts.iter().filter(|v| fresh(v)).enumerate() {
+            merged.scopes.push((v.source.hash.clone(), level));
+            ranked.push((rank, level, v.clone()));
+        }
+        for v in ctx.history.iter().filter(|v| fresh(v)) {
+            merged.scopes.push((v.source.hash.clone(), level));
+            merged.history.push(v.clone());
+        }
+        answered.extend(ctx.facts.iter().chain(&ctx.rules).map(|v| v.key.clone()));
+    }
+    ranked.sort_by_key(|(rank, level, _)| (*rank, *level));
+    merged.facts = ranked.into_iter().map(|(_, _, v)| v).collect();
+    Ok(merged)
 }
 
 /// Whether a version is a standing rule: its key is under `rule:`, or it is tagged
@@ -268,20 +316,29 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
     let reserve = 120;
     let mut used = out.chars().count();
     let mut body = String::new();
+    // With several scopes, each line ends with the scope it comes from.
+    let scoped = |v: &Version, line: String| match ctx
+        .scopes
+        .iter()
+        .find(|(hash, _)| *hash == v.source.hash)
+    {
+        Some((_, level)) => format!("{} · {level}\n", line.trim_end_matches('\n')),
+        None => line,
+    };
     let mut sections: [(String, Vec<String>); 3] = [
         (
             format!("### Rules you set ({})\n", ctx.rules.len()),
-            ctx.rules.iter().map(rule_line).collect(),
+            ctx.rules.iter().map(|v| scoped(v, rule_line(v))).collect(),
         ),
         (
             format!("### Facts ({})\n", ctx.facts.len()),
-            ctx.facts.iter().map(fact_line).collect(),
+            ctx.facts.iter().map(|v| scoped(v, fact_line(v))).collect(),
         ),
         (
             format!("### Changes in the last 48 hours ({})\n", ctx.history.len()),
             ctx.history
                 .iter()
-                .map(|v| history_line(v, req.as_of))
+                .map(|v| scoped(v, history_line(v, req.as_of)))
                 .collect(),
         ),
     ];
@@ -382,9 +439,8 @@ mod tests {
             .map(|i| version(&format!("k{i}"), "some value here", "2026-04-01", i64::MAX))
             .collect();
         let ctx = Context {
-            rules: vec![],
             facts,
-            history: vec![],
+            ..Context::default()
         };
         let block = render(&ctx, &req(1500));
         assert!(block.chars().count() <= 1500, "{}", block.chars().count());
@@ -412,7 +468,7 @@ mod tests {
                 guess,
                 version("ci:provider", "Buildkite", "2026-04-01", i64::MAX),
             ],
-            history: vec![],
+            ..Context::default()
         };
         let block = render(&ctx, &req(DEFAULT_MAX_CHARS));
         let rules_at = block.find("### Rules you set (1)\n- start commits with the ticket key\n");
@@ -434,9 +490,8 @@ mod tests {
         // Without inferred facts or rules, the reading rules are as they always were.
         let plain = render(
             &Context {
-                rules: vec![],
                 facts: vec![version("ci:provider", "Buildkite", "2026-04-01", i64::MAX)],
-                history: vec![],
+                ..Context::default()
             },
             &req(DEFAULT_MAX_CHARS),
         );
@@ -456,7 +511,7 @@ mod tests {
                 i64::MAX,
             )],
             facts,
-            history: vec![],
+            ..Context::default()
         };
         let block = render(&ctx, &req(900));
         assert!(

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::core::chain::ChainKey;
+use crate::core::level::Level;
 use crate::core::time::TxTime;
 use crate::error::{Error, Result};
 use crate::store;
@@ -17,6 +18,8 @@ pub const CHAIN_KEY_CONTEXT: &str = "mem7 2026-11-29 hash chain key v1";
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     pub workspace: Option<PathBuf>,
+    /// `MEM7_USER_WORKSPACE`: the user scope's workspace (default `~/.mem7/workspace`).
+    pub user_workspace: Option<PathBuf>,
     pub now: Option<String>,
     pub agent: Option<String>,
     pub user: Option<String>,
@@ -36,6 +39,7 @@ impl Env {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Env {
             workspace: var("MEM7_WORKSPACE").map(PathBuf::from),
+            user_workspace: var("MEM7_USER_WORKSPACE").map(PathBuf::from),
             now: var("MEM7_NOW"),
             agent: var("MEM7_AGENT"),
             user: var("USER").or_else(|| var("USERNAME")),
@@ -105,20 +109,37 @@ impl Env {
     }
 
     /// Workspace discovery: flag > MEM7_WORKSPACE > nearest ancestor with mem7.yaml >
-    /// $MEM7_DIR/workspace (Go mem7) > ~/.mem7/workspace.
+    /// $MEM7_DIR/workspace (Go mem7) > ~/.mem7/workspace. The first three name the
+    /// project scope; the last two (or MEM7_USER_WORKSPACE) the user scope.
     pub fn workspace(&self, flag: Option<&Path>) -> PathBuf {
+        self.project_workspace(flag)
+            .unwrap_or_else(|| self.user_workspace())
+    }
+
+    /// The project scope's workspace: flag > MEM7_WORKSPACE > nearest ancestor of the
+    /// working directory with mem7.yaml (as git finds `.git`). `None` outside a project.
+    pub fn project_workspace(&self, flag: Option<&Path>) -> Option<PathBuf> {
         if let Some(dir) = flag {
-            return absolute(&self.cwd, dir);
+            return Some(absolute(&self.cwd, dir));
         }
         if let Some(dir) = &self.workspace {
-            return absolute(&self.cwd, dir);
+            return Some(absolute(&self.cwd, dir));
         }
         let mut dir = Some(self.cwd.as_path());
         while let Some(d) = dir {
             if d.join(store::CONFIG_FILE).is_file() {
-                return d.to_path_buf();
+                return Some(d.to_path_buf());
             }
             dir = d.parent();
+        }
+        None
+    }
+
+    /// The user scope's workspace: MEM7_USER_WORKSPACE > $MEM7_DIR/workspace (Go mem7) >
+    /// ~/.mem7/workspace.
+    pub fn user_workspace(&self) -> PathBuf {
+        if let Some(dir) = &self.user_workspace {
+            return absolute(&self.cwd, dir);
         }
         if let Some(legacy) = &self.legacy_dir {
             return absolute(&self.cwd, legacy).join("workspace");
@@ -127,6 +148,37 @@ impl Env {
             Some(home) => home.join(".mem7").join("workspace"),
             None => self.cwd.join(".mem7-workspace"),
         }
+    }
+
+    /// Every scope's workspace, narrowest first, whether it exists or not: the local one
+    /// (`.mem7/local` inside the project's, never synced), the project's, the user's.
+    /// Outside a project only the user's; a project workspace that is the user's is the
+    /// user scope alone.
+    pub fn scope_roots(&self, flag: Option<&Path>) -> Vec<(Level, PathBuf)> {
+        let user = self.user_workspace();
+        let mut roots = Vec::with_capacity(3);
+        if let Some(project) = self.project_workspace(flag)
+            && !same_dir(&project, &user)
+        {
+            roots.push((Level::Local, local_workspace(&project)));
+            roots.push((Level::Project, project));
+        }
+        roots.push((Level::User, user));
+        roots
+    }
+}
+
+/// The local scope's workspace of a project workspace: inside its index directory,
+/// which git ignores, so it belongs to this checkout alone.
+pub fn local_workspace(project: &Path) -> PathBuf {
+    project.join(store::INDEX_DIR).join("local")
+}
+
+/// Whether two paths name one directory (either may not exist yet).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
     }
 }
 

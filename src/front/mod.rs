@@ -10,6 +10,8 @@
 //!   the voice a front end speaks with on standard error.
 //! - [`serve_loop`] and [`fill`]: the long-running loop that catches the index up with
 //!   the files, and the background vector fill.
+//! - [`stack`]: the scopes (local, project, user) a command reads and writes, each a
+//!   workspace with its own engine.
 //! - [`events`]: file-system events (notify), debounced.
 
 pub mod auth;
@@ -21,3 +23,4 @@ pub mod render;
 pub mod request;
 pub mod serve_loop;
 pub mod session;
+pub mod stack;

@@ -5,8 +5,10 @@
 use serde::Serialize;
 
 use crate::core::Version;
+use crate::core::level::Level;
 use crate::core::time::{TxTime, ValidTime};
 use crate::engine::StoreOutcome;
+use crate::front::stack::Scoped;
 
 /// One version on the wire (`--json`).
 #[derive(Serialize)]
@@ -24,6 +26,13 @@ struct VersionJson<'a> {
     file: &'a str,
     line: u32,
     hash: &'a str,
+    /// The scope that answered (`local`, `project`, `user`); absent where a front end
+    /// reads one workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'static str>,
+    /// True when a narrower scope answers for this key (absent otherwise).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    shadowed: bool,
 }
 
 fn finite_valid(t: ValidTime) -> Option<String> {
@@ -48,7 +57,55 @@ fn version_json(v: &Version) -> VersionJson<'_> {
         file: &v.source.file,
         line: v.source.line,
         hash: &v.source.hash,
+        scope: None,
+        shadowed: false,
     }
+}
+
+fn scoped_version_json(s: &Scoped) -> VersionJson<'_> {
+    VersionJson {
+        scope: Some(s.level.as_str()),
+        shadowed: s.shadowed,
+        ..version_json(&s.version)
+    }
+}
+
+/// A JSON array of versions with their scopes, newline-terminated.
+pub fn scoped_json(versions: &[Scoped]) -> String {
+    let items: Vec<VersionJson<'_>> = versions.iter().map(scoped_version_json).collect();
+    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
+    s.push('\n');
+    s
+}
+
+/// One version with its scope as one line of JSON (what `mem7 export` writes),
+/// newline-terminated.
+pub fn scoped_json_line(s: &Scoped) -> String {
+    let mut line = serde_json::to_string(&scoped_version_json(s)).unwrap_or_else(|_| "{}".into());
+    line.push('\n');
+    line
+}
+
+/// Versions with their scopes as text blocks; the scope is said only when more than one
+/// is open (`stacked`), so one workspace reads as it always did.
+pub fn scoped_human(versions: &[Scoped], stacked: bool) -> String {
+    versions
+        .iter()
+        .map(|s| {
+            let mut text = version_human(&s.version);
+            if stacked {
+                text.push_str(&match s.shadowed {
+                    false => format!("  Scope: {}\n", s.level),
+                    true => format!(
+                        "  Scope: {} (shadowed: a narrower scope answers)\n",
+                        s.level
+                    ),
+                });
+            }
+            text
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A JSON array of versions, newline-terminated.
@@ -313,10 +370,19 @@ struct HitJson<'a> {
 
 /// `search --json`: versions with their score and snippet, best first.
 pub fn hits_json(hits: &[crate::index::SearchHit]) -> String {
+    scoped_hits_json(&hits.iter().map(|h| (None, h, false)).collect::<Vec<_>>())
+}
+
+/// [`hits_json`] with each hit's scope (and whether it is shadowed).
+pub fn scoped_hits_json(hits: &[(Option<Level>, &crate::index::SearchHit, bool)]) -> String {
     let items: Vec<HitJson<'_>> = hits
         .iter()
-        .map(|h| HitJson {
-            version: version_json(&h.version),
+        .map(|&(level, h, shadowed)| HitJson {
+            version: VersionJson {
+                scope: level.map(Level::as_str),
+                shadowed,
+                ..version_json(&h.version)
+            },
             score: h.score,
             snippet: &h.snippet,
             lexical_rank: h.lexical_rank,

@@ -55,9 +55,13 @@ impl Voice {
 /// found: a rebuild and why, problems in the files (this run's, or an earlier run's until
 /// they are fixed), entries recorded ahead of the clock.
 pub fn open(env: &Env, flag: Option<&Path>) -> Result<Engine> {
-    let root = env.workspace(flag);
+    open_root(env, &env.workspace(flag))
+}
+
+/// [`open`] for the workspace at `root` (one scope of the stack).
+pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
     let now = env.now()?;
-    let mut engine = Engine::open_at(&root, env.chain_key()?, now)?;
+    let mut engine = Engine::open_at(root, env.chain_key()?, now)?;
     let voice = Voice::CLI;
     voice.ahead(&mut engine, &[], now);
     let report = engine.catch_up_report();

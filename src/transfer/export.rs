@@ -5,9 +5,11 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::core::level::Level;
 use crate::core::time::{TxTime, ValidTime};
 use crate::core::{Event, Op, ValidEnd, Version, event_order};
 use crate::error::{Error, Result};
+use crate::front::stack::Scoped;
 use crate::index::Index;
 use crate::store::Workspace;
 
@@ -79,8 +81,8 @@ fn tags_field(tags: &[String]) -> String {
 /// sorted by key (the objects of `list --json`). Returns how many were written.
 pub fn snapshot(
     index: &Index,
-    valid_at: ValidTime,
-    as_of: TxTime,
+    (valid_at, as_of): (ValidTime, TxTime),
+    scope: Option<Level>,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<usize> {
@@ -91,9 +93,17 @@ pub fn snapshot(
     index.list_each(valid_at, as_of, &mut |v: Version| {
         n += 1;
         match format {
-            Format::Json => out
-                .write_all(crate::front::render::version_json_line(&v).as_bytes())
-                .map_err(out_err),
+            Format::Json => {
+                let line = match scope {
+                    Some(level) => crate::front::render::scoped_json_line(&Scoped {
+                        level,
+                        version: v,
+                        shadowed: false,
+                    }),
+                    None => crate::front::render::version_json_line(&v),
+                };
+                out.write_all(line.as_bytes()).map_err(out_err)
+            }
             Format::Csv => {
                 let finite = |t: Option<String>| t.unwrap_or_default();
                 csv_row(
