@@ -328,6 +328,7 @@ pub(super) fn import_notes(
             },
             recorded: None,
             entry: None,
+            origin: None,
             line: i + 1,
             keep_ties: false,
         });

@@ -116,12 +116,24 @@ pub fn plan(event: &Event, tx: TxTime, believed: &[Version]) -> Result<Change, E
         start: Vec::new(),
     };
     Ok(match &event.op {
-        // A value of a key of many values: added beside the others, closing none.
+        // A value of a key of many values: added beside the others, closing none but
+        // the same value over the same period (a retry, or the same fact vouched for
+        // anew, which takes its place: one value, never two).
         Op::Store(op) if op.many => {
             let new = temporal::resolve_added(op.valid_from, op.valid_to)?;
+            let version = new_version(op, new, tx, event);
+            let mut tags = op.tags.clone();
+            tags.sort();
+            let same = |v: &Version| {
+                let mut t = v.tags.clone();
+                t.sort();
+                v.key == op.key && v.value == op.value && t == tags && v.period() == new
+            };
             Change {
-                close: Vec::new(),
-                start: vec![new_version(op, new, tx, event)],
+                close: (0..believed.len())
+                    .filter(|&i| same(&believed[i]))
+                    .collect(),
+                start: vec![version],
             }
         }
         Op::Store(op) => {

@@ -10,6 +10,7 @@ pub mod drift;
 pub mod fold;
 pub mod integrity;
 pub mod level;
+pub mod many;
 pub mod names;
 pub mod pattern;
 pub mod secret;

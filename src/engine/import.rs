@@ -148,6 +148,9 @@ impl Engine {
         // Read from the files the first time a record could already be there.
         let mut held: Option<Held> = None;
         let ceiling = config.agent_ceiling()?;
+        // Entry hashes where the records come from → the hashes of the entries written
+        // (or already held) here, for the forgets of one value that name them.
+        let mut renamed: std::collections::HashMap<String, String> = Default::default();
         for r in records {
             let mut r = r?;
             validate_record(&r, &config)?;
@@ -161,6 +164,9 @@ impl Engine {
                         None => held.insert(Held::load(&self.ws, t)?),
                     };
                     if held.holds(&r, t, many) {
+                        if let Some(origin) = &r.origin {
+                            renamed.insert(origin.clone(), origin.clone());
+                        }
                         outcome.held += 1;
                         previous_recorded = Some(t);
                         continue;
@@ -185,6 +191,31 @@ impl Engine {
                     ));
                 }
                 previous_recorded = Some(t);
+            }
+            // A forget of one value names the entry that wrote it where the record
+            // comes from: the same entry here may have another hash (another chain).
+            if r.op == ImportOp::Forget
+                && let Some(named) = r.entry.take()
+            {
+                let here = renamed.get(&named).cloned().unwrap_or(named);
+                let known = renamed.values().any(|h| *h == here)
+                    || scratch
+                        .believed(&r.req.key)?
+                        .iter()
+                        .any(|v| v.source.hash == here);
+                if !known {
+                    return Err(at_line(
+                        r.line,
+                        Error::input(
+                            format!(
+                                "the forget names entry {here}, which wrote no value of `{}` believed here",
+                                r.req.key
+                            ),
+                            "give the `hash` of an entry this workspace holds (or one a `store` record of this import carries)",
+                        ),
+                    ));
+                }
+                r.entry = Some(here);
             }
             // A record keeps the tier it names, within what agents may record (a record
             // the workspace already holds was skipped above, as it stands).
@@ -296,6 +327,9 @@ impl Engine {
                 (op, scope, placed, false)
             };
             let (tx, text, hash, content) = placed;
+            if let Some(origin) = &r.origin {
+                renamed.insert(origin.clone(), hash.to_hex());
+            }
             if r.keep_ties && tx != wanted && last == Some(wanted) {
                 outcome.raised_ties.push(r.line);
             }

@@ -82,6 +82,9 @@ pub struct ImportRecord {
     pub line: usize,
     /// A forget of one value: the hash of the entry whose value it forgets.
     pub entry: Option<String>,
+    /// A store's entry hash in the workspace it was exported from (`hash` of `export
+    /// --history`), so that a later record's forget of that one value finds it here.
+    pub origin: Option<String>,
 }
 
 /// What an import did.

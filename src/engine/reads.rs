@@ -12,14 +12,17 @@ const MAX_ASKED: usize = 10_000;
 
 impl Engine {
     /// [`Engine::search`] keeping only hits of `tier` (all when `None`): the search is
-    /// asked for more until `req.limit` hits of that tier are found or none are left.
+    /// asked for more until `req.limit` hits of that tier are found or none are left. A
+    /// key's values come newest first in the places they rank.
     pub fn search_tier(
         &mut self,
         req: &SearchRequest,
         wanted: Option<Tier>,
     ) -> Result<Vec<SearchHit>> {
         if wanted.is_none() {
-            return self.search(req);
+            let mut hits = self.search(req)?;
+            crate::core::many::newest_first_within_keys(&mut hits, |h| &h.version);
+            return Ok(hits);
         }
         let mut asked = req.limit.max(1);
         loop {
@@ -34,6 +37,7 @@ impl Engine {
                 .collect();
             if kept.len() >= req.limit || exhausted {
                 kept.truncate(req.limit);
+                crate::core::many::newest_first_within_keys(&mut kept, |h| &h.version);
                 return Ok(kept);
             }
             asked = (asked * WIDEN).min(MAX_ASKED);

@@ -74,8 +74,20 @@ impl Engine {
                 version: believed[i].clone(),
             });
         }
-        let from = req.valid_from.unwrap_or(clock);
+        let mut from = req.valid_from.unwrap_or(clock);
         let end = req.valid_to.unwrap_or(ValidEnd::Open);
+        if many && req.valid_from.is_none() && req.valid_to.is_none() {
+            // The same value holding now for good, vouched for anew (a person confirms
+            // what a model inferred): it keeps its start, and takes the old one's place.
+            if let Some(old) = believed.iter().find(|v| {
+                v.value == req.value
+                    && same_tags(&v.tags, &req.tags)
+                    && v.period().contains(clock)
+                    && v.valid_to.is_infinite()
+            }) {
+                from = old.valid_from;
+            }
+        }
         let op = store_op(req, from, end, many);
         // The same plan the index executes when it applies the entry: it decides what
         // this store closes and which version it starts.

@@ -67,6 +67,7 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         }
     };
     facts.dedup_by(|a, b| a.source.hash == b.source.hash && a.valid_from == b.valid_from);
+    crate::core::many::newest_first_within_keys(&mut facts, |v| v);
     let mut rules: Vec<Version> = engine
         .index()
         .list(None, &[], req.valid_at, req.as_of)?
@@ -150,10 +151,12 @@ pub fn gather_stack(stack: &mut Stack, req: &ContextRequest) -> Result<Context> 
     Ok(merged)
 }
 
-/// Whether a version is a standing rule: its key is under `rule:`, or it is tagged
-/// `rule`.
+/// Whether a version is a standing rule a person set: its key is under `rule:`, or it
+/// is tagged `rule`, and no model inferred it (an inferred rule is a fact to confirm,
+/// shown with the facts and marked).
 pub fn is_rule(v: &Version) -> bool {
-    v.key.starts_with("rule:") || v.tags.iter().any(|t| t == "rule")
+    (v.key.starts_with("rule:") || v.tags.iter().any(|t| t == "rule"))
+        && v.tier != Some(Tier::Inferred)
 }
 
 /// The facts for a query, the answer first: the best match of the whole question, then

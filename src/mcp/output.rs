@@ -221,7 +221,8 @@ pub fn store_schema() -> Arc<rmcp::model::JsonObject> {
                     "properties": {"key": {"type": "string"}, "why": {"type": "string"}}
                 }
             },
-            "hint": {"type": "string"}
+            "hint": {"type": "string"},
+            "tier_note": {"type": "string", "description": "present when the tier asked for was above what this workspace lets agents record"}
         }
     }))
 }

@@ -151,6 +151,9 @@ struct EntryLine<'a> {
     tier: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     entry: Option<&'a str>,
+    /// A store's entry hash here, which a later forget of that one value names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hash: Option<&'a str>,
 }
 
 /// What `--history` counted.
@@ -274,6 +277,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             recorded,
             tier: s.tier.map(|t| t.as_str()),
             entry: None,
+            hash: Some(item.event.source.hash.as_str()).filter(|h| !h.is_empty()),
         },
         Op::Forget { key, entry } => EntryLine {
             op: "forget",
@@ -287,6 +291,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             recorded,
             tier: None,
             entry: entry.as_deref(),
+            hash: None,
         },
         Op::ForgetEntity { entity } => EntryLine {
             op: "forget_entity",
@@ -300,6 +305,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             recorded,
             tier: None,
             entry: None,
+            hash: None,
         },
         Op::ForgetTagged { tags } => EntryLine {
             op: "forget_tagged",
@@ -313,6 +319,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             recorded,
             tier: None,
             entry: None,
+            hash: None,
         },
         Op::Seal => return Ok(()),
     };

@@ -125,6 +125,7 @@ pub fn record(
         line: n,
         keep_ties: false,
         entry: None,
+        origin: None,
     }))
 }
 

@@ -31,6 +31,8 @@ struct OpLine {
     tier: Option<String>,
     /// A forget of one value: the hash of the entry that wrote it.
     entry: Option<String>,
+    /// A store's entry hash where it was exported from.
+    hash: Option<String>,
 }
 
 /// A record's `tier`, read as every import record reads it; a bad one is `bad`'s error.
@@ -121,6 +123,7 @@ pub fn op_record(
         "forget" | "forget_entity" | "forget_tagged" => {
             refuse(&[
                 ("tier", rec.tier.is_some()),
+                ("hash", rec.hash.is_some()),
                 ("value", rec.value.is_some()),
                 ("valid_from", rec.valid_from.is_some()),
                 ("valid_to", rec.valid_to.is_some()),
@@ -198,6 +201,7 @@ pub fn op_record(
         line: n,
         keep_ties: true,
         entry: rec.entry.clone(),
+        origin: rec.hash.clone(),
     })
 }
 
