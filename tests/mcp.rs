@@ -1447,3 +1447,137 @@ async fn many_valued_keys_forget_entry_and_standing_rules_through_the_tools() {
     assert!(values(&recall).is_empty(), "{recall}");
     client.cancel().await.unwrap();
 }
+
+/// Scopes through the tools: a server started inside a project (no MEM7_WORKSPACE) with
+/// a user workspace writes each key where its class or `scope` says, and every read
+/// merges the scopes: the narrowest answers, wider values come back `shadowed`, and
+/// every result says its scope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_write_and_read_every_scope_and_say_which() {
+    let sb = Sandbox::bare();
+    let user = sb.dir.path().join("home/.mem7/workspace");
+    let project = sb.dir.path().join("proj");
+    for dir in [&user, &project] {
+        let r = common::finish(
+            sb.command(&["init", dir.to_str().unwrap()], None)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let mut cmd = sb.command(&["mcp"], Some("2026-05-01T10:00:00Z"));
+    cmd.env_remove("MEM7_WORKSPACE")
+        .env("MEM7_EMBED_PROVIDER", "none")
+        .current_dir(&project);
+    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
+    let client = ClientConfig::default().serve(transport).await.unwrap();
+
+    let stored = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "pref:editor", "value": "helix"}),
+    )
+    .await;
+    assert_eq!(stored["scope"], "user", "{stored}");
+    let stored = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "pref:editor", "value": "vim", "scope": "project"}),
+    )
+    .await;
+    assert_eq!(stored["scope"], "project", "{stored}");
+    let stored = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "deploy:target", "value": "Render"}),
+    )
+    .await;
+    assert_eq!(stored["scope"], "project", "{stored}");
+    // Each write went to its own workspace's files.
+    let text_of = |root: &std::path::Path| {
+        std::fs::read_dir(root.join("memory"))
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect::<String>()
+    };
+    assert!(text_of(&user).contains("> helix") && !text_of(&user).contains("> vim"));
+    assert!(text_of(&project).contains("> vim") && text_of(&project).contains("> Render"));
+
+    let (recalled, text) = call_full(&client, "memory_recall", json!({"key": "pref:editor"})).await;
+    let versions = recalled["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "{recalled}");
+    assert_eq!(
+        (versions[0]["value"].as_str(), versions[0]["scope"].as_str()),
+        (Some("vim"), Some("project"))
+    );
+    assert_eq!(versions[0].get("shadowed"), None);
+    assert_eq!(
+        (versions[1]["value"].as_str(), versions[1]["scope"].as_str()),
+        (Some("helix"), Some("user"))
+    );
+    assert_eq!(versions[1]["shadowed"], true);
+    assert!(
+        text.contains("· project") && text.contains("(shadowed"),
+        "{text}"
+    );
+
+    let only_user = call_json(
+        &client,
+        "memory_recall",
+        json!({"key": "pref:editor", "scope": "user"}),
+    )
+    .await;
+    assert_eq!(values(&only_user["versions"]), ["helix"]);
+
+    let listed = call_json(&client, "memory_list", json!({})).await;
+    let scopes: Vec<(&str, &str, bool)> = listed["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["value"].as_str().unwrap(),
+                v["scope"].as_str().unwrap(),
+                v["shadowed"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        scopes,
+        [
+            ("Render", "project", false),
+            ("vim", "project", false),
+            ("helix", "user", true)
+        ]
+    );
+
+    let found = call_json(&client, "memory_search", json!({"query": "editor"})).await;
+    let hits = found["hits"].as_array().unwrap();
+    assert_eq!(hits[0]["value"], "vim", "{found}");
+    assert_eq!(hits[0]["scope"], "project");
+    assert!(
+        hits.iter()
+            .any(|h| h["value"] == "helix" && h["shadowed"] == true),
+        "{found}"
+    );
+
+    let block = call_json(&client, "memory_context", json!({})).await;
+    let block = block["text"].as_str().unwrap();
+    assert!(
+        block.contains("`pref:editor` = vim") && block.contains(" · project\n"),
+        "{block}"
+    );
+    assert!(
+        !block.contains("helix"),
+        "a shadowed value is not in the block: {block}"
+    );
+
+    let (bad, text) = call(
+        &client,
+        "memory_store",
+        json!({"key": "k", "value": "v", "scope": "team"}),
+    )
+    .await;
+    assert!(bad && text.contains("is not a scope"), "{text}");
+    client.cancel().await.unwrap();
+}

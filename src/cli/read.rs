@@ -10,7 +10,7 @@ use super::{
     write_out,
 };
 use crate::core::level::Level;
-use crate::core::tier::{self, Tier};
+use crate::core::tier::Tier;
 use crate::core::time::TxTime;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -33,8 +33,7 @@ pub(super) fn recall(
     let (valid_at, as_of) = read_times(at, now)?;
     crate::core::validate::lookup_key(key)?;
     let mut stack = Stack::open(env, cli.workspace.as_deref(), scope)?;
-    let mut found = stack.recall(key, valid_at, as_of, now)?;
-    found.retain(|s| tier::keeps(tier, s.version.tier));
+    let found = stack.recall(key, (valid_at, as_of), tier, now)?;
     let engine = &mut stack.layers[0].engine;
     let as_of = engine.as_of(as_of, now)?;
     print_scoped(out, &found, json, stack_is(&stack), || {
@@ -118,8 +117,7 @@ pub(super) fn list(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::ListArgs
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let mut versions = stack.list(prefix, tags, valid_at, as_of, now)?;
-    versions.retain(|s| tier::keeps(tier, s.version.tier));
+    let versions = stack.list((prefix, tags), (valid_at, as_of), tier, now)?;
     let as_of = stack.layers[0].engine.as_of(as_of, now)?;
     print_scoped(out, &versions, json, stack.stacked(), || {
         format!("mem7: no keys match at valid_at {valid_at} as of {as_of}")
@@ -185,56 +183,31 @@ pub(super) fn search(
         ));
     }
     let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let mut found: Vec<(Level, crate::index::SearchHit)> = Vec::new();
-    let mut first_as_of = None;
+    let as_of = stack.layers[0].engine.as_of(as_of, now)?;
     for layer in &mut stack.layers {
-        let engine = &mut layer.engine;
-        let as_of = engine.as_of(as_of, now)?;
-        first_as_of.get_or_insert(as_of);
         if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
-            session::enable_embeddings(engine, env)?;
+            session::enable_embeddings(&mut layer.engine, env)?;
         }
-        let req = crate::index::fulltext::SearchRequest {
-            text: query.clone(),
-            raw: *raw,
-            valid_at,
-            as_of,
-            tags: tags.clone(),
-            key_prefix: key_prefix.clone(),
-            limit: *limit,
-            mode,
-        };
-        let hits = engine.search_tier(&req, tier.wanted());
-        Voice::CLI.notes(engine);
-        found.extend(hits?.into_iter().map(|h| (layer.level, h)));
     }
-    let as_of = first_as_of.unwrap_or(now);
-    let stacked = stack.stacked();
-    let hits: Vec<(Option<Level>, crate::index::SearchHit, bool)> = if stacked {
-        // One list across scopes, best first; a hit whose key a narrower scope answers
-        // at this read is shadowed and goes after the rest.
-        let mut merged = Vec::with_capacity(found.len());
-        for (level, hit) in found {
-            let mut shadowed = false;
-            for layer in stack.layers.iter_mut().take_while(|l| l.level < level) {
-                let at = layer.engine.as_of(Some(as_of), now)?;
-                if !layer
-                    .engine
-                    .recall(&hit.version.key, &[], valid_at, at)?
-                    .is_empty()
-                {
-                    shadowed = true;
-                    break;
-                }
-            }
-            merged.push((Some(level), hit, shadowed));
-        }
-        merged.sort_by(|a, b| a.2.cmp(&b.2).then(b.1.score.total_cmp(&a.1.score)));
-        merged.truncate(*limit);
-        merged
-    } else {
-        found.into_iter().map(|(_, h)| (None, h, false)).collect()
+    let req = crate::index::fulltext::SearchRequest {
+        text: query.clone(),
+        raw: *raw,
+        valid_at,
+        as_of,
+        tags: tags.clone(),
+        key_prefix: key_prefix.clone(),
+        limit: *limit,
+        mode,
     };
+    let found = stack.search(&req, tier.wanted(), now);
+    for layer in &mut stack.layers {
+        Voice::CLI.notes(&mut layer.engine);
+    }
+    let stacked = stack.stacked();
+    let hits: Vec<(Option<Level>, crate::index::SearchHit, bool)> = found?
+        .into_iter()
+        .map(|(level, hit, shadowed)| (stacked.then_some(level), hit, shadowed))
+        .collect();
     if *json {
         let scoped: Vec<_> = hits
             .iter()
@@ -378,7 +351,7 @@ pub(super) fn export(
     } else if stacked && format == crate::transfer::export::Format::Json {
         // Every scope, as `list --json` shows them (held in memory: scopes are small
         // beside a project's history; one workspace streams below).
-        let versions = stack.list(None, &[], valid_at, as_of, now)?;
+        let versions = stack.list((None, &[]), (valid_at, as_of), None, now)?;
         crate::transfer::write_output(output.as_deref(), out, &mut |w| {
             for s in &versions {
                 w.write_all(render::scoped_json_line(s).as_bytes())

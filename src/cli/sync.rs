@@ -71,6 +71,25 @@ pub(super) fn run_scopes(
             ),
         });
     }
+    // Without --scope, a scope whose workspace is in no git repository is not shared:
+    // it is left out, and said so, rather than failing the sync of the others.
+    let roots: Vec<(Level, PathBuf)> = match scope {
+        Some(_) => roots,
+        None if roots.len() > 1 => roots
+            .into_iter()
+            .filter(|(level, root)| {
+                let shared = in_git(root);
+                if !shared {
+                    eprintln!(
+                        "mem7: note: the {level} scope ({}) is in no git repository, so it was not synced (`git init` there and add a remote to share it)",
+                        root.display()
+                    );
+                }
+                shared
+            })
+            .collect(),
+        None => roots,
+    };
     if roots.len() <= 1 {
         return match roots.first() {
             Some((_, root)) => run_at(root, env, out, remote, no_push, json),
@@ -112,6 +131,11 @@ pub(super) fn run_scopes(
         write_out(out, &pretty(&serde_json::Value::Array(reports)))?;
     }
     Ok(worst)
+}
+
+/// Whether `dir` is inside a git work tree (a `.git` directory or file in it or above).
+fn in_git(dir: &Path) -> bool {
+    dir.ancestors().any(|d| d.join(".git").exists())
 }
 
 /// `mem7 sync` of the workspace the command line names.

@@ -106,3 +106,20 @@ pub fn tier(field: &str, text: Option<&str>) -> Result<Option<Tier>> {
         )
     })
 }
+
+/// A scope named by a tool argument (`field`); `None` when not given.
+pub fn level(field: &str, text: Option<&str>) -> Result<Option<crate::core::level::Level>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    crate::core::level::Level::parse(text.trim())
+        .map(Some)
+        .ok_or_else(|| {
+            Error::input(
+                format!("{field} `{text}` is not a scope"),
+                format!(
+                    "give {field} as `local` (this checkout), `project` (the project's workspace) or `user` (yours, everywhere), or leave it out"
+                ),
+            )
+        })
+}

@@ -11,9 +11,12 @@ use super::env::Env;
 use super::session;
 use crate::core::Version;
 use crate::core::level::Level;
+use crate::core::tier::{self, Tier};
 use crate::core::time::{TxTime, ValidTime};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::index::SearchHit;
+use crate::index::fulltext::SearchRequest;
 
 /// One open scope.
 pub struct Layer {
@@ -108,13 +111,17 @@ impl Stack {
     pub fn recall(
         &mut self,
         key: &str,
-        valid_at: ValidTime,
-        as_of: Option<TxTime>,
+        (valid_at, as_of): (ValidTime, Option<TxTime>),
+        tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<Scoped>> {
         let per = self.each(|e| {
             let as_of = e.as_of(as_of, now)?;
-            e.recall(key, &[], valid_at, as_of)
+            let mut found = e.recall(key, &[], valid_at, as_of)?;
+            // Filtered before shadowing: a scope whose versions the filter drops does
+            // not answer for the key.
+            found.retain(|v| tier::keeps(tier, v.tier));
+            Ok(found)
         })?;
         Ok(shadow(per))
     }
@@ -123,15 +130,16 @@ impl Stack {
     /// answering scope's versions first, then the shadowed ones.
     pub fn list(
         &mut self,
-        prefix: Option<&str>,
-        tags: &[String],
-        valid_at: ValidTime,
-        as_of: Option<TxTime>,
+        (prefix, tags): (Option<&str>, &[String]),
+        (valid_at, as_of): (ValidTime, Option<TxTime>),
+        tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<Scoped>> {
         let per = self.each(|e| {
             let as_of = e.as_of(as_of, now)?;
-            e.index().list(prefix, tags, valid_at, as_of)
+            let mut found = e.index().list(prefix, tags, valid_at, as_of)?;
+            found.retain(|v| tier::keeps(tier, v.tier));
+            Ok(found)
         })?;
         let mut all = shadow(per);
         // Stable: within a key, the answer (narrowest scope) before the shadowed.
@@ -153,6 +161,49 @@ impl Stack {
                 })
             })
             .collect())
+    }
+}
+
+impl Stack {
+    /// A search over every open scope (meaning search as each engine has it set): each
+    /// scope's hits, one list best first; a hit whose key a narrower scope answers at
+    /// the read is shadowed and goes last. `req.as_of` is resolved per scope.
+    pub fn search(
+        &mut self,
+        req: &SearchRequest,
+        tier: Option<Tier>,
+        now: TxTime,
+    ) -> Result<Vec<(Level, SearchHit, bool)>> {
+        let mut found: Vec<(Level, SearchHit, bool)> = Vec::new();
+        for layer in &mut self.layers {
+            let as_of = layer.engine.as_of(Some(req.as_of), now)?;
+            let req = SearchRequest {
+                as_of,
+                ..req.clone()
+            };
+            for hit in layer.engine.search_tier(&req, tier)? {
+                found.push((layer.level, hit, false));
+            }
+        }
+        if self.stacked() {
+            for (level, hit, shadowed) in &mut found {
+                for layer in self.layers.iter_mut().take_while(|l| l.level < *level) {
+                    let as_of = layer.engine.as_of(Some(req.as_of), now)?;
+                    let key = &hit.version.key;
+                    if !layer
+                        .engine
+                        .recall(key, &[], req.valid_at, as_of)?
+                        .is_empty()
+                    {
+                        *shadowed = true;
+                        break;
+                    }
+                }
+            }
+            found.sort_by(|a, b| a.2.cmp(&b.2).then(b.1.score.total_cmp(&a.1.score)));
+            found.truncate(req.limit);
+        }
+        Ok(found)
     }
 }
 

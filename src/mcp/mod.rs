@@ -16,6 +16,9 @@ pub mod http;
 pub mod output;
 mod params;
 pub mod stdio;
+mod support;
+
+use support::*;
 
 use params::search_mode;
 pub use params::{
@@ -42,7 +45,6 @@ use crate::front::request;
 use crate::front::serve_loop::{Log, Options, Watch};
 use crate::front::session::{Session, Voice};
 use crate::index::fulltext::SearchRequest;
-use crate::store::Workspace;
 
 /// How often the background thread reconciles when no file event arrives.
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
@@ -80,15 +82,6 @@ fn tool_error(e: &Error) -> CallToolResult {
         text.push_str(&format!("\nhint: {hint}"));
     }
     CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-fn limit_versions(
-    mut v: Vec<crate::core::Version>,
-    limit: Option<usize>,
-    default: usize,
-) -> Vec<crate::core::Version> {
-    v.truncate(limit.unwrap_or(default).max(1));
-    v
 }
 
 #[tool_router]
@@ -137,6 +130,18 @@ impl MemoryServer {
                 tier: Some(asked.within(ceiling)),
                 ..req
             };
+            let scope = request::level("scope", p.scope.as_deref())?;
+            let primary = engine.workspace().root().to_path_buf();
+            let (level, root, stacked) =
+                crate::front::stack::write_target(env, Some(&primary), &req.key, scope)?;
+            let mut other = match root == primary {
+                true => None,
+                false => Some(crate::front::session::open_root(env, &root)?),
+            };
+            let engine = match other.as_mut() {
+                Some(e) => e,
+                None => engine,
+            };
             let req = request::check_store(
                 req,
                 engine.workspace().config(),
@@ -150,6 +155,12 @@ impl MemoryServer {
                 &similar,
                 crate::front::render::Reader::Model,
             ));
+            if stacked || scope.is_some() {
+                if let serde_json::Value::Object(map) = &mut out.structured {
+                    map.insert("scope".into(), level.as_str().into());
+                }
+                out.text = format!("{} · {level}\n", out.text.trim_end());
+            }
             if asked > ceiling {
                 let note = format!(
                     "recorded as `{ceiling}`: this workspace does not let agents record `{asked}` facts (trust.agents in mem7.yaml); the person can restate it with `mem7 store`"
@@ -176,6 +187,23 @@ impl MemoryServer {
             let tags = p.tags.unwrap_or_default();
             let key = p.key.clone();
             let tier = request::tier("tier", p.tier.as_deref())?;
+            let scope = request::level("scope", p.scope.as_deref())?;
+            if let Some(key) = p.key.as_deref()
+                && let Some(mut stack) = scopes_for(engine, env, scope)?
+            {
+                crate::core::validate::lookup_key(key)?;
+                let now = env.now()?;
+                let mut found = stack.recall(key, (valid_at, Some(as_of)), tier, now)?;
+                found.truncate(p.limit.unwrap_or(50).max(1));
+                let near = &mut stack.layers[0].engine;
+                let miss = || {
+                    (
+                        format!("no version of {key} is valid at {valid_at} as of {as_of}"),
+                        near.near_keys(key, now).unwrap_or_default(),
+                    )
+                };
+                return Ok(output::scoped(&found, miss));
+            }
             let mut versions = match p.key.as_deref() {
                 Some(key) => {
                     crate::core::validate::lookup_key(key)?;
@@ -237,6 +265,11 @@ impl MemoryServer {
                 limit: p.limit.unwrap_or(10).clamp(1, 1000),
                 mode: search_mode(p.mode.as_deref())?,
             };
+            let scope = request::level("scope", p.scope.as_deref())?;
+            if let Some(mut stack) = scopes_for(engine, env, scope)? {
+                let found = search_scoped(&mut stack, &req, tier, env)?;
+                return Ok(output::scoped_hits(&found, &query));
+            }
             let hits = engine.search_tier(&req, tier)?;
             Ok(output::hits(&hits, &query))
         })
@@ -260,7 +293,16 @@ impl MemoryServer {
                 max_chars: p.max_chars.unwrap_or(block::DEFAULT_MAX_CHARS),
                 tier: request::tier("tier", p.tier.as_deref())?,
             };
-            let ctx = block::gather(engine, &req)?;
+            let scope = request::level("scope", p.scope.as_deref())?;
+            let ctx = match scopes_for(engine, env, scope)? {
+                Some(mut stack) => {
+                    for layer in &mut stack.layers {
+                        crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
+                    }
+                    block::gather_stack(&mut stack, &req)?
+                }
+                None => block::gather(engine, &req)?,
+            };
             let block = block::render(&ctx, &req);
             Ok(output::object(serde_json::json!({ "text": block }), block))
         })
@@ -278,6 +320,23 @@ impl MemoryServer {
         self.run(move |engine, env| {
             let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tier = request::tier("tier", p.tier.as_deref())?;
+            let scope = request::level("scope", p.scope.as_deref())?;
+            if let Some(mut stack) = scopes_for(engine, env, scope)? {
+                let tags = p.tags.clone().unwrap_or_default();
+                let found = stack.list(
+                    (p.prefix.as_deref(), &tags),
+                    (valid_at, Some(as_of)),
+                    tier,
+                    env.now()?,
+                )?;
+                let miss = || {
+                    (
+                        format!("no keys match at valid_at {valid_at} as of {as_of}"),
+                        Vec::new(),
+                    )
+                };
+                return Ok(output::scoped(&found, miss));
+            }
             let mut versions = engine.index().list(
                 p.prefix.as_deref(),
                 &p.tags.unwrap_or_default(),
@@ -312,6 +371,13 @@ impl MemoryServer {
                 .map(|t| request::tx_time("as_of", t))
                 .transpose()?;
             crate::core::validate::lookup_key(&p.key)?;
+            let scope = request::level("scope", p.scope.as_deref())?;
+            if let Some(mut stack) = scopes_for(engine, env, scope)? {
+                let found = stack.history(&p.key, as_of)?;
+                let key = p.key.clone();
+                let miss = || (format!("no history for {key}"), Vec::new());
+                return Ok(output::scoped(&found, miss));
+            }
             let versions = engine.index().history(&p.key, as_of)?;
             let now = env.now()?;
             let miss = || {
@@ -376,6 +442,18 @@ impl MemoryServer {
             crate::core::validate::lookup_key(&p.key)?;
             let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
             crate::core::validate::agent(&agent)?;
+            let scope = request::level("scope", p.scope.as_deref())?;
+            let primary = engine.workspace().root().to_path_buf();
+            let (_, root, _) =
+                crate::front::stack::write_target(env, Some(&primary), &p.key, scope)?;
+            let mut other = match root == primary {
+                true => None,
+                false => Some(crate::front::session::open_root(env, &root)?),
+            };
+            let engine = match other.as_mut() {
+                Some(e) => e,
+                None => engine,
+            };
             let json = match engine.forget(&p.key, p.entry.as_deref(), &agent, now)? {
                 ForgetOutcome::Forgotten { closed, source } => serde_json::json!({
                     "status": "forgotten",
@@ -515,73 +593,4 @@ impl Log for WatchLog {
         // The server's watcher runs no sync (its options have no period).
         Ok(())
     }
-}
-
-fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
-    ctx.peer
-        .peer_info()
-        .map(|info| info.client_info.name.clone())
-}
-
-/// The agent a write is recorded under: the argument, else `MEM7_AGENT`, else the
-/// client's name (made safe), else `mcp`.
-fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -> String {
-    if let Some(name) = given {
-        return name.to_string();
-    }
-    if env.agent.is_some() {
-        return env.agent(None);
-    }
-    client
-        .map(crate::front::env::safe_agent)
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "mcp".to_string())
-}
-
-/// The read clocks of a tool call; a missing `as_of` is what mem7 believes now
-/// ([`Engine::as_of`]), entries recorded ahead of this clock included.
-fn times(
-    engine: &Engine,
-    env: &Env,
-    valid_at: Option<&str>,
-    as_of: Option<&str>,
-) -> Result<(crate::core::time::ValidTime, TxTime)> {
-    let now = env.now()?;
-    let (valid_at, as_of) = request::read_times(("valid_at", valid_at), ("as_of", as_of), now)?;
-    Ok((valid_at, engine.as_of(as_of, now)?))
-}
-
-/// `memory_get`: lines of a file of the workspace (the workspace's path checks,
-/// [`Workspace::read_visible`]), after a header naming the range.
-fn read_workspace_file(ws: &Workspace, p: &GetParams) -> Result<String> {
-    let text = ws.read_visible(&p.path)?;
-    let from = p.from_line.unwrap_or(1).max(1);
-    let to = p
-        .to_line
-        .unwrap_or(from + MAX_GET_LINES - 1)
-        .min(from + MAX_GET_LINES - 1);
-    if to < from {
-        return Err(Error::input(
-            format!("to_line ({to}) is before from_line ({from})"),
-            "give to_line ≥ from_line, or leave it out",
-        ));
-    }
-    let mut out = String::new();
-    let mut last = 0;
-    for (i, line) in text.lines().enumerate().skip(from - 1).take(to - from + 1) {
-        out.push_str(line);
-        out.push('\n');
-        last = i + 1;
-    }
-    let total = text.lines().count();
-    if last == 0 {
-        return Err(Error::input(
-            format!(
-                "{} has {total} lines; from_line {from} is past the end",
-                p.path
-            ),
-            "give a from_line within the file",
-        ));
-    }
-    Ok(format!("{} lines {from}-{last} of {total}:\n{out}", p.path))
 }

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::core::Version;
+use crate::core::level::Level;
 use crate::core::names::NearKey;
+use crate::front::stack::Scoped;
 use crate::index::SearchHit;
 
 /// A tool's answer: the structured object and the text for the model.
@@ -55,6 +57,50 @@ pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKe
         structured,
         text: versions.iter().map(version_line).collect(),
     }
+}
+
+/// recall, list, history over several scopes: `{versions, near_keys}`, each version with
+/// its `scope` (and `shadowed`); each line ends with its scope.
+pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
+    let plain: Vec<Version> = versions.iter().map(|s| s.version.clone()).collect();
+    let mut out = self::versions(&plain, miss);
+    if !versions.is_empty() {
+        out.structured["versions"] = parse(&crate::front::render::scoped_json(versions));
+        out.text = versions
+            .iter()
+            .map(|s| {
+                let line = version_line(&s.version);
+                let shadowed = if s.shadowed {
+                    " (shadowed: a narrower scope answers)"
+                } else {
+                    ""
+                };
+                format!("{} · {}{shadowed}\n", line.trim_end(), s.level)
+            })
+            .collect();
+    }
+    out
+}
+
+/// search over several scopes: `{hits}`, each with its `scope` (and `shadowed`).
+pub fn scoped_hits(hits: &[(Level, SearchHit, bool)], query: &str) -> Out {
+    let listed: Vec<(Option<Level>, &SearchHit, bool)> =
+        hits.iter().map(|(l, h, s)| (Some(*l), h, *s)).collect();
+    let structured = json!({ "hits": parse(&crate::front::render::scoped_hits_json(&listed)) });
+    let text = if hits.is_empty() {
+        format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
+    } else {
+        hits.iter()
+            .map(|(level, h, shadowed)| {
+                format!(
+                    "{} · {level}{}\n",
+                    version_line(&h.version).trim_end(),
+                    if *shadowed { " (shadowed)" } else { "" }
+                )
+            })
+            .collect()
+    };
+    Out { structured, text }
 }
 
 /// history's lines carry the transaction clock too.
@@ -153,7 +199,9 @@ fn version_schema() -> Value {
             "tier": {"type": ["string", "null"], "enum": ["asserted", "inferred", null], "description": "asserted: a person stated it; inferred: a model's guess to verify; null: not recorded"},
             "file": {"type": "string"},
             "line": {"type": "integer"},
-            "hash": {"type": "string", "description": "the entry that wrote this value (memory_forget's `entry` takes it)"}
+            "hash": {"type": "string", "description": "the entry that wrote this value (memory_forget's `entry` takes it)"},
+            "scope": {"type": "string", "enum": ["local", "project", "user"], "description": "the scope (workspace) this version comes from; present when more than one scope is open or one was asked for"},
+            "shadowed": {"type": "boolean", "description": "true: a narrower scope answers for this key; this value is shown, not used"}
         }
     })
 }
@@ -222,6 +270,7 @@ pub fn store_schema() -> Arc<rmcp::model::JsonObject> {
                 }
             },
             "hint": {"type": "string"},
+            "scope": {"type": "string", "enum": ["local", "project", "user"], "description": "the scope (workspace) the fact was written to"},
             "tier_note": {"type": "string", "description": "present when the tier asked for was above what this workspace lets agents record"}
         }
     }))

@@ -30,6 +30,11 @@ pub struct StoreParams {
     /// recorded only where the workspace lets agents assert (`trust.agents` in
     /// mem7.yaml); otherwise the fact is recorded as `inferred` and the result says so.
     pub tier: Option<String>,
+    /// The scope to write to: `local` (this checkout only, never shared), `project`
+    /// (the project's workspace, shared through its git) or `user` (the person's own,
+    /// everywhere). Default: by the key (`user:*` and `pref:*` to user, `local:*` to
+    /// local, the rest to project), where that scope has a workspace.
+    pub scope: Option<String>,
 }
 
 /// `memory_recall` arguments.
@@ -49,6 +54,10 @@ pub struct RecallParams {
     /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
     /// model's guess). Default: every fact.
     pub tier: Option<String>,
+    /// Only this scope: `local` (this checkout), `project` (the project's workspace) or
+    /// `user` (the person's, everywhere). Default: every scope, the narrowest answering
+    /// for each key (wider values of the same key come back marked `shadowed`).
+    pub scope: Option<String>,
 }
 
 /// `memory_search` arguments.
@@ -71,6 +80,10 @@ pub struct SearchParams {
     /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
     /// model's guess). Default: every fact.
     pub tier: Option<String>,
+    /// Only this scope: `local` (this checkout), `project` (the project's workspace) or
+    /// `user` (the person's, everywhere). Default: every scope, the narrowest answering
+    /// for each key (wider values of the same key come back marked `shadowed`).
+    pub scope: Option<String>,
 }
 
 /// Reads `memory_search`'s `mode`.
@@ -105,6 +118,10 @@ pub struct ContextParams {
     /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
     /// model's guess). Default: every fact.
     pub tier: Option<String>,
+    /// Only this scope: `local` (this checkout), `project` (the project's workspace) or
+    /// `user` (the person's, everywhere). Default: every scope, the narrowest answering
+    /// for each key (wider values of the same key come back marked `shadowed`).
+    pub scope: Option<String>,
 }
 
 /// `memory_list` arguments.
@@ -122,6 +139,10 @@ pub struct ListParams {
     /// Only facts of this tier: `asserted` (the person stated it) or `inferred` (a
     /// model's guess). Default: every fact.
     pub tier: Option<String>,
+    /// Only this scope: `local` (this checkout), `project` (the project's workspace) or
+    /// `user` (the person's, everywhere). Default: every scope, the narrowest answering
+    /// for each key (wider values of the same key come back marked `shadowed`).
+    pub scope: Option<String>,
 }
 
 /// `memory_history` arguments.
@@ -132,6 +153,10 @@ pub struct HistoryParams {
     pub key: String,
     /// Only what mem7 believed at this moment. Default: every version ever recorded.
     pub as_of: Option<String>,
+    /// Only this scope: `local` (this checkout), `project` (the project's workspace) or
+    /// `user` (the person's, everywhere). Default: every scope, the narrowest answering
+    /// for each key (wider values of the same key come back marked `shadowed`).
+    pub scope: Option<String>,
 }
 
 /// `memory_forget` arguments.
@@ -146,6 +171,11 @@ pub struct ForgetParams {
     pub entry: Option<String>,
     /// Who is forgetting. Default: as for memory_store.
     pub agent: Option<String>,
+    /// The scope to write to: `local` (this checkout only, never shared), `project`
+    /// (the project's workspace, shared through its git) or `user` (the person's own,
+    /// everywhere). Default: by the key (`user:*` and `pref:*` to user, `local:*` to
+    /// local, the rest to project), where that scope has a workspace.
+    pub scope: Option<String>,
 }
 
 /// `memory_rekey` arguments.

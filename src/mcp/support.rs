@@ -1,0 +1,131 @@
+//! What the tools share besides the engine: the agent and client names, the read
+//! clocks of a call, `memory_get`'s lines, and the scopes a call reads (the stack over
+//! the server's own workspace, opened only when more than one scope is there).
+
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+
+use super::params::GetParams;
+use super::{MAX_GET_LINES, VOICE};
+use crate::core::Tier;
+use crate::core::level::Level;
+use crate::core::time::TxTime;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::front::env::Env;
+use crate::front::request;
+use crate::front::stack::Stack;
+use crate::index::SearchHit;
+use crate::index::fulltext::SearchRequest;
+use crate::store::Workspace;
+
+pub(super) fn limit_versions(
+    mut v: Vec<crate::core::Version>,
+    limit: Option<usize>,
+    default: usize,
+) -> Vec<crate::core::Version> {
+    v.truncate(limit.unwrap_or(default).max(1));
+    v
+}
+
+/// The scopes a call reads, when it must read more than the server's own workspace: a
+/// scope was named, or another scope has a workspace. `None`: the one-workspace path,
+/// exactly as before scopes.
+pub(super) fn scopes_for(
+    engine: &Engine,
+    env: &Env,
+    scope: Option<Level>,
+) -> Result<Option<Stack>> {
+    let root = engine.workspace().root().to_path_buf();
+    let open = env
+        .scope_roots(Some(&root))
+        .iter()
+        .filter(|(_, r)| crate::store::is_workspace(r))
+        .count();
+    if scope.is_none() && open <= 1 {
+        return Ok(None);
+    }
+    Stack::open(env, Some(&root), scope).map(Some)
+}
+
+/// A search over every open scope, meaning search on where it can be.
+pub(super) fn search_scoped(
+    stack: &mut Stack,
+    req: &SearchRequest,
+    tier: Option<Tier>,
+    env: &Env,
+) -> Result<Vec<(Level, SearchHit, bool)>> {
+    for layer in &mut stack.layers {
+        crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
+    }
+    stack.search(req, tier, env.now()?)
+}
+
+pub(super) fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone())
+}
+
+/// The agent a write is recorded under: the argument, else `MEM7_AGENT`, else the
+/// client's name (made safe), else `mcp`.
+pub(super) fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -> String {
+    if let Some(name) = given {
+        return name.to_string();
+    }
+    if env.agent.is_some() {
+        return env.agent(None);
+    }
+    client
+        .map(crate::front::env::safe_agent)
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "mcp".to_string())
+}
+
+/// The read clocks of a tool call; a missing `as_of` is what mem7 believes now
+/// ([`Engine::as_of`]), entries recorded ahead of this clock included.
+pub(super) fn times(
+    engine: &Engine,
+    env: &Env,
+    valid_at: Option<&str>,
+    as_of: Option<&str>,
+) -> Result<(crate::core::time::ValidTime, TxTime)> {
+    let now = env.now()?;
+    let (valid_at, as_of) = request::read_times(("valid_at", valid_at), ("as_of", as_of), now)?;
+    Ok((valid_at, engine.as_of(as_of, now)?))
+}
+
+/// `memory_get`: lines of a file of the workspace (the workspace's path checks,
+/// [`Workspace::read_visible`]), after a header naming the range.
+pub(super) fn read_workspace_file(ws: &Workspace, p: &GetParams) -> Result<String> {
+    let text = ws.read_visible(&p.path)?;
+    let from = p.from_line.unwrap_or(1).max(1);
+    let to = p
+        .to_line
+        .unwrap_or(from + MAX_GET_LINES - 1)
+        .min(from + MAX_GET_LINES - 1);
+    if to < from {
+        return Err(Error::input(
+            format!("to_line ({to}) is before from_line ({from})"),
+            "give to_line ≥ from_line, or leave it out",
+        ));
+    }
+    let mut out = String::new();
+    let mut last = 0;
+    for (i, line) in text.lines().enumerate().skip(from - 1).take(to - from + 1) {
+        out.push_str(line);
+        out.push('\n');
+        last = i + 1;
+    }
+    let total = text.lines().count();
+    if last == 0 {
+        return Err(Error::input(
+            format!(
+                "{} has {total} lines; from_line {from} is past the end",
+                p.path
+            ),
+            "give a from_line within the file",
+        ));
+    }
+    Ok(format!("{} lines {from}-{last} of {total}:\n{out}", p.path))
+}
