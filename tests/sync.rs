@@ -1822,3 +1822,37 @@ fn scopes_outside_a_project_sync_is_the_user_workspace_exactly_as_before() {
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("no project scope"), "{}", r.stderr);
 }
+
+/// The usual setup: a project in git, the user's workspace in no repository. One sync
+/// inside the project syncs the project, says the user scope was left out and why, and
+/// succeeds; `--scope user` is still the error it names.
+#[test]
+fn scopes_a_user_workspace_in_no_repository_is_left_out_of_sync_with_a_note() {
+    let world = Remotes::new();
+    let a = world.first("a");
+    // Take the user workspace out of git: it was made a repository by `first`.
+    std::fs::remove_dir_all(a.user.join(".git")).unwrap();
+    a.inside_ok(&["store", "user:editor", "helix"], "2026-05-01T09:00:00Z");
+    a.inside_ok(
+        &["store", "deploy:target", "Render"],
+        "2026-05-01T09:01:00Z",
+    );
+    let r = a.inside_ok(&["sync"], "2026-05-01T09:02:00Z");
+    assert!(
+        r.stderr.contains("the user scope (")
+            && r.stderr
+                .contains("is in no git repository, so it was not synced"),
+        "{}",
+        r.stderr
+    );
+    // The one scope synced reports as a single sync does: no header.
+    assert!(!r.stdout.contains("project scope ("), "{}", r.stdout);
+    let plog = world.log("project");
+    assert!(
+        plog.contains("> Render") && !plog.contains("helix"),
+        "{plog}"
+    );
+    let r = a.inside(&["sync", "--scope", "user"], "2026-05-01T09:03:00Z");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("git"), "{}", r.stderr);
+}
