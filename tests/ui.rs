@@ -1106,3 +1106,34 @@ fn a_real_browser_finds_no_overlapping_text_in_a_busy_days_picture() {
         }
     }
 }
+
+/// With a user workspace beside the project's, the page lists every scope's keys with a
+/// scope column (the overridden value marked shadowed), `?scope=` shows one scope, and
+/// a key only the user scope holds has its page.
+#[test]
+fn the_page_shows_every_scope_and_which_one_answers() {
+    let sb = Sandbox::new();
+    let now = Some("2026-05-01T10:00:00Z");
+    let user = sb.dir.path().join("home/.mem7/workspace");
+    sb.ok(&["init", user.to_str().unwrap()], None);
+    sb.ok(&["store", "pref:editor", "helix"], now);
+    sb.ok(&["store", "pref:editor", "vim", "--scope", "project"], now);
+    sb.ok(&["store", "user:shell", "fish"], now);
+    sb.ok(&["store", "deploy:target", "Render"], now);
+    let ui = Ui::start(&sb, now, None);
+    let page = ui.get("/");
+    page.expect(200, HTML);
+    assert!(page.body.contains("<th>scope</th>"), "{}", page.body);
+    assert!(page.body.contains("<td class=\"scope\">project</td>"));
+    assert!(
+        page.body.contains("user (shadowed)") && page.body.contains("helix"),
+        "{}",
+        page.body
+    );
+    let only_user = ui.get("/?scope=user");
+    only_user.expect(200, HTML);
+    assert!(only_user.body.contains("helix") && only_user.body.contains("fish"));
+    assert!(!only_user.body.contains("vim") && !only_user.body.contains("Render"));
+    ui.get("/k/user%3Ashell").expect(200, HTML);
+    ui.get("/?scope=team").expect(400, HTML);
+}

@@ -82,6 +82,22 @@ impl Stack {
         Ok(Stack { layers })
     }
 
+    /// The scopes a long-running front end (the MCP tools, the page) reads beside its own
+    /// workspace at `root`: `None` when only that workspace exists and no scope was
+    /// named (the one-workspace path, exactly as before scopes); else the stack, or the
+    /// one scope named.
+    pub fn beside(root: &Path, env: &Env, scope: Option<Level>) -> Result<Option<Stack>> {
+        let open = env
+            .scope_roots(Some(root))
+            .iter()
+            .filter(|(_, r)| crate::store::is_workspace(r))
+            .count();
+        if scope.is_none() && open <= 1 {
+            return Ok(None);
+        }
+        Stack::open(env, Some(root), scope).map(Some)
+    }
+
     /// Whether more than one scope is open (answers then say their scope).
     pub fn stacked(&self) -> bool {
         self.layers.len() > 1

@@ -28,24 +28,13 @@ pub(super) fn limit_versions(
     v
 }
 
-/// The scopes a call reads, when it must read more than the server's own workspace: a
-/// scope was named, or another scope has a workspace. `None`: the one-workspace path,
-/// exactly as before scopes.
+/// The scopes a call reads beside the server's own workspace ([`Stack::beside`]).
 pub(super) fn scopes_for(
     engine: &Engine,
     env: &Env,
     scope: Option<Level>,
 ) -> Result<Option<Stack>> {
-    let root = engine.workspace().root().to_path_buf();
-    let open = env
-        .scope_roots(Some(&root))
-        .iter()
-        .filter(|(_, r)| crate::store::is_workspace(r))
-        .count();
-    if scope.is_none() && open <= 1 {
-        return Ok(None);
-    }
-    Stack::open(env, Some(&root), scope).map(Some)
+    Stack::beside(engine.workspace().root(), env, scope)
 }
 
 /// A search over every open scope, meaning search on where it can be.

@@ -211,6 +211,9 @@ pub struct ListPage<'a> {
     pub as_of: TxTime,
     /// The search's words, when this is a search.
     pub search: Option<&'a str>,
+    /// With several scopes: each row's scope and whether a narrower scope overrides it
+    /// (a column of its own); empty for one workspace.
+    pub scopes: &'a [(crate::core::level::Level, bool)],
 }
 
 /// `/`: the keys with their values at (valid_at, as_of), or a search's hits.
@@ -266,14 +269,27 @@ pub fn list_page(p: &ListPage<'_>) -> String {
         .into_iter()
         .filter_map(|n| q.get(n).map(|v| (n, v)))
         .collect();
-    s.push_str(
+    let _ = writeln!(
+        s,
         "<div class=\"scroll\"><table class=\"rows\"><thead><tr><th>key</th><th>value</th><th>valid from</th>\
-         <th>valid to</th><th>tags</th></tr></thead><tbody>\n",
+         <th>valid to</th><th>tags</th>{}</tr></thead><tbody>",
+        if p.scopes.is_empty() {
+            ""
+        } else {
+            "<th>scope</th>"
+        }
     );
-    for v in p.rows {
+    for (i, v) in p.rows.iter().enumerate() {
+        let scope = match p.scopes.get(i) {
+            Some((level, false)) => format!("<td class=\"scope\">{level}</td>"),
+            Some((level, true)) => format!(
+                "<td class=\"scope shadowed\" title=\"a narrower scope answers for this key\">{level} (shadowed)</td>"
+            ),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "<tr><td class=\"key mono\"><a href=\"{}\">{}</a></td><td><div class=\"value\">{}</div></td>{}{}<td>{}</td></tr>",
+            "<tr><td class=\"key mono\"><a href=\"{}\">{}</a></td><td><div class=\"value\">{}</div></td>{}{}<td>{}</td>{scope}</tr>",
             escape(&link(&key_path(&v.key), &clocks)),
             escape(&v.key),
             markdown(&v.value),

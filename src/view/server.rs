@@ -20,6 +20,7 @@ use axum::routing::get;
 
 use super::page::{self, PER_PAGE, Query};
 use crate::core::chain::ChainKey;
+use crate::core::level::Level;
 use crate::core::time::TxTime;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -27,6 +28,7 @@ use crate::front::auth::Expected;
 use crate::front::env::Env;
 use crate::front::request;
 use crate::front::session::{Session, Voice};
+use crate::front::stack::{Scoped, Stack};
 use crate::index::fulltext::{SearchMode, SearchRequest};
 
 /// The policy on every response: nothing runs, nothing loads from elsewhere.
@@ -361,7 +363,7 @@ fn search_mode(mode: Option<&str>) -> Result<SearchMode> {
 
 async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
     let q = Query::parse(raw.as_deref());
-    view(ui, move |engine, now, _| {
+    view(ui, move |engine, now, ui| {
         let (valid_at, as_of) = request::read_times(
             ("valid_at", q.get("valid_at")),
             ("as_of", q.get("as_of")),
@@ -373,8 +375,46 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
         let tags = q.all("tag");
         let prefix = q.get("prefix").map(str::to_string);
         let search = q.get("q").map(str::to_string);
-        let (rows, has_next) = match &search {
-            Some(text) => {
+        let scope = request::level("scope", q.get("scope"))?;
+        let beside = Stack::beside(engine.workspace().root(), ui.session.env(), scope)?;
+        let mut scopes: Vec<(Level, bool)> = Vec::new();
+        let (rows, has_next) = match (beside, &search) {
+            // Several scopes: every scope's rows, held and sliced here.
+            (Some(mut stack), _) => {
+                let all: Vec<Scoped> = match &search {
+                    Some(text) => {
+                        let req = SearchRequest {
+                            text: text.clone(),
+                            raw: false,
+                            valid_at,
+                            as_of,
+                            tags,
+                            key_prefix: prefix,
+                            limit: page.saturating_mul(PER_PAGE).saturating_add(1),
+                            mode,
+                        };
+                        stack
+                            .search(&req, None, now)?
+                            .into_iter()
+                            .map(|(level, hit, shadowed)| Scoped {
+                                level,
+                                version: hit.version,
+                                shadowed,
+                            })
+                            .collect()
+                    }
+                    None => stack.list(
+                        (prefix.as_deref(), &tags),
+                        (valid_at, Some(as_of)),
+                        None,
+                        now,
+                    )?,
+                };
+                let (shown, has_next) = slice(&all, page);
+                scopes = shown.iter().map(|s| (s.level, s.shadowed)).collect();
+                (shown.into_iter().map(|s| s.version).collect(), has_next)
+            }
+            (None, Some(text)) => {
                 let req = SearchRequest {
                     text: text.clone(),
                     raw: false,
@@ -393,7 +433,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                 slice(&hits, page)
             }
             // One page and one row more (to know whether there is a next page).
-            None => window(engine.index().list_window(
+            (None, None) => window(engine.index().list_window(
                 prefix.as_deref(),
                 &tags,
                 valid_at,
@@ -411,6 +451,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                 valid_at,
                 as_of,
                 search: search.as_deref(),
+                scopes: &scopes,
             }),
         ))
     })
@@ -423,7 +464,7 @@ async fn key(
     RawQuery(raw): RawQuery,
 ) -> Response {
     let q = Query::parse(raw.as_deref());
-    view(ui, move |engine, now, _| {
+    view(ui, move |engine, now, ui| {
         let valid_at = q
             .get("valid_at")
             .map(|t| request::valid_time("valid_at", t))
@@ -433,7 +474,21 @@ async fn key(
             .map(|t| request::tx_time("as_of", t))
             .transpose()?;
         crate::core::validate::lookup_key(&key)?;
-        let versions = engine.index().history(&key, None)?;
+        let mut versions = engine.index().history(&key, None)?;
+        if versions.is_empty()
+            && let Some(mut stack) =
+                Stack::beside(engine.workspace().root(), ui.session.env(), None)?
+        {
+            // The narrowest other scope that has the key draws it.
+            if let Some(layer) = stack.layers.iter_mut().find(|l| {
+                l.engine
+                    .index()
+                    .history(&key, None)
+                    .is_ok_and(|h| !h.is_empty())
+            }) {
+                versions = layer.engine.index().history(&key, None)?;
+            }
+        }
         if versions.is_empty() {
             return Ok((
                 StatusCode::NOT_FOUND,
