@@ -63,12 +63,7 @@ pub(super) fn run_scopes(
             .map(|(_, r)| r);
         return Err(match root {
             Some(root) => crate::front::stack::missing(level, &root),
-            None => Error::input(
-                format!(
-                    "there is no {level} scope here: the working directory is in no project workspace"
-                ),
-                "run mem7 inside a project's workspace, or name it with --workspace",
-            ),
+            None => crate::front::stack::no_scope_here(level),
         });
     }
     // Without --scope, a scope whose workspace is in no git repository is not shared:

@@ -46,12 +46,7 @@ impl Stack {
         let roots = env.scope_roots(flag);
         if let Some(level) = only {
             let Some((_, root)) = roots.iter().find(|(l, _)| *l == level) else {
-                return Err(Error::input(
-                    format!(
-                        "there is no {level} scope here: the working directory is in no project workspace"
-                    ),
-                    "run mem7 inside a project's workspace (one with a mem7.yaml above the working directory), or name it with --workspace",
-                ));
+                return Err(no_scope_here(level));
             };
             if !crate::store::is_workspace(root) {
                 return Err(missing(level, root));
@@ -243,6 +238,15 @@ pub fn shadow(per_scope: Vec<(Level, Vec<Version>)>) -> Vec<Scoped> {
     out
 }
 
+/// The error for a scope the working directory has none of (local and project outside
+/// a project).
+pub fn no_scope_here(level: Level) -> Error {
+    Error::input(
+        format!("there is no {level} scope here: the working directory is in no project workspace"),
+        "run mem7 inside a project's workspace (one with a mem7.yaml above the working directory), or name it with --workspace",
+    )
+}
+
 /// The error for a scope whose workspace does not exist yet.
 pub fn missing(level: Level, root: &Path) -> Error {
     Error::input(
@@ -295,12 +299,7 @@ pub fn write_target(
         }
     };
     let Some((_, root)) = roots.iter().find(|(l, _)| *l == level) else {
-        return Err(Error::input(
-            format!(
-                "there is no {level} scope here: the working directory is in no project workspace"
-            ),
-            "run mem7 inside a project's workspace (one with a mem7.yaml above the working directory), or name it with --workspace",
-        ));
+        return Err(no_scope_here(level));
     };
     if !crate::store::is_workspace(root) {
         match level {

@@ -131,13 +131,7 @@ impl MemoryServer {
                 ..req
             };
             let scope = request::level("scope", p.scope.as_deref())?;
-            let primary = engine.workspace().root().to_path_buf();
-            let (level, root, stacked) =
-                crate::front::stack::write_target(env, Some(&primary), &req.key, scope)?;
-            let mut other = match root == primary {
-                true => None,
-                false => Some(crate::front::session::open_root(env, &root)?),
-            };
+            let (level, mut other, stacked) = write_scope(engine, env, &req.key, scope)?;
             let engine = match other.as_mut() {
                 Some(e) => e,
                 None => engine,
@@ -443,13 +437,7 @@ impl MemoryServer {
             let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
             crate::core::validate::agent(&agent)?;
             let scope = request::level("scope", p.scope.as_deref())?;
-            let primary = engine.workspace().root().to_path_buf();
-            let (_, root, _) =
-                crate::front::stack::write_target(env, Some(&primary), &p.key, scope)?;
-            let mut other = match root == primary {
-                true => None,
-                false => Some(crate::front::session::open_root(env, &root)?),
-            };
+            let (_, mut other, _) = write_scope(engine, env, &p.key, scope)?;
             let engine = match other.as_mut() {
                 Some(e) => e,
                 None => engine,

@@ -37,6 +37,25 @@ pub(super) fn scopes_for(
     Stack::beside(engine.workspace().root(), env, scope)
 }
 
+/// Where a tool's write of `key` goes (`scope`, else the key's class): the scope, the
+/// engine of that scope's workspace when it is not the server's own, and whether more
+/// than one scope is open.
+pub(super) fn write_scope(
+    engine: &Engine,
+    env: &Env,
+    key: &str,
+    scope: Option<Level>,
+) -> Result<(Level, Option<Engine>, bool)> {
+    let primary = engine.workspace().root().to_path_buf();
+    let (level, root, stacked) =
+        crate::front::stack::write_target(env, Some(&primary), key, scope)?;
+    let other = match root == primary {
+        true => None,
+        false => Some(crate::front::session::open_root(env, &root)?),
+    };
+    Ok((level, other, stacked))
+}
+
 /// A search over every open scope, meaning search on where it can be.
 pub(super) fn search_scoped(
     stack: &mut Stack,

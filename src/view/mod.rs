@@ -3,6 +3,7 @@
 //! of text from the memory (keys, values, tags, agents, file names) goes through
 //! [`escape`] once, where it enters markup.
 
+mod markdown;
 pub mod page;
 pub mod server;
 pub mod svg;

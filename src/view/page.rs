@@ -6,9 +6,8 @@
 
 use std::fmt::Write as _;
 
-use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
-
 use super::escape;
+pub use super::markdown::markdown;
 use super::svg::{self, Picture};
 pub use super::url::{Query, key_path, link, safe_url, url_encode};
 use crate::core::Version;
@@ -99,56 +98,6 @@ pub fn layout(title: &str, nav: Nav, body: &str) -> String {
         link("/timeline", "Timeline", nav == Nav::Timeline),
         link("/verify", "Verify", nav == Nav::Verify),
     )
-}
-
-/// A value as HTML. Markdown is rendered by pulldown-cmark; raw HTML (blocks and inline)
-/// becomes text, images become links, and links whose target runs script or embeds data
-/// keep their text but lose the link.
-pub fn markdown(value: &str) -> String {
-    let options =
-        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
-    // For each open link or image: whether it was dropped (its end is dropped too).
-    let mut dropped: Vec<bool> = Vec::new();
-    let events = Parser::new_ext(value, options).filter_map(move |event| match event {
-        Event::Html(text) | Event::InlineHtml(text) => Some(Event::Text(text)),
-        Event::Start(Tag::HtmlBlock) => Some(Event::Start(Tag::Paragraph)),
-        Event::End(TagEnd::HtmlBlock) => Some(Event::End(TagEnd::Paragraph)),
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => {
-            let safe = safe_url(&dest_url);
-            dropped.push(!safe);
-            safe.then_some(Event::Start(Tag::Link {
-                link_type,
-                dest_url,
-                title,
-                id,
-            }))
-        }
-        // An image would load from wherever a value points; it is shown as a link to it.
-        Event::Start(Tag::Image {
-            dest_url, title, ..
-        }) => {
-            let safe = safe_url(&dest_url);
-            dropped.push(!safe);
-            safe.then_some(Event::Start(Tag::Link {
-                link_type: LinkType::Inline,
-                dest_url,
-                title,
-                id: "".into(),
-            }))
-        }
-        Event::End(TagEnd::Link | TagEnd::Image) => {
-            (!dropped.pop().unwrap_or(false)).then_some(Event::End(TagEnd::Link))
-        }
-        other => Some(other),
-    });
-    let mut html = String::with_capacity(value.len() * 3 / 2 + 16);
-    pulldown_cmark::html::push_html(&mut html, events);
-    html
 }
 
 fn tags_html(tags: &[String]) -> String {

@@ -378,21 +378,22 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
         let scope = request::level("scope", q.get("scope"))?;
         let beside = Stack::beside(engine.workspace().root(), ui.session.env(), scope)?;
         let mut scopes: Vec<(Level, bool)> = Vec::new();
+        let search_request = |text: &str| SearchRequest {
+            text: text.to_string(),
+            raw: false,
+            valid_at,
+            as_of,
+            tags: tags.clone(),
+            key_prefix: prefix.clone(),
+            limit: page.saturating_mul(PER_PAGE).saturating_add(1),
+            mode,
+        };
         let (rows, has_next) = match (beside, &search) {
             // Several scopes: every scope's rows, held and sliced here.
             (Some(mut stack), _) => {
                 let all: Vec<Scoped> = match &search {
                     Some(text) => {
-                        let req = SearchRequest {
-                            text: text.clone(),
-                            raw: false,
-                            valid_at,
-                            as_of,
-                            tags,
-                            key_prefix: prefix,
-                            limit: page.saturating_mul(PER_PAGE).saturating_add(1),
-                            mode,
-                        };
+                        let req = search_request(text);
                         stack
                             .search(&req, None, now)?
                             .into_iter()
@@ -415,16 +416,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                 (shown.into_iter().map(|s| s.version).collect(), has_next)
             }
             (None, Some(text)) => {
-                let req = SearchRequest {
-                    text: text.clone(),
-                    raw: false,
-                    valid_at,
-                    as_of,
-                    tags,
-                    key_prefix: prefix,
-                    limit: page.saturating_mul(PER_PAGE).saturating_add(1),
-                    mode,
-                };
+                let req = search_request(text);
                 let hits: Vec<_> = engine
                     .search(&req)?
                     .into_iter()
