@@ -1581,3 +1581,42 @@ async fn the_tools_write_and_read_every_scope_and_say_which() {
     assert!(bad && text.contains("is not a scope"), "{text}");
     client.cancel().await.unwrap();
 }
+
+/// With one workspace the tools say its scope too (the project's, named by
+/// MEM7_WORKSPACE), in every version of every result, and nothing else changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_workspace_results_say_their_scope() {
+    let sb = Sandbox::new();
+    let client = connect_at(&sb, "2026-05-01T10:00:00Z").await;
+    let stored = call_json(
+        &client,
+        "memory_store",
+        json!({"key": "ci:provider", "value": "Buildkite"}),
+    )
+    .await;
+    assert_eq!(
+        (
+            stored["scope"].as_str(),
+            stored["version"]["scope"].as_str()
+        ),
+        (Some("project"), Some("project"))
+    );
+    let (recalled, text) = call_full(&client, "memory_recall", json!({"key": "ci:provider"})).await;
+    assert_eq!(recalled["versions"][0]["scope"], "project", "{recalled}");
+    assert!(
+        !text.contains("· project"),
+        "one workspace: the text is as before: {text}"
+    );
+    let found = call_json(
+        &client,
+        "memory_search",
+        json!({"query": "provider", "mode": "lexical"}),
+    )
+    .await;
+    assert_eq!(found["hits"][0]["scope"], "project", "{found}");
+    let listed = call_json(&client, "memory_list", json!({})).await;
+    assert_eq!(listed["versions"][0]["scope"], "project", "{listed}");
+    let history = call_json(&client, "memory_history", json!({"key": "ci:provider"})).await;
+    assert_eq!(history["versions"][0]["scope"], "project", "{history}");
+    client.cancel().await.unwrap();
+}

@@ -149,11 +149,12 @@ impl MemoryServer {
                 &similar,
                 crate::front::render::Reader::Model,
             ));
+            // Where it was written, whichever workspace that is.
+            output::tag_scope(&mut out.structured, level);
             if stacked || scope.is_some() {
-                if let serde_json::Value::Object(map) = &mut out.structured {
-                    map.insert("scope".into(), level.as_str().into());
-                }
-                out.text = format!("{} · {level}\n", out.text.trim_end());
+                // The first line (the stored fact) says where it went.
+                let (first, rest) = out.text.split_once('\n').unwrap_or((&out.text, ""));
+                out.text = format!("{first} · {level}\n{rest}");
             }
             if asked > ceiling {
                 let note = format!(
@@ -512,9 +513,16 @@ impl MemoryServer {
         F: FnOnce(&mut Engine, &Env) -> Result<output::Out> + Send + 'static,
     {
         let session = self.session.clone();
-        let done =
-            tokio::task::spawn_blocking(move || session.call(|engine, _now, env| f(engine, env)))
-                .await;
+        let done = tokio::task::spawn_blocking(move || {
+            session.call(|engine, _now, env| {
+                let own = own_level(engine, env);
+                let mut out = f(engine, env)?;
+                // Every result says its scope, with one workspace as with several.
+                output::tag_scope(&mut out.structured, own);
+                Ok(out)
+            })
+        })
+        .await;
         Ok(match done {
             Ok(Ok(out)) => {
                 let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);

@@ -59,6 +59,27 @@ pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKe
     }
 }
 
+/// Gives every version of a result (`versions`, `hits`, `moved`, `superseded`, a
+/// store's `version`) and a store's result a `scope`, `level` where none says one yet
+/// (the versions of the server's own workspace).
+pub fn tag_scope(structured: &mut Value, level: Level) {
+    let tag = |v: &mut Value| {
+        if let Value::Object(map) = v {
+            map.entry("scope")
+                .or_insert_with(|| Value::String(level.as_str().into()));
+        }
+    };
+    for list in ["versions", "hits", "moved", "superseded"] {
+        if let Some(Value::Array(items)) = structured.get_mut(list) {
+            items.iter_mut().for_each(tag);
+        }
+    }
+    if let Some(version) = structured.get_mut("version") {
+        tag(version);
+        tag(structured);
+    }
+}
+
 /// recall, list, history over several scopes: `{versions, near_keys}`, each version with
 /// its `scope` (and `shadowed`); each line ends with its scope.
 pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {

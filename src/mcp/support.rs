@@ -37,6 +37,16 @@ pub(super) fn scopes_for(
     Stack::beside(engine.workspace().root(), env, scope)
 }
 
+/// The scope of the server's own workspace: the project's, or the user's outside a
+/// project.
+pub(super) fn own_level(engine: &Engine, env: &Env) -> Level {
+    let root = engine.workspace().root();
+    env.scope_roots(Some(root))
+        .into_iter()
+        .find(|(_, r)| r == root)
+        .map_or(Level::User, |(level, _)| level)
+}
+
 /// Where a tool's write of `key` goes (`scope`, else the key's class): the scope, the
 /// engine of that scope's workspace when it is not the server's own, and whether more
 /// than one scope is open.
