@@ -123,3 +123,22 @@ pub fn level(field: &str, text: Option<&str>) -> Result<Option<crate::core::leve
             )
         })
 }
+
+/// A search mode named by a tool argument or the page's `mode` (the command line's
+/// `--mode` is clap's, the same four words): `lexical`, `semantic`, `hybrid`, or none
+/// (auto).
+pub fn search_mode(mode: Option<&str>) -> Result<crate::index::fulltext::SearchMode> {
+    use crate::index::fulltext::SearchMode;
+    Ok(match mode.map(str::trim) {
+        None | Some("") => SearchMode::Auto,
+        Some("lexical") => SearchMode::Lexical,
+        Some("semantic") => SearchMode::Semantic,
+        Some("hybrid") => SearchMode::Hybrid,
+        Some(other) => {
+            return Err(Error::input(
+                format!("mode {other:?} is not a search mode"),
+                "use lexical, semantic or hybrid (or leave it out)",
+            ));
+        }
+    })
+}

@@ -20,7 +20,6 @@ mod support;
 
 use support::*;
 
-use params::search_mode;
 pub use params::{
     ContextParams, ForgetParams, GetParams, HistoryParams, ListParams, RecallParams, RekeyParams,
     SearchParams, StoreParams,
@@ -258,7 +257,7 @@ impl MemoryServer {
                 tags: p.tags.unwrap_or_default(),
                 key_prefix: None,
                 limit: p.limit.unwrap_or(10).clamp(1, 1000),
-                mode: search_mode(p.mode.as_deref())?,
+                mode: request::search_mode(p.mode.as_deref())?,
             };
             let scope = request::level("scope", p.scope.as_deref())?;
             if let Some(mut stack) = scopes_for(engine, env, scope)? {

@@ -4,8 +4,6 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
-
 /// `memory_store` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -84,23 +82,6 @@ pub struct SearchParams {
     /// `user` (the person's, everywhere). Default: every scope, the narrowest answering
     /// for each key (wider values of the same key come back marked `shadowed`).
     pub scope: Option<String>,
-}
-
-/// Reads `memory_search`'s `mode`.
-pub(super) fn search_mode(mode: Option<&str>) -> Result<crate::index::fulltext::SearchMode> {
-    use crate::index::fulltext::SearchMode;
-    Ok(match mode.map(str::trim) {
-        None | Some("") => SearchMode::Auto,
-        Some("lexical") => SearchMode::Lexical,
-        Some("semantic") => SearchMode::Semantic,
-        Some("hybrid") => SearchMode::Hybrid,
-        Some(other) => {
-            return Err(Error::input(
-                format!("mode {other:?} is not a search mode"),
-                "use lexical, semantic or hybrid (or leave it out)",
-            ));
-        }
-    })
 }
 
 /// `memory_context` arguments.

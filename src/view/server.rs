@@ -29,7 +29,7 @@ use crate::front::env::Env;
 use crate::front::request;
 use crate::front::session::{Session, Voice};
 use crate::front::stack::{Scoped, Stack};
-use crate::index::fulltext::{SearchMode, SearchRequest};
+use crate::index::fulltext::SearchRequest;
 
 /// The policy on every response: nothing runs, nothing loads from elsewhere.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
@@ -346,21 +346,6 @@ fn slice<T: Clone>(all: &[T], page: usize) -> (Vec<T>, bool) {
 }
 
 /// `mode` as the page offers it, in the words of the CLI and MCP.
-fn search_mode(mode: Option<&str>) -> Result<SearchMode> {
-    Ok(match mode {
-        None => SearchMode::Auto,
-        Some("lexical") => SearchMode::Lexical,
-        Some("semantic") => SearchMode::Semantic,
-        Some("hybrid") => SearchMode::Hybrid,
-        Some(other) => {
-            return Err(Error::input(
-                format!("mode: {other:?} is not a search mode"),
-                "use lexical, semantic or hybrid (or leave it out)",
-            ));
-        }
-    })
-}
-
 async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
     let q = Query::parse(raw.as_deref());
     view(ui, move |engine, now, ui| {
@@ -371,7 +356,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
         )?;
         let as_of = engine.as_of(as_of, now)?;
         let page = page_number(&q)?;
-        let mode = search_mode(q.get("mode"))?;
+        let mode = request::search_mode(q.get("mode"))?;
         let tags = q.all("tag");
         let prefix = q.get("prefix").map(str::to_string);
         let search = q.get("q").map(str::to_string);
