@@ -136,7 +136,7 @@ pub fn search_mode(mode: Option<&str>) -> Result<crate::index::fulltext::SearchM
         Some("hybrid") => SearchMode::Hybrid,
         Some(other) => {
             return Err(Error::input(
-                format!("mode {other:?} is not a search mode"),
+                format!("mode: {other:?} is not a search mode"),
                 "use lexical, semantic or hybrid (or leave it out)",
             ));
         }
