@@ -74,6 +74,7 @@ pub struct FusionSettings {
     pub beside: Option<f32>,
     pub lenders: Option<usize>,
     pub coverage: Option<f32>,
+    pub date: Option<f32>,
 }
 
 /// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set

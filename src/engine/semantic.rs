@@ -335,7 +335,8 @@ impl Engine {
             .iter()
             .map(|h| fusion::coverage(&words, &h.version))
             .collect();
-        let mut ranked = fusion::fuse(lexical, &coverage, semantic, fusion, usize::MAX);
+        let times = crate::index::query::named_times(&req.text);
+        let mut ranked = fusion::fuse(lexical, &coverage, semantic, &times, fusion, usize::MAX);
         let index = &self.index;
         fusion::lend_beside(&mut ranked, fusion, &mut |hit| {
             index.written_beside(hit, req)
@@ -515,6 +516,7 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         beside: weight(f.beside, d.beside),
         lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
         coverage: weight(f.coverage, d.coverage),
+        date: weight(f.date, d.date),
     }
 }
 

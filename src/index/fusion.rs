@@ -9,11 +9,14 @@
 //! first, which reciprocal rank over the top few cannot do. Then each candidate borrows a
 //! share of the best score among the others that hold from the same instant (told in one
 //! session, stored together) and among the others of the same entity (the key before its
-//! last `:`): a question's answer is often spread over facts written together.
+//! last `:`): a question's answer is often spread over facts written together. A fact
+//! that became valid within a time the question names (`on 9 November, 2022`) gains a
+//! fixed share first.
 
 use std::collections::HashMap;
 
 use super::SearchHit;
+use super::query::NamedTime;
 
 /// The weights of a fused ranking (`search.fusion` in `mem7.yaml`; the defaults are
 /// measured by `just eval`, docs/search.md).
@@ -40,6 +43,10 @@ pub struct Fusion {
     /// that matches one word of four is weak evidence however it ranks among the word
     /// hits, and should not outrank what meaning found.
     pub coverage: f32,
+    /// What a fact gains when it became valid within a time the question names (`on
+    /// 9 November, 2022`, `in July 2023`; `query::named_times`): a question that names
+    /// a time asks about what was true or said from then.
+    pub date: f32,
 }
 
 impl Default for Fusion {
@@ -53,6 +60,7 @@ impl Default for Fusion {
             beside: 0.5,
             lenders: 40,
             coverage: 1.0,
+            date: 0.3,
         }
     }
 }
@@ -123,10 +131,13 @@ pub fn lend_beside(
 /// pool) into one ranking of at most `limit`, best first. Either side may be empty: the
 /// word side alone is ranked the same way (its scores scaled, facts written together
 /// lending). A hit's `score` becomes its fused score; its ranks and similarity are kept.
+/// A candidate that became valid within one of `times` (the times the question names)
+/// gains `f.date` before facts written together lend.
 pub fn fuse(
     lexical: Vec<SearchHit>,
     coverage: &[f32],
     semantic: Vec<SearchHit>,
+    times: &[NamedTime],
     f: &Fusion,
     limit: usize,
 ) -> Vec<SearchHit> {
@@ -163,6 +174,14 @@ pub fn fuse(
                 h.semantic_rank = Some(i + 1);
                 at.insert(h.id, pool.len());
                 pool.push((add, h));
+            }
+        }
+    }
+    if f.date > 0.0 && !times.is_empty() {
+        for (score, h) in pool.iter_mut() {
+            let from = h.version.valid_from.micros();
+            if times.iter().any(|t| t.holds(from)) {
+                *score += f.date;
             }
         }
     }
