@@ -335,7 +335,7 @@ impl Engine {
             .iter()
             .map(|h| fusion::coverage(&words, &h.version))
             .collect();
-        let times = crate::index::query::named_times(&req.text);
+        let times = crate::index::dates::named_times(&req.text);
         let mut ranked = fusion::fuse(lexical, &coverage, semantic, &times, fusion, usize::MAX);
         let index = &self.index;
         fusion::lend_beside(&mut ranked, fusion, &mut |hit| {
@@ -540,50 +540,4 @@ fn off_error(resolved: &Resolved) -> Error {
             crate::embed::FETCH_HINT
         ),
     )
-}
-
-/// Reciprocal rank fusion: each version scores `1/(k + rank)` for each list it is on
-/// (ranks from 1), best total first; ties go to the better word rank, then the key.
-pub fn fuse(
-    lexical: Vec<SearchHit>,
-    semantic: Vec<SearchHit>,
-    k: f64,
-    limit: usize,
-) -> Vec<SearchHit> {
-    let mut by_id: HashMap<u64, (f64, SearchHit)> = HashMap::new();
-    for (i, mut hit) in lexical.into_iter().enumerate() {
-        hit.lexical_rank = Some(i + 1);
-        by_id.insert(hit.id, (1.0 / (k + (i + 1) as f64), hit));
-    }
-    for (i, hit) in semantic.into_iter().enumerate() {
-        let add = 1.0 / (k + (i + 1) as f64);
-        by_id
-            .entry(hit.id)
-            .and_modify(|(score, h)| {
-                *score += add;
-                h.semantic_rank = Some(i + 1);
-                h.similarity = hit.similarity;
-            })
-            .or_insert_with(|| {
-                let mut h = hit.clone();
-                h.semantic_rank = Some(i + 1);
-                (add, h)
-            });
-    }
-    let mut all: Vec<(f64, SearchHit)> = by_id.into_values().collect();
-    all.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| {
-                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
-                rank(&a.1).cmp(&rank(&b.1))
-            })
-            .then_with(|| a.1.version.key.cmp(&b.1.version.key))
-    });
-    all.into_iter()
-        .take(limit)
-        .map(|(score, mut h)| {
-            h.score = score as f32;
-            h
-        })
-        .collect()
 }

@@ -8,6 +8,7 @@
 
 mod catch_up;
 mod check;
+pub mod dates;
 pub mod embeddings;
 mod files;
 pub mod fulltext;
