@@ -47,7 +47,7 @@ pub struct SearchSettings {
     /// `exact_key`, `name`); unset ones keep their measured defaults.
     pub weights: WeightSettings,
     /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
-    /// `same_time`, `same_entity`, `pool`).
+    /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`).
     pub fusion: FusionSettings,
 }
 
