@@ -80,7 +80,7 @@ pub struct SearchSettings {
     /// `exact_key`, `name`); unset ones keep their measured defaults.
     pub weights: WeightSettings,
     /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
-    /// `same_time`, `same_entity`, `pool`).
+    /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`).
     pub fusion: FusionSettings,
 }
 
@@ -107,6 +107,7 @@ pub struct FusionSettings {
     pub beside: Option<f32>,
     pub lenders: Option<usize>,
     pub coverage: Option<f32>,
+    pub date: Option<f32>,
 }
 
 /// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set

@@ -370,29 +370,73 @@ fn abbreviates(short: &str, long: &str) -> bool {
     s.iter().all(|c| rest.any(|x| x == c))
 }
 
-fn same_word(a: &str, b: &str, stemmer: &Stemmer) -> bool {
-    a == b || abbreviates(a, b) || abbreviates(b, a) || stemmer.stem(a) == stemmer.stem(b)
+fn same_word(a: &str, b: &str) -> bool {
+    a == b || abbreviates(a, b) || abbreviates(b, a) || stem(a) == stem(b)
 }
 
-/// [`SYNONYMS`] by stem, stemmed once per process (a store may compare a new key with
-/// thousands).
-fn synonym_stems() -> &'static [Vec<String>] {
-    static STEMS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
-    STEMS.get_or_init(|| {
+/// The English stem of `word`, remembered per thread: a store compares a new key's
+/// words with those of up to thousands of keys, which share most of their words (the
+/// `user` of every `user:*` key), and a stem is a pure function of its word.
+fn stem(word: &str) -> std::rc::Rc<str> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+    thread_local! {
+        static STEMS: RefCell<(Stemmer, HashMap<String, Rc<str>>)> =
+            RefCell::new((Stemmer::create(Algorithm::English), HashMap::new()));
+    }
+    STEMS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(s) = memo.1.get(word) {
+            return s.clone();
+        }
+        let (stemmer, seen) = &mut *memo;
+        let s: Rc<str> = stemmer.stem(word).into();
+        // Bounded: a long-lived server sees every key's words.
+        if seen.len() >= 65_536 {
+            seen.clear();
+        }
+        seen.insert(word.to_string(), s.clone());
+        s
+    })
+}
+
+/// For each word of a [`SYNONYMS`] group and for each such word's stem, the groups it
+/// is in: built once per process (a store may compare a new key with thousands).
+fn synonym_groups() -> &'static SynonymGroups {
+    static GROUPS: std::sync::OnceLock<SynonymGroups> = std::sync::OnceLock::new();
+    GROUPS.get_or_init(|| {
         let stemmer = Stemmer::create(Algorithm::English);
-        SYNONYMS
-            .iter()
-            .map(|group| group.iter().map(|w| stemmer.stem(w).into_owned()).collect())
-            .collect()
+        let mut by = SynonymGroups::default();
+        for (g, group) in SYNONYMS.iter().enumerate() {
+            for w in group.iter() {
+                by.word.entry(w).or_default().push(g);
+                by.stem
+                    .entry(stemmer.stem(w).into_owned())
+                    .or_default()
+                    .push(g);
+            }
+        }
+        by
     })
 }
 
-fn synonyms(a: &str, b: &str, stemmer: &Stemmer) -> bool {
-    let (sa, sb) = (stemmer.stem(a), stemmer.stem(b));
-    SYNONYMS.iter().zip(synonym_stems()).any(|(group, stems)| {
-        (group.contains(&a) || stems.iter().any(|s| *s == sa))
-            && (group.contains(&b) || stems.iter().any(|s| *s == sb))
-    })
+#[derive(Default)]
+struct SynonymGroups {
+    word: std::collections::HashMap<&'static str, Vec<usize>>,
+    stem: std::collections::HashMap<String, Vec<usize>>,
+}
+
+/// Whether one group of [`SYNONYMS`] holds both words: each as it is, or by its stem.
+fn synonyms(a: &str, b: &str) -> bool {
+    let by = synonym_groups();
+    let groups = |w: &str| -> Vec<usize> {
+        let mut g: Vec<usize> = by.word.get(w).into_iter().flatten().copied().collect();
+        g.extend(by.stem.get(&*stem(w)).into_iter().flatten().copied());
+        g
+    };
+    let of_a = groups(a);
+    !of_a.is_empty() && groups(b).iter().any(|g| of_a.contains(g))
 }
 
 fn contrast(a: &str, b: &str) -> bool {
@@ -440,7 +484,6 @@ fn initials<'a>(a: &[&'a str], b: &[&'a str]) -> Option<(&'a str, Vec<&'a str>)>
 
 /// How `new` compares with `old` (see the module's rules).
 pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
-    let stemmer = Stemmer::create(Algorithm::English);
     let (a, b) = (new.words(), old.words());
     if a.is_empty() || b.is_empty() {
         return Verdict::Different;
@@ -450,15 +493,13 @@ pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
     let mut left_a: Vec<&str> = a_joined.iter().map(|w| w.as_ref()).collect();
     let mut left_b: Vec<&str> = b_joined.iter().map(|w| w.as_ref()).collect();
     let total_a = left_a.len();
-    left_a.retain(
-        |x| match left_b.iter().position(|y| same_word(x, y, &stemmer)) {
-            Some(i) => {
-                left_b.remove(i);
-                false
-            }
-            None => true,
-        },
-    );
+    left_a.retain(|x| match left_b.iter().position(|y| same_word(x, y)) {
+        Some(i) => {
+            left_b.remove(i);
+            false
+        }
+        None => true,
+    });
     let shared = total_a - left_a.len();
     if left_a.is_empty() && left_b.is_empty() {
         return Verdict::Same("the same words".into());
@@ -499,14 +540,14 @@ pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
         }
     }
     if let ([x], [y]) = (left_a.as_slice(), left_b.as_slice())
-        && synonyms(x, y, &stemmer)
+        && synonyms(x, y)
     {
         return Verdict::Same(format!("`{x}` and `{y}` are synonyms"));
     }
     let heavy_a: Vec<&str> = left_a.iter().copied().filter(|w| !light(w)).collect();
     let heavy_b: Vec<&str> = left_b.iter().copied().filter(|w| !light(w)).collect();
     if let ([x], [y]) = (heavy_a.as_slice(), heavy_b.as_slice())
-        && synonyms(x, y, &stemmer)
+        && synonyms(x, y)
     {
         return Verdict::Same(format!("`{x}` and `{y}` are synonyms"));
     }

@@ -203,6 +203,9 @@ fn attention(q: &[f32], k: &[f32], v: &[f32], lengths: &[usize]) -> Vec<f32> {
     pieces.into_par_iter().for_each(|(start, n, out)| {
         let span = start * HIDDEN..(start + n) * HIDDEN;
         let (q, k, v) = (&q[span.clone()], &k[span.clone()], &v[span]);
+        if n <= SMALL_ROWS {
+            return small_attention(q, k, v, n, scale, out);
+        }
         let mut scores = vec![0.0f32; n * n];
         for h in 0..HEADS {
             let col = h * HEAD;
@@ -263,6 +266,30 @@ fn attention(q: &[f32], k: &[f32], v: &[f32], lengths: &[usize]) -> Vec<f32> {
         }
     });
     ctx
+}
+
+/// [`attention`] for one text of at most [`SMALL_ROWS`] tokens, with plain loops: for a
+/// query of a few tokens, `gemm` spends longer setting up each product (and, on its first
+/// call in a process, reading the processor's cache sizes from `/sys`) than the product
+/// takes.
+fn small_attention(q: &[f32], k: &[f32], v: &[f32], n: usize, scale: f32, out: &mut [f32]) {
+    let mut scores = [0.0f32; SMALL_ROWS];
+    let scores = &mut scores[..n];
+    for h in 0..HEADS {
+        let cols = |row: usize| row * HIDDEN + h * HEAD..row * HIDDEN + (h + 1) * HEAD;
+        for i in 0..n {
+            let qi = &q[cols(i)];
+            for (j, s) in scores.iter_mut().enumerate() {
+                *s = scale * super::dot(qi, &k[cols(j)]);
+            }
+            softmax(scores);
+            let o = &mut out[cols(i)];
+            o.fill(0.0);
+            for (j, &s) in scores.iter().enumerate() {
+                o.iter_mut().zip(&v[cols(j)]).for_each(|(o, v)| *o += s * v);
+            }
+        }
+    }
 }
 
 fn softmax(row: &mut [f32]) {
@@ -452,7 +479,47 @@ fn dots_avx2<const R: usize>(xs: [&[f32]; R], w: &[f32]) -> [f32; R] {
 
 #[cfg(test)]
 mod tests {
-    use super::{Part, erf, small_linear};
+    use super::{HEAD, HEADS, HIDDEN, Part, attention, erf, small_linear};
+
+    #[test]
+    fn attention_matches_the_definition_for_short_and_long_texts() {
+        // One text short enough for the plain loops, one long enough for gemm.
+        let lengths = [3usize, 21];
+        let rows: usize = lengths.iter().sum();
+        let value = |i: usize, salt: usize| (((i + salt) * 7919) % 211) as f32 / 105.0 - 1.0;
+        let q: Vec<f32> = (0..rows * HIDDEN).map(|i| value(i, 1)).collect();
+        let k: Vec<f32> = (0..rows * HIDDEN).map(|i| value(i, 2)).collect();
+        let v: Vec<f32> = (0..rows * HIDDEN).map(|i| value(i, 3)).collect();
+        let got = attention(&q, &k, &v, &lengths);
+        let scale = 1.0 / (HEAD as f64).sqrt();
+        let mut start = 0;
+        for &n in &lengths {
+            for h in 0..HEADS {
+                let at = |m: &[f32], row: usize, c: usize| {
+                    f64::from(m[(start + row) * HIDDEN + h * HEAD + c])
+                };
+                for i in 0..n {
+                    let s: Vec<f64> = (0..n)
+                        .map(|j| {
+                            (0..HEAD).map(|c| at(&q, i, c) * at(&k, j, c)).sum::<f64>() * scale
+                        })
+                        .collect();
+                    let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let e: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
+                    let total: f64 = e.iter().sum();
+                    for c in 0..HEAD {
+                        let want: f64 = (0..n).map(|j| e[j] / total * at(&v, j, c)).sum();
+                        let got = f64::from(got[(start + i) * HIDDEN + h * HEAD + c]);
+                        assert!(
+                            (got - want).abs() < 1e-4,
+                            "text of {n}, head {h}, row {i}: {got} vs {want}"
+                        );
+                    }
+                }
+            }
+            start += n;
+        }
+    }
 
     #[test]
     fn erf_is_within_its_stated_error() {

@@ -9,9 +9,10 @@ mod reads;
 mod semantic;
 mod write;
 
+pub use crate::index::fusion::reciprocal_rank as fuse;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
-pub use semantic::{FillStats, fuse};
+pub use semantic::FillStats;
 pub use write::{Checked, check, validate_store};
 
 use std::path::Path;

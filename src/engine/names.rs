@@ -50,6 +50,7 @@ impl Engine {
         if !self.index.history(key, None)?.is_empty() {
             return Ok(Vec::new());
         }
+        self.open_embedder_ahead();
         let mut out: Vec<LookAlike> = self
             .index
             .same_slot_keys(key)?

@@ -25,6 +25,8 @@ const LEXICAL_ONLY_NOTED: &str = "lexical-only-noted";
 pub(super) struct EmbedState {
     resolved: Resolved,
     embedder: Option<Box<dyn Embedder>>,
+    /// The provider being opened on a thread of its own ([`Engine::open_embedder_ahead`]).
+    opening: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>>>>,
     cache: Option<EmbeddingCache>,
     vectors: Option<Arc<Vectors>>,
     /// What the front end should tell a person (once each).
@@ -36,6 +38,7 @@ impl Default for EmbedState {
         EmbedState {
             resolved: Resolved::Off { explained: None },
             embedder: None,
+            opening: None,
             cache: None,
             vectors: None,
             notes: Vec::new(),
@@ -97,9 +100,31 @@ impl Engine {
             let Resolved::On(spec) = &self.embed.resolved else {
                 return Err(off_error(&self.embed.resolved));
             };
-            self.embed.embedder = Some(spec.open()?);
+            let opened = match self.embed.opening.take() {
+                Some(opening) => opening
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
+                None => spec.open()?,
+            };
+            self.embed.embedder = Some(opened);
         }
         Ok(self.embed.embedder.as_mut().expect("opened above"))
+    }
+
+    /// Starts opening the local model on a thread of its own, unless it is open or
+    /// another provider is set: a store of a new key may ask the model about look-alike
+    /// keys once it has judged them by their words, and opening the model (reading its
+    /// tokenizer, mapping its weights) overlaps that judging. Unused, it costs that
+    /// thread's work and nothing else.
+    pub(crate) fn open_embedder_ahead(&mut self) {
+        if self.embed.embedder.is_some() || self.embed.opening.is_some() || !self.local_model_on() {
+            return;
+        }
+        let Resolved::On(spec) = &self.embed.resolved else {
+            return;
+        };
+        let spec = spec.clone();
+        self.embed.opening = Some(std::thread::spawn(move || spec.open()));
     }
 
     /// Computes and caches a vector for every text of the workspace that has none of the
@@ -193,12 +218,28 @@ impl Engine {
         if let Some(v) = self.cache()?.get_hash(&hash, model)? {
             return Ok(PendingQuery::Ready(Arc::new(vectors::Query::new(&v))));
         }
-        self.embedder()?;
-        let mut embedder = self.embed.embedder.take().expect("opened above");
+        // The model is opened on the query's thread too (its tokenizer is parsed and its
+        // weights mapped while the word side runs), unless an earlier search opened it.
+        let (opened, opening) = (self.embed.embedder.take(), self.embed.opening.take());
+        let Resolved::On(spec) = &self.embed.resolved else {
+            return Err(off_error(&self.embed.resolved));
+        };
+        let spec = spec.clone();
         let text = text.to_string();
         let worker = std::thread::spawn(move || {
+            let opened = match (opened, opening) {
+                (Some(e), _) => Ok(e),
+                (None, Some(opening)) => opening
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                (None, None) => spec.open(),
+            };
+            let mut embedder = match opened {
+                Ok(e) => e,
+                Err(e) => return (None, Err(e)),
+            };
             let out = embedder.embed(&[text.as_str()]);
-            (embedder, out)
+            (Some(embedder), out)
         });
         Ok(PendingQuery::Embedding { hash, worker })
     }
@@ -212,7 +253,9 @@ impl Engine {
         let (embedder, out) = worker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        self.embed.embedder = Some(embedder);
+        if embedder.is_some() {
+            self.embed.embedder = embedder;
+        }
         let v = out?.pop().unwrap_or_default();
         self.cache()?.put_many(model, &[(hash, v.clone())])?;
         Ok(Arc::new(vectors::Query::new(&v)))
@@ -335,7 +378,8 @@ impl Engine {
             .iter()
             .map(|h| fusion::coverage(&words, &h.version))
             .collect();
-        let mut ranked = fusion::fuse(lexical, &coverage, semantic, fusion, usize::MAX);
+        let times = crate::index::dates::named_times(&req.text);
+        let mut ranked = fusion::fuse(lexical, &coverage, semantic, &times, fusion, usize::MAX);
         let index = &self.index;
         fusion::lend_beside(&mut ranked, fusion, &mut |hit| {
             index.written_beside(hit, req)
@@ -486,8 +530,9 @@ enum PendingQuery {
     },
 }
 
-/// What the query's thread hands back: the embedder, and the query's vector.
-type Embedded = (Box<dyn Embedder>, Result<Vec<Vec<f32>>>);
+/// What the query's thread hands back: the embedder (none when it could not be
+/// opened), and the query's vector.
+type Embedded = (Option<Box<dyn Embedder>>, Result<Vec<Vec<f32>>>);
 
 /// The word weights `search.weights` in `mem7.yaml` sets (unset ones: the defaults).
 pub fn word_weights(settings: &SearchSettings) -> WordWeights {
@@ -515,6 +560,7 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         beside: weight(f.beside, d.beside),
         lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
         coverage: weight(f.coverage, d.coverage),
+        date: weight(f.date, d.date),
     }
 }
 
@@ -538,50 +584,4 @@ fn off_error(resolved: &Resolved) -> Error {
             crate::embed::FETCH_HINT
         ),
     )
-}
-
-/// Reciprocal rank fusion: each version scores `1/(k + rank)` for each list it is on
-/// (ranks from 1), best total first; ties go to the better word rank, then the key.
-pub fn fuse(
-    lexical: Vec<SearchHit>,
-    semantic: Vec<SearchHit>,
-    k: f64,
-    limit: usize,
-) -> Vec<SearchHit> {
-    let mut by_id: HashMap<u64, (f64, SearchHit)> = HashMap::new();
-    for (i, mut hit) in lexical.into_iter().enumerate() {
-        hit.lexical_rank = Some(i + 1);
-        by_id.insert(hit.id, (1.0 / (k + (i + 1) as f64), hit));
-    }
-    for (i, hit) in semantic.into_iter().enumerate() {
-        let add = 1.0 / (k + (i + 1) as f64);
-        by_id
-            .entry(hit.id)
-            .and_modify(|(score, h)| {
-                *score += add;
-                h.semantic_rank = Some(i + 1);
-                h.similarity = hit.similarity;
-            })
-            .or_insert_with(|| {
-                let mut h = hit.clone();
-                h.semantic_rank = Some(i + 1);
-                (add, h)
-            });
-    }
-    let mut all: Vec<(f64, SearchHit)> = by_id.into_values().collect();
-    all.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| {
-                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
-                rank(&a.1).cmp(&rank(&b.1))
-            })
-            .then_with(|| a.1.version.key.cmp(&b.1.version.key))
-    });
-    all.into_iter()
-        .take(limit)
-        .map(|(score, mut h)| {
-            h.score = score as f32;
-            h
-        })
-        .collect()
 }

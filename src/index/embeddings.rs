@@ -17,16 +17,34 @@ pub const FILE: &str = "embeddings.sqlite";
 /// The model name recorded for vectors imported from a Go mem7 index without one.
 pub const LEGACY_MODEL: &str = "mem7-go";
 
+/// The size past which a closing connection empties the cache's write-ahead log into
+/// the file (see [`EmbeddingCache::open`]).
+const WAL_LIMIT: u64 = 256 * 1024;
+
 /// The cache.
 pub struct EmbeddingCache {
     conn: Connection,
+    /// The write-ahead log's path.
+    wal: PathBuf,
 }
 
 impl EmbeddingCache {
     /// Opens (creating if needed) the cache in the index directory.
+    ///
+    /// A search that embeds a new query, and a store that embeds a new key, add a vector
+    /// or two. Copying them from the write-ahead log into the file when the connection
+    /// closes (SQLite's default) costs two fsyncs in every such process, a good part of a
+    /// whole search; they stay in the log instead, which is emptied when a connection
+    /// closes with more than [`WAL_LIMIT`] bytes in it. The log is kept short because the
+    /// first connection of every process reads all of it.
     pub fn open(index_dir: &Path) -> Result<EmbeddingCache> {
-        let conn = Connection::open(index_dir.join(FILE))?;
+        let path = index_dir.join(FILE);
+        let conn = Connection::open(&path)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
@@ -42,7 +60,12 @@ impl EmbeddingCache {
              CREATE INDEX IF NOT EXISTS embeddings_by_model ON embeddings (model, text_hash);
              CREATE TABLE IF NOT EXISTS stamp (origin INTEGER NOT NULL, writes INTEGER NOT NULL);",
         )?;
-        Ok(EmbeddingCache { conn })
+        let mut wal = path.into_os_string();
+        wal.push("-wal");
+        Ok(EmbeddingCache {
+            conn,
+            wal: wal.into(),
+        })
     }
 
     /// The vector for `text` under `model`, if cached.
@@ -250,6 +273,19 @@ impl EmbeddingCache {
             self.conn.execute_batch("COMMIT")?;
         }
         Ok(added)
+    }
+}
+
+impl Drop for EmbeddingCache {
+    /// Empties a long write-ahead log into the file (see [`EmbeddingCache::open`]). Not
+    /// waiting for readers: when one holds the log, a later connection empties it.
+    fn drop(&mut self) {
+        if std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
+            let _ = self.conn.busy_timeout(std::time::Duration::ZERO);
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
     }
 }
 

@@ -9,11 +9,14 @@
 //! first, which reciprocal rank over the top few cannot do. Then each candidate borrows a
 //! share of the best score among the others that hold from the same instant (told in one
 //! session, stored together) and among the others of the same entity (the key before its
-//! last `:`): a question's answer is often spread over facts written together.
+//! last `:`): a question's answer is often spread over facts written together. A fact
+//! that became valid within a time the question names (`on 9 November, 2022`) gains a
+//! fixed share first.
 
 use std::collections::HashMap;
 
 use super::SearchHit;
+use super::dates::NamedTime;
 
 /// The weights of a fused ranking (`search.fusion` in `mem7.yaml`; the defaults are
 /// measured by `just eval`, docs/search.md).
@@ -40,6 +43,10 @@ pub struct Fusion {
     /// that matches one word of four is weak evidence however it ranks among the word
     /// hits, and should not outrank what meaning found.
     pub coverage: f32,
+    /// What a fact gains when it became valid within a time the question names (`on
+    /// 9 November, 2022`, `in July 2023`; `dates::named_times`): a question that names
+    /// a time asks about what was true or said from then.
+    pub date: f32,
 }
 
 impl Default for Fusion {
@@ -53,6 +60,7 @@ impl Default for Fusion {
             beside: 0.5,
             lenders: 40,
             coverage: 1.0,
+            date: 0.3,
         }
     }
 }
@@ -123,10 +131,13 @@ pub fn lend_beside(
 /// pool) into one ranking of at most `limit`, best first. Either side may be empty: the
 /// word side alone is ranked the same way (its scores scaled, facts written together
 /// lending). A hit's `score` becomes its fused score; its ranks and similarity are kept.
+/// A candidate that became valid within one of `times` (the times the question names)
+/// gains `f.date` before facts written together lend.
 pub fn fuse(
     lexical: Vec<SearchHit>,
     coverage: &[f32],
     semantic: Vec<SearchHit>,
+    times: &[NamedTime],
     f: &Fusion,
     limit: usize,
 ) -> Vec<SearchHit> {
@@ -163,6 +174,14 @@ pub fn fuse(
                 h.semantic_rank = Some(i + 1);
                 at.insert(h.id, pool.len());
                 pool.push((add, h));
+            }
+        }
+    }
+    if f.date > 0.0 && !times.is_empty() {
+        for (score, h) in pool.iter_mut() {
+            let from = h.version.valid_from.micros();
+            if times.iter().any(|t| t.holds(from)) {
+                *score += f.date;
             }
         }
     }
@@ -238,4 +257,50 @@ fn lend(pool: &mut [(f32, SearchHit)], f: &Fusion) {
     for ((score, _), add) in pool.iter_mut().zip(lent) {
         *score += add;
     }
+}
+
+/// Reciprocal rank fusion: each version scores `1/(k + rank)` for each list it is on
+/// (ranks from 1), best total first; ties go to the better word rank, then the key.
+pub fn reciprocal_rank(
+    lexical: Vec<SearchHit>,
+    semantic: Vec<SearchHit>,
+    k: f64,
+    limit: usize,
+) -> Vec<SearchHit> {
+    let mut by_id: HashMap<u64, (f64, SearchHit)> = HashMap::new();
+    for (i, mut hit) in lexical.into_iter().enumerate() {
+        hit.lexical_rank = Some(i + 1);
+        by_id.insert(hit.id, (1.0 / (k + (i + 1) as f64), hit));
+    }
+    for (i, hit) in semantic.into_iter().enumerate() {
+        let add = 1.0 / (k + (i + 1) as f64);
+        by_id
+            .entry(hit.id)
+            .and_modify(|(score, h)| {
+                *score += add;
+                h.semantic_rank = Some(i + 1);
+                h.similarity = hit.similarity;
+            })
+            .or_insert_with(|| {
+                let mut h = hit.clone();
+                h.semantic_rank = Some(i + 1);
+                (add, h)
+            });
+    }
+    let mut all: Vec<(f64, SearchHit)> = by_id.into_values().collect();
+    all.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| {
+                let rank = |h: &SearchHit| h.lexical_rank.unwrap_or(usize::MAX);
+                rank(&a.1).cmp(&rank(&b.1))
+            })
+            .then_with(|| a.1.version.key.cmp(&b.1.version.key))
+    });
+    all.into_iter()
+        .take(limit)
+        .map(|(score, mut h)| {
+            h.score = score as f32;
+            h
+        })
+        .collect()
 }

@@ -8,6 +8,7 @@
 
 mod catch_up;
 mod check;
+pub mod dates;
 pub mod embeddings;
 mod files;
 pub mod fulltext;
@@ -108,7 +109,13 @@ struct FileRow {
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     persist_wal(conn);
-    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")
+    // With the log kept, the checkpoint a closing connection makes must also empty it:
+    // the next process cannot tell copied frames from new ones and reads them all (a
+    // store then read megabytes of the log once a few hundred writes had gone by).
+    // `journal_size_limit` 0 makes that checkpoint truncate the log to nothing.
+    conn.execute_batch(
+        "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA journal_size_limit = 0;",
+    )
 }
 
 /// Keeps the `-wal` and `-shm` files when the last connection closes. Every mem7

@@ -225,6 +225,9 @@ const FUNCTION_WORDS: &[&str] = &[
     "ago",
 ];
 
+/// The words that, right after `how`, ask for a measure (`how long`, `how often`).
+const HOW_MEASURES: &[&str] = &["long", "often", "far", "old", "soon", "frequently"];
+
 /// Whether `word` (lower-case) is a function word of questions.
 pub fn is_function_word(word: &str) -> bool {
     FUNCTION_WORDS.contains(&word)
@@ -304,6 +307,7 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
         }
     }
     let mut sentence_start = true;
+    let mut after_how = false;
     let mut quiet: Vec<String> = Vec::new();
     for raw in text.split_whitespace() {
         // A whole key (`event7:host`, `ci.provider`) is kept as one word, and its parts
@@ -333,7 +337,12 @@ pub fn analyse(text: &str, name_weight: f32, is_key_part: &dyn Fn(&str) -> bool)
             let acronym = part.chars().count() >= 2
                 && part.chars().all(|c| c.is_uppercase() || c.is_ascii_digit())
                 && part.chars().any(char::is_uppercase);
-            let function = is_function_word(&lower);
+            // `how long`, `how often`: the word after `how` asks for a measure, it is
+            // not what the question is about (`how long do we keep log files` is about
+            // logs, not about long answers).
+            let function =
+                is_function_word(&lower) || (after_how && HOW_MEASURES.contains(&lower.as_str()));
+            after_how = lower == "how";
             // A capital letter names something unless it only starts the sentence.
             let capitalised = first_upper && !sentence_start && !function;
             let name = !function && (capitalised || acronym);
@@ -469,5 +478,18 @@ mod tests {
     fn a_text_of_function_words_is_searched_as_typed() {
         let w = words("who is it", &[]);
         assert_eq!(w.len(), 3);
+    }
+
+    #[test]
+    fn how_long_asks_for_a_measure() {
+        let w = words("how long do we keep log files", &[]);
+        let w: Vec<&str> = w.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(w, ["keep", "log", "files"]);
+        // Elsewhere `long` is content.
+        assert!(
+            words("the long outage", &[])
+                .iter()
+                .any(|(w, _)| w == "long")
+        );
     }
 }
