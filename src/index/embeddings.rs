@@ -35,7 +35,7 @@ impl EmbeddingCache {
     /// or two. Copying them from the write-ahead log into the file when the connection
     /// closes (SQLite's default) costs two fsyncs in every such process, a good part of a
     /// whole search; they stay in the log instead, which is emptied when a connection
-    /// closes with more than [`WAL_LIMIT`] bytes in it. The log is kept short because the
+    /// closes with more than `WAL_LIMIT` bytes in it. The log is kept short because the
     /// first connection of every process reads all of it.
     pub fn open(index_dir: &Path) -> Result<EmbeddingCache> {
         let path = index_dir.join(FILE);
