@@ -72,7 +72,11 @@ fn scoped_version_json(s: &Scoped) -> VersionJson<'_> {
 
 /// A JSON array of versions with their scopes, newline-terminated.
 pub fn scoped_json(versions: &[Scoped]) -> String {
-    let items: Vec<VersionJson<'_>> = versions.iter().map(scoped_version_json).collect();
+    json_array(versions.iter().map(scoped_version_json).collect())
+}
+
+/// Version objects as a pretty JSON array, newline-terminated (`[]` when empty).
+fn json_array(items: Vec<VersionJson<'_>>) -> String {
     let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
     s.push('\n');
     s
@@ -110,10 +114,7 @@ pub fn scoped_human(versions: &[Scoped], stacked: bool) -> String {
 
 /// A JSON array of versions, newline-terminated.
 pub fn versions_json(versions: &[Version]) -> String {
-    let items: Vec<VersionJson<'_>> = versions.iter().map(version_json).collect();
-    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
-    s.push('\n');
-    s
+    json_array(versions.iter().map(version_json).collect())
 }
 
 /// One version as one line of JSON (the objects of `versions_json`), newline-terminated:

@@ -117,6 +117,24 @@ impl Stack {
             .collect()
     }
 
+    /// Each open scope's versions from `read` at its own `as_of` (resolved per scope),
+    /// of `tier` only. Filtered before shadowing: a scope whose versions the filter
+    /// drops does not answer for the key.
+    fn each_at(
+        &mut self,
+        as_of: Option<TxTime>,
+        now: TxTime,
+        tier: Option<Tier>,
+        mut read: impl FnMut(&mut Engine, TxTime) -> Result<Vec<Version>>,
+    ) -> Result<Vec<(Level, Vec<Version>)>> {
+        self.each(|e| {
+            let as_of = e.as_of(as_of, now)?;
+            let mut found = read(e, as_of)?;
+            found.retain(|v| tier::keeps(tier, v.tier));
+            Ok(found)
+        })
+    }
+
     /// The versions of `key` matching (`valid_at`, `as_of`) in every scope: the
     /// narrowest scope's first, then the shadowed ones of wider scopes.
     pub fn recall(
@@ -126,13 +144,8 @@ impl Stack {
         tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<Scoped>> {
-        let per = self.each(|e| {
-            let as_of = e.as_of(as_of, now)?;
-            let mut found = e.recall(key, &[], valid_at, as_of)?;
-            // Filtered before shadowing: a scope whose versions the filter drops does
-            // not answer for the key.
-            found.retain(|v| tier::keeps(tier, v.tier));
-            Ok(found)
+        let per = self.each_at(as_of, now, tier, |e, as_of| {
+            e.recall(key, &[], valid_at, as_of)
         })?;
         Ok(shadow(per))
     }
@@ -146,11 +159,8 @@ impl Stack {
         tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<Scoped>> {
-        let per = self.each(|e| {
-            let as_of = e.as_of(as_of, now)?;
-            let mut found = e.index().list(prefix, tags, valid_at, as_of)?;
-            found.retain(|v| tier::keeps(tier, v.tier));
-            Ok(found)
+        let per = self.each_at(as_of, now, tier, |e, as_of| {
+            e.index().list(prefix, tags, valid_at, as_of)
         })?;
         let mut all = shadow(per);
         // Stable: within a key, the answer (narrowest scope) before the shadowed.
