@@ -203,51 +203,25 @@ pub(super) fn search(
     for layer in &mut stack.layers {
         Voice::CLI.notes(&mut layer.engine);
     }
+    let hits = found?;
+    // JSON always says each hit's scope; the text only when several are open.
     let stacked = stack.stacked();
-    let hits: Vec<(Option<Level>, crate::index::SearchHit, bool)> = found?
-        .into_iter()
-        .map(|(level, hit, shadowed)| (stacked.then_some(level), hit, shadowed))
+    let shown: Vec<_> = hits
+        .iter()
+        .map(|(level, h, shadowed)| ((*json || stacked).then_some(*level), h, *shadowed))
         .collect();
     if *json {
-        let scoped: Vec<_> = hits
-            .iter()
-            .map(|(level, h, shadowed)| (level.or(Some(stack.layers[0].level)), h, *shadowed))
-            .collect();
-        write_out(out, &render::scoped_hits_json(&scoped))?;
+        write_out(out, &render::scoped_hits_json(&shown))?;
     } else if hits.is_empty() {
         eprintln!("mem7: nothing matches {query:?} at valid_at {valid_at} as of {as_of}");
     } else {
         use std::io::IsTerminal;
-        let plain: Vec<crate::index::SearchHit> = hits.iter().map(|(_, h, _)| h.clone()).collect();
-        let mut text = render::hits_human(&plain, io::stdout().is_terminal());
-        if stacked {
-            text = scope_notes(&text, &hits);
-        }
-        write_out(out, &text)?;
+        write_out(
+            out,
+            &render::scoped_hits_human(&shown, io::stdout().is_terminal()),
+        )?;
     }
     Ok(EXIT_OK)
-}
-
-/// The human search result with each hit's scope added to its first line.
-fn scope_notes(text: &str, hits: &[(Option<Level>, crate::index::SearchHit, bool)]) -> String {
-    let mut out = String::with_capacity(text.len() + hits.len() * 24);
-    let mut next = hits.iter();
-    for line in text.split_inclusive('\n') {
-        if !line.starts_with(' ')
-            && !line.trim().is_empty()
-            && let Some((Some(level), _, shadowed)) = next.next()
-        {
-            let line = line.trim_end_matches('\n');
-            out.push_str(line);
-            out.push_str(&format!(
-                "  [{level}{}]\n",
-                if *shadowed { ", shadowed" } else { "" }
-            ));
-            continue;
-        }
-        out.push_str(line);
-    }
-    out
 }
 
 /// `mem7 timeline`.

@@ -88,7 +88,14 @@ pub(super) fn run_scopes(
     if roots.len() <= 1 {
         return match roots.first() {
             Some((_, root)) => run_at(root, env, out, remote, no_push, json),
-            None => run(cli, env, out, remote, no_push, json),
+            None => run_at(
+                &env.workspace(cli.workspace.as_deref()),
+                env,
+                out,
+                remote,
+                no_push,
+                json,
+            ),
         };
     }
     let mut worst = EXIT_OK;
@@ -131,25 +138,6 @@ pub(super) fn run_scopes(
 /// Whether `dir` is inside a git work tree (a `.git` directory or file in it or above).
 fn in_git(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
-}
-
-/// `mem7 sync` of the workspace the command line names.
-pub(super) fn run(
-    cli: &Cli,
-    env: &Env,
-    out: &mut dyn Write,
-    remote: Option<&str>,
-    no_push: bool,
-    json: bool,
-) -> Result<u8> {
-    run_at(
-        &env.workspace(cli.workspace.as_deref()),
-        env,
-        out,
-        remote,
-        no_push,
-        json,
-    )
 }
 
 /// `mem7 sync` of the workspace at `root`.

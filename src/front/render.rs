@@ -425,8 +425,18 @@ fn highlight(snippet: &str, ranges: &[std::ops::Range<usize>], terminal: bool) -
 
 /// `search` for people: key and score, the snippet, the validity.
 pub fn hits_human(hits: &[crate::index::SearchHit], terminal: bool) -> String {
+    let plain: Vec<_> = hits.iter().map(|h| (None, h, false)).collect();
+    scoped_hits_human(&plain, terminal)
+}
+
+/// [`hits_human`] with each hit's scope (`[user]`, `[user, shadowed]`) ending its first
+/// line, for the hits that have one.
+pub fn scoped_hits_human(
+    hits: &[(Option<Level>, &crate::index::SearchHit, bool)],
+    terminal: bool,
+) -> String {
     let mut s = String::new();
-    for (i, h) in hits.iter().enumerate() {
+    for (i, &(level, h, shadowed)) in hits.iter().enumerate() {
         if i > 0 {
             s.push('\n');
         }
@@ -443,7 +453,12 @@ pub fn hits_human(hits: &[crate::index::SearchHit], terminal: bool) -> String {
         } else {
             format!("score {:.3}: {}", h.score, why.join(", "))
         };
-        s.push_str(&format!("{}  ({score})\n", v.key));
+        let scope = match level {
+            Some(l) if shadowed => format!("  [{l}, shadowed]"),
+            Some(l) => format!("  [{l}]"),
+            None => String::new(),
+        };
+        s.push_str(&format!("{}  ({score}){scope}\n", v.key));
         let snippet = if h.snippet.is_empty() {
             v.value.lines().next().unwrap_or("").to_string()
         } else {
