@@ -1856,3 +1856,115 @@ fn scopes_a_user_workspace_in_no_repository_is_left_out_of_sync_with_a_note() {
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("git"), "{}", r.stderr);
 }
+
+/// Keys of many values across machines: two clones each add an event, one of them with
+/// an inferred tier, at the same instant, and merge each other's write independently (so
+/// their files hold the entries in opposite orders). Both answer with both values, in the
+/// same order, with the same tiers; a retry of one side's add after the sync writes
+/// nothing, and a forget of one value on one clone reaches the other.
+#[test]
+fn added_values_from_two_machines_merged_either_way_answer_alike() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    let t = "2026-03-01T09:00:00Z";
+    a.ok(
+        &[
+            "store",
+            "event:deploy",
+            "v2.3 from a",
+            "--valid-from",
+            "2026-03-01",
+        ],
+        Some(t),
+    );
+    b.ok(
+        &[
+            "store",
+            "event:deploy",
+            "v2.4 from b",
+            "--valid-from",
+            "2026-03-01",
+            "--tier",
+            "inferred",
+        ],
+        Some(t),
+    );
+    for c in [&a, &b] {
+        c.ok(&["setup-git"], None);
+        c.git(&["add", "-A", "."]);
+        c.git(&["commit", "-q", "-m", "an event"]);
+    }
+    let branch = a
+        .git(&["rev-parse", "--abbrev-ref", "HEAD"])
+        .trim()
+        .to_string();
+    let (a_repo, b_repo) = (a.repo.display().to_string(), b.repo.display().to_string());
+    a.git(&["fetch", "-q", &b_repo, &branch]);
+    b.git(&["fetch", "-q", &a_repo, &branch]);
+    a.git(&["merge", "-q", "--no-edit", "FETCH_HEAD"]);
+    b.git(&["merge", "-q", "--no-edit", "FETCH_HEAD"]);
+    let at = Some("2026-03-02T00:00:00Z");
+    let values = |c: &Clone| -> Vec<String> {
+        c.ok(&["recall", "event:deploy", "--json"], at)
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| format!("{} {}", v["value"], v["tier"]))
+            .collect()
+    };
+    let got = values(&a);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(
+        got.iter()
+            .any(|v| v.contains("v2.4 from b") && v.contains("inferred"))
+    );
+    assert_eq!(got, values(&b), "merged either way, the same answer");
+    for round in 0..2 {
+        let now = format!("2026-03-07T0{round}:00:00Z");
+        a.sync(&now);
+        b.sync(&now);
+    }
+    assert_eq!(values(&a), values(&b));
+    // A retry of a's add, now on both machines, writes nothing.
+    let r = a.ok(
+        &[
+            "store",
+            "event:deploy",
+            "v2.3 from a",
+            "--valid-from",
+            "2026-03-01",
+            "--json",
+        ],
+        Some("2026-03-08T00:00:00Z"),
+    );
+    assert_eq!(r.json()["status"], "unchanged", "{}", r.stdout);
+    // Forget b's value on a; b sees one value after the next sync.
+    let hash = a
+        .ok(&["recall", "event:deploy", "--json"], at)
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["value"] == "v2.4 from b")
+        .map(|v| v["hash"].as_str().unwrap().to_string())
+        .unwrap();
+    a.ok(
+        &["forget", "event:deploy", "--entry", &hash[..10]],
+        Some("2026-03-08T01:00:00Z"),
+    );
+    for round in 2..4 {
+        let now = format!("2026-03-08T0{round}:00:00Z");
+        a.sync(&now);
+        b.sync(&now);
+    }
+    let now = Some("2026-03-09T00:00:00Z");
+    for c in [&a, &b] {
+        let left = c
+            .ok(&["recall", "event:deploy", "--json"], now)
+            .strings("value");
+        assert_eq!(left, ["v2.3 from a"]);
+    }
+    a.assert_settled();
+    b.assert_settled();
+}
