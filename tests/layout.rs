@@ -164,3 +164,42 @@ fn no_source_file_is_too_big_to_hold_in_ones_head() {
         too_long.join("\n")
     );
 }
+
+/// The front ends: every module that answers a person or a model.
+const FRONT_ENDS: [&str; 5] = ["cli", "mcp", "view", "front", "transfer"];
+
+#[test]
+fn front_ends_go_through_the_one_door_and_never_touch_the_index() {
+    let modules: BTreeSet<String> = all_sources().iter().filter_map(|p| top_module(p)).collect();
+    let mut offenders = Vec::new();
+    for path in all_sources() {
+        let Some(top) = top_module(&path) else {
+            continue;
+        };
+        if !FRONT_ENDS.contains(&top.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let rel = path.strip_prefix(src()).unwrap().display().to_string();
+        if imported(&code, &modules).contains("index") {
+            offenders.push(format!(
+                "{rel}: imports crate::index (use crate::engine's types)"
+            ));
+        }
+        if code.contains(".index()") {
+            offenders.push(format!(
+                "{rel}: calls .index() (read through an Engine method)"
+            ));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "front ends read and write through the engine's door (src/engine/api.rs):\n{}",
+        offenders.join("\n")
+    );
+}

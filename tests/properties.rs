@@ -1127,7 +1127,7 @@ proptest! {
                         .filter(|m| m.tx_from <= as_of.micros() && as_of.micros() < m.tx_to)
                         .collect();
                     want.sort_by(|a, b| b.from.cmp(&a.from).then(b.tx_from.cmp(&a.tx_from)));
-                    let got = engine.recall(key, &[], valid_at, as_of).unwrap();
+                    let got = engine.recall(key, &[], mem7::engine::Clocks { valid_at, as_of }).unwrap();
                     let got: Vec<(String, i64)> =
                         got.iter().map(|v| (v.value.clone(), v.valid_from.micros())).collect();
                     let want: Vec<(String, i64)> =

@@ -84,7 +84,14 @@ pub fn run(out: &mut dyn Write) -> Result<()> {
             "{}. {question}\n   $ mem7 recall event7:host --valid-at {valid_at}{as_of_flag}\n",
             i + 1
         ));
-        let found = engine.index().recall("event7:host", va, ao)?;
+        let found = engine.recall(
+            "event7:host",
+            &[],
+            crate::engine::Clocks {
+                valid_at: va,
+                as_of: ao,
+            },
+        )?;
         match found.first() {
             Some(v) => text.push_str(&format!(
                 "   → {}   (Valid: {} → {}; recorded {})\n\n",

@@ -13,20 +13,20 @@ pub(super) fn reindex(cli: &Cli, env: &Env, out: &mut dyn Write, embed: bool) ->
     let root = env.workspace(cli.workspace.as_deref());
     let started = std::time::Instant::now();
     let bar = progress_bar();
-    let mut show = |p: crate::index::Progress| {
+    let mut show = |p: crate::engine::Progress| {
         if let Some(bar) = &bar {
             match p {
-                crate::index::Progress::Reading { done, total } => {
+                crate::engine::Progress::Reading { done, total } => {
                     bar.set_message("reading memory files");
                     bar.set_length(total);
                     bar.set_position(done);
                 }
-                crate::index::Progress::Folding { done, total } => {
+                crate::engine::Progress::Folding { done, total } => {
                     bar.set_message("folding versions");
                     bar.set_length(total);
                     bar.set_position(done);
                 }
-                crate::index::Progress::Finishing => bar.set_message("writing indexes"),
+                crate::engine::Progress::Finishing => bar.set_message("writing indexes"),
             }
         }
     };

@@ -12,7 +12,7 @@ use super::{
 use crate::core::level::Level;
 use crate::core::tier::Tier;
 use crate::core::time::TxTime;
-use crate::engine::Engine;
+use crate::engine::{Engine, Timeline, TimelineClock};
 use crate::error::{Error, Result};
 use crate::front::render;
 use crate::front::session::{self, Voice};
@@ -34,8 +34,7 @@ pub(super) fn recall(
     crate::core::validate::lookup_key(key)?;
     let mut stack = Stack::open(env, cli.workspace.as_deref(), scope)?;
     let found = stack.recall(key, (valid_at, as_of), tier, now)?;
-    let engine = &mut stack.layers[0].engine;
-    let as_of = engine.as_of(as_of, now)?;
+    let as_of = stack.layers[0].engine.clocks(valid_at, as_of, now)?.as_of;
     print_scoped(out, &found, json, stack_is(&stack), || {
         format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}")
     })?;
@@ -87,14 +86,14 @@ pub(super) fn history(
     // The picture is of one workspace's history: the narrowest scope that has one.
     let mut at = 0;
     for (i, layer) in stack.layers.iter().enumerate() {
-        if !layer.engine.index().history(key, None)?.is_empty() {
+        if !layer.engine.history(key, None)?.is_empty() {
             at = i;
             break;
         }
     }
     let engine = &mut stack.layers[at].engine;
     // The picture shows every version; the read's clocks are drawn as lines.
-    let versions = engine.index().history(key, None)?;
+    let versions = engine.history(key, None)?;
     let picture = crate::view::svg::Picture {
         key,
         versions: &versions,
@@ -118,7 +117,7 @@ pub(super) fn list(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::ListArgs
     let (valid_at, as_of) = read_times(at, now)?;
     let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
     let versions = stack.list((prefix, tags), (valid_at, as_of), tier, now)?;
-    let as_of = stack.layers[0].engine.as_of(as_of, now)?;
+    let as_of = stack.layers[0].engine.clocks(valid_at, as_of, now)?.as_of;
     print_scoped(out, &versions, json, stack.stacked(), || {
         format!("mem7: no keys match at valid_at {valid_at} as of {as_of}")
     })?;
@@ -166,15 +165,15 @@ pub(super) fn search(
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let mode = match mode {
-        None => crate::index::fulltext::SearchMode::Auto,
-        Some(args::SearchModeArg::Lexical) => crate::index::fulltext::SearchMode::Lexical,
-        Some(args::SearchModeArg::Semantic) => crate::index::fulltext::SearchMode::Semantic,
-        Some(args::SearchModeArg::Hybrid) => crate::index::fulltext::SearchMode::Hybrid,
+        None => crate::engine::SearchMode::Auto,
+        Some(args::SearchModeArg::Lexical) => crate::engine::SearchMode::Lexical,
+        Some(args::SearchModeArg::Semantic) => crate::engine::SearchMode::Semantic,
+        Some(args::SearchModeArg::Hybrid) => crate::engine::SearchMode::Hybrid,
     };
     if *raw
         && !matches!(
             mode,
-            crate::index::fulltext::SearchMode::Auto | crate::index::fulltext::SearchMode::Lexical
+            crate::engine::SearchMode::Auto | crate::engine::SearchMode::Lexical
         )
     {
         return Err(Error::input(
@@ -183,13 +182,14 @@ pub(super) fn search(
         ));
     }
     let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let as_of = stack.layers[0].engine.as_of(as_of, now)?;
+    let asked = as_of;
+    let as_of = stack.layers[0].engine.clocks(valid_at, asked, now)?.as_of;
     for layer in &mut stack.layers {
-        if !*raw && mode != crate::index::fulltext::SearchMode::Lexical {
+        if !*raw && mode != crate::engine::SearchMode::Lexical {
             session::enable_embeddings(&mut layer.engine, env)?;
         }
     }
-    let req = crate::index::fulltext::SearchRequest {
+    let req = crate::engine::SearchRequest {
         text: query.clone(),
         raw: *raw,
         valid_at,
@@ -199,7 +199,7 @@ pub(super) fn search(
         limit: *limit,
         mode,
     };
-    let found = stack.search(&req, tier.wanted(), now);
+    let found = stack.search((&req, asked), tier.wanted(), now);
     for layer in &mut stack.layers {
         Voice::CLI.notes(&mut layer.engine);
     }
@@ -248,13 +248,18 @@ pub(super) fn timeline(
         .transpose()?;
     env.now()?;
     let engine = open_engine(cli, env)?;
-    let versions = engine.index().timeline(
-        *clock == args::Clock::Tx,
-        since.map(|t| t.micros()),
-        until.map(|t| t.micros()),
-        key_prefix.as_deref(),
-    )?;
     let by_tx = *clock == args::Clock::Tx;
+    let versions = engine.timeline(&Timeline {
+        clock: if by_tx {
+            TimelineClock::Recorded
+        } else {
+            TimelineClock::Valid
+        },
+        since,
+        until,
+        prefix: key_prefix.as_deref(),
+        window: None,
+    })?;
     print_versions(
         out,
         &versions,
@@ -335,16 +340,9 @@ pub(super) fn export(
         })?;
     } else {
         let engine = &stack.layers[at_layer].engine;
-        let as_of = engine.as_of(as_of, now)?;
+        let at = engine.clocks(valid_at, as_of, now)?;
         crate::transfer::write_output(output.as_deref(), out, &mut |w| {
-            crate::transfer::export::snapshot(
-                engine.index(),
-                (valid_at, as_of),
-                Some(level),
-                format,
-                w,
-            )
-            .map(|_| ())
+            crate::transfer::export::snapshot(engine, at, Some(level), format, w).map(|_| ())
         })?;
     }
     Ok(EXIT_OK)
@@ -367,7 +365,8 @@ pub(super) fn context(
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let as_of = stack.layers[0].engine.as_of(as_of, now)?;
+    let asked = as_of;
+    let as_of = stack.layers[0].engine.clocks(valid_at, asked, now)?.as_of;
     if query.is_some_and(|q| !q.trim().is_empty()) {
         for layer in &mut stack.layers {
             session::try_enable_embeddings(&mut layer.engine, env, Voice::CLI);
@@ -380,7 +379,7 @@ pub(super) fn context(
         max_chars,
         tier,
     };
-    let gathered = crate::front::block::gather_stack(&mut stack, &req);
+    let gathered = crate::front::block::gather_stack(&mut stack, &req, asked, now);
     for layer in &mut stack.layers {
         Voice::CLI.notes(&mut layer.engine);
     }

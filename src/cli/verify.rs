@@ -67,7 +67,7 @@ pub(super) fn verify(
 }
 
 /// `verify --index` differences as findings.
-fn index_findings(check: &crate::index::IndexCheck) -> Vec<crate::verify::Finding> {
+fn index_findings(check: &crate::engine::IndexCheck) -> Vec<crate::verify::Finding> {
     let finding = |file: &str, line: u32, key: &str, message: String| crate::verify::Finding {
         file: file.to_string(),
         line,

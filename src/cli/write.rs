@@ -279,7 +279,7 @@ pub(super) fn import_notes(
     let mut unchanged = 0;
     let mut text = String::new();
     for (i, f) in batch.facts.iter().enumerate() {
-        let believed = engine.index().believed(&f.key)?;
+        let believed = engine.believed(&f.key)?;
         let mut want = f.tags.clone();
         want.sort();
         let holds = believed.iter().any(|v| {

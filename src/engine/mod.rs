@@ -2,6 +2,7 @@
 //! It takes every setting (workspace root, clock reading, chain key) as an argument;
 //! it never reads the environment and never prints.
 
+mod api;
 mod held;
 mod import;
 mod names;
@@ -10,6 +11,7 @@ mod semantic;
 mod write;
 
 pub use crate::index::fusion::reciprocal_rank as fuse;
+pub use api::*;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
 pub use semantic::FillStats;
@@ -256,7 +258,9 @@ impl Engine {
         &self.ws
     }
 
-    /// The index (read side).
+    /// The index (read side), for the benchmarks; front ends read through the door
+    /// (`engine/api.rs`).
+    #[doc(hidden)]
     pub fn index(&self) -> &Index {
         &self.index
     }
@@ -388,8 +392,9 @@ impl Engine {
         })
     }
 
-    /// The `as_of` of a read: the one given, else [`Engine::believed_now`].
-    pub fn as_of(&self, given: Option<TxTime>, now: TxTime) -> Result<TxTime> {
+    /// The `as_of` of a read: the one given, else [`Engine::believed_now`] (front ends
+    /// resolve both clocks at once with [`Engine::clocks`]).
+    fn as_of(&self, given: Option<TxTime>, now: TxTime) -> Result<TxTime> {
         match given {
             Some(t) => Ok(t),
             None => self.believed_now(now),
@@ -449,20 +454,4 @@ fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index,
             ahead: stats.ahead,
         },
     ))
-}
-
-impl Engine {
-    /// The versions of `key` valid at `valid_at` as believed at `as_of`, only those
-    /// carrying every tag of `tags` (all of them when `tags` is empty).
-    pub fn recall(
-        &self,
-        key: &str,
-        tags: &[String],
-        valid_at: ValidTime,
-        as_of: TxTime,
-    ) -> Result<Vec<Version>> {
-        let mut versions = self.index.recall(key, valid_at, as_of)?;
-        versions.retain(|v| tags.iter().all(|t| v.tags.contains(t)));
-        Ok(versions)
-    }
 }

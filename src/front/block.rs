@@ -11,9 +11,8 @@ use std::collections::HashSet;
 use super::stack::Stack;
 use crate::core::level::Level;
 use crate::core::{Tier, Version};
-use crate::engine::Engine;
+use crate::engine::{Clocks, Engine, Narrow, SearchRequest};
 use crate::error::Result;
-use crate::index::fulltext::SearchRequest;
 
 /// The default character budget of a block.
 pub const DEFAULT_MAX_CHARS: usize = 6000;
@@ -58,10 +57,14 @@ pub struct Context {
 
 /// Reads the facts and the recent changes for `req` from the index.
 pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
+    let at = Clocks {
+        valid_at: req.valid_at,
+        as_of: req.as_of,
+    };
     let mut facts = match req.query.as_deref().map(str::trim) {
         Some(q) if !q.is_empty() => answers_first(engine, q, req)?,
         _ => {
-            let mut all = engine.index().list(None, &[], req.valid_at, req.as_of)?;
+            let mut all = engine.list(Narrow::default(), at, None)?;
             all.sort_by(|a, b| b.tx_from.cmp(&a.tx_from).then_with(|| a.key.cmp(&b.key)));
             all
         }
@@ -69,40 +72,21 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
     facts.dedup_by(|a, b| a.source.hash == b.source.hash && a.valid_from == b.valid_from);
     crate::core::many::newest_first_within_keys(&mut facts, |v| v);
     let mut rules: Vec<Version> = engine
-        .index()
-        .list(None, &[], req.valid_at, req.as_of)?
+        .list(Narrow::default(), at, None)?
         .into_iter()
         .filter(is_rule)
         .collect();
     rules.sort_by(|a, b| a.tx_from.cmp(&b.tx_from).then_with(|| a.key.cmp(&b.key)));
     facts.retain(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier));
     let since = TxTime::from_micros(req.as_of.micros().saturating_sub(RECENT_MICROS));
-    let matches = |v: &Version| v.matches(req.valid_at, req.as_of);
     let with_query = req.query.as_deref().is_some_and(|q| !q.trim().is_empty());
-    let changed = engine.index().changed_between(since, req.as_of)?;
-    let believed = |v: &Version| v.believed_at(req.as_of);
-    let history = changed
-        .iter()
-        .filter(|v| !matches(v))
-        // Still-believed versions that start later are plans, not history.
-        .filter(|v| !believed(v) || v.valid_to <= req.valid_at)
-        // A retracted version whose entry still speaks through a remnant (the part of
-        // its period before a change) says nothing the remnant does not.
-        .filter(|v| {
-            believed(v)
-                || !changed
-                    .iter()
-                    .any(|r| believed(r) && r.key == v.key && r.source.hash == v.source.hash)
-        })
-        // With a query, only the history of keys the query found.
-        .filter(|v| !with_query || facts.iter().any(|f| f.key == v.key))
-        // A fact shown as holding is never shown as history too: an old version that
-        // says what a holding one says (the same value restated, stored again after a
-        // forget) would read as a retraction of it.
-        .filter(|v| !facts.iter().any(|f| f.key == v.key && f.value == v.value))
-        .filter(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier))
-        .cloned()
-        .collect();
+    let changed = engine.changed_between(since, req.as_of)?;
+    // With a query, only the history of keys the query found.
+    let history =
+        crate::core::read::history(&changed, &facts, (req.valid_at, req.as_of), with_query)
+            .filter(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier))
+            .cloned()
+            .collect();
     Ok(Context {
         rules,
         facts,
@@ -113,8 +97,14 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
 
 /// [`gather`] over every open scope: for each key the narrowest scope that holds it
 /// answers (its rules, facts and history); the wider scopes' versions of that key are
-/// left out, as shadowed. Facts keep each scope's order, interleaved by rank.
-pub fn gather_stack(stack: &mut Stack, req: &ContextRequest) -> Result<Context> {
+/// left out, as shadowed. Facts keep each scope's order, interleaved by rank. Each scope
+/// reads at its own `as_of`: `asked`, else what that scope believes now.
+pub fn gather_stack(
+    stack: &mut Stack,
+    req: &ContextRequest,
+    asked: Option<TxTime>,
+    now: TxTime,
+) -> Result<Context> {
     if !stack.stacked() {
         return gather(&mut stack.layers[0].engine, req);
     }
@@ -122,11 +112,11 @@ pub fn gather_stack(stack: &mut Stack, req: &ContextRequest) -> Result<Context> 
     let mut answered: HashSet<String> = HashSet::new();
     let mut ranked: Vec<(usize, Level, Version)> = Vec::new();
     for layer in &mut stack.layers {
-        let as_of = layer.engine.as_of(Some(req.as_of), req.as_of)?;
+        let at = layer.engine.clocks(req.valid_at, asked, now)?;
         let ctx = gather(
             &mut layer.engine,
             &ContextRequest {
-                as_of,
+                as_of: at.as_of,
                 ..req.clone()
             },
         )?;
@@ -181,7 +171,7 @@ fn answers_first(engine: &mut Engine, q: &str, req: &ContextRequest) -> Result<V
             .collect())
     };
     let whole = search(q, QUERY_CANDIDATES)?;
-    let parts = crate::index::query::question_parts(q);
+    let parts = crate::engine::question_parts(q);
     if parts.is_empty() {
         return Ok(whole);
     }

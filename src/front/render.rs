@@ -370,12 +370,12 @@ struct HitJson<'a> {
 }
 
 /// `search --json`: versions with their score and snippet, best first.
-pub fn hits_json(hits: &[crate::index::SearchHit]) -> String {
+pub fn hits_json(hits: &[crate::engine::SearchHit]) -> String {
     scoped_hits_json(&hits.iter().map(|h| (None, h, false)).collect::<Vec<_>>())
 }
 
 /// [`hits_json`] with each hit's scope (and whether it is shadowed).
-pub fn scoped_hits_json(hits: &[(Option<Level>, &crate::index::SearchHit, bool)]) -> String {
+pub fn scoped_hits_json(hits: &[(Option<Level>, &crate::engine::SearchHit, bool)]) -> String {
     let items: Vec<HitJson<'_>> = hits
         .iter()
         .map(|&(level, h, shadowed)| HitJson {
@@ -424,7 +424,7 @@ fn highlight(snippet: &str, ranges: &[std::ops::Range<usize>], terminal: bool) -
 }
 
 /// `search` for people: key and score, the snippet, the validity.
-pub fn hits_human(hits: &[crate::index::SearchHit], terminal: bool) -> String {
+pub fn hits_human(hits: &[crate::engine::SearchHit], terminal: bool) -> String {
     let plain: Vec<_> = hits.iter().map(|h| (None, h, false)).collect();
     scoped_hits_human(&plain, terminal)
 }
@@ -432,7 +432,7 @@ pub fn hits_human(hits: &[crate::index::SearchHit], terminal: bool) -> String {
 /// [`hits_human`] with each hit's scope (`[user]`, `[user, shadowed]`) ending its first
 /// line, for the hits that have one.
 pub fn scoped_hits_human(
-    hits: &[(Option<Level>, &crate::index::SearchHit, bool)],
+    hits: &[(Option<Level>, &crate::engine::SearchHit, bool)],
     terminal: bool,
 ) -> String {
     let mut s = String::new();

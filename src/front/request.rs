@@ -127,8 +127,8 @@ pub fn level(field: &str, text: Option<&str>) -> Result<Option<crate::core::leve
 /// A search mode named by a tool argument or the page's `mode` (the command line's
 /// `--mode` is clap's, the same four words): `lexical`, `semantic`, `hybrid`, or none
 /// (auto).
-pub fn search_mode(mode: Option<&str>) -> Result<crate::index::fulltext::SearchMode> {
-    use crate::index::fulltext::SearchMode;
+pub fn search_mode(mode: Option<&str>) -> Result<crate::engine::SearchMode> {
+    use crate::engine::SearchMode;
     Ok(match mode.map(str::trim) {
         None | Some("") => SearchMode::Auto,
         Some("lexical") => SearchMode::Lexical,

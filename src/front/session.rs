@@ -41,10 +41,10 @@ impl Voice {
     /// Says which entries were recorded ahead of this machine's clock `now`: those a
     /// catch-up met (`met`) and those the engine's own refreshes met since the last call
     /// (each once: the next process does not meet them again).
-    pub fn ahead(self, engine: &mut Engine, met: &[crate::index::Ahead], now: TxTime) {
+    pub fn ahead(self, engine: &mut Engine, met: &[crate::engine::Ahead], now: TxTime) {
         let mut ahead = met.to_vec();
         ahead.extend(engine.take_ahead());
-        for line in crate::index::describe_ahead(&ahead, now) {
+        for line in crate::engine::describe_ahead(&ahead, now) {
             self.note(&line);
         }
     }
@@ -75,7 +75,7 @@ pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
     }
     if report.warnings.is_empty() {
         // Problems found by an earlier process stay visible until they are fixed.
-        let known = engine.index().warnings()?;
+        let known = engine.problems()?;
         if let Some(first) = known.first() {
             voice.warning(&format!(
                 "{} problem{} in the memory files (first: {first}); `mem7 verify` lists them",

@@ -13,10 +13,8 @@ use crate::core::Version;
 use crate::core::level::Level;
 use crate::core::tier::{self, Tier};
 use crate::core::time::{TxTime, ValidTime};
-use crate::engine::Engine;
+use crate::engine::{Clocks, Engine, Narrow, SearchHit, SearchRequest};
 use crate::error::{Error, Result};
-use crate::index::SearchHit;
-use crate::index::fulltext::SearchRequest;
 
 /// One open scope.
 pub struct Layer {
@@ -117,19 +115,19 @@ impl Stack {
             .collect()
     }
 
-    /// Each open scope's versions from `read` at its own `as_of` (resolved per scope),
-    /// of `tier` only. Filtered before shadowing: a scope whose versions the filter
-    /// drops does not answer for the key.
+    /// Each open scope's versions from `read` at its own clocks (`as_of` resolved per
+    /// scope), of `tier` only. Filtered before shadowing: a scope whose versions the
+    /// filter drops does not answer for the key.
     fn each_at(
         &mut self,
-        as_of: Option<TxTime>,
+        (valid_at, as_of): (ValidTime, Option<TxTime>),
         now: TxTime,
         tier: Option<Tier>,
-        mut read: impl FnMut(&mut Engine, TxTime) -> Result<Vec<Version>>,
+        mut read: impl FnMut(&mut Engine, Clocks) -> Result<Vec<Version>>,
     ) -> Result<Vec<(Level, Vec<Version>)>> {
         self.each(|e| {
-            let as_of = e.as_of(as_of, now)?;
-            let mut found = read(e, as_of)?;
+            let at = e.clocks(valid_at, as_of, now)?;
+            let mut found = read(e, at)?;
             found.retain(|v| tier::keeps(tier, v.tier));
             Ok(found)
         })
@@ -140,13 +138,11 @@ impl Stack {
     pub fn recall(
         &mut self,
         key: &str,
-        (valid_at, as_of): (ValidTime, Option<TxTime>),
+        clocks: (ValidTime, Option<TxTime>),
         tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<Scoped>> {
-        let per = self.each_at(as_of, now, tier, |e, as_of| {
-            e.recall(key, &[], valid_at, as_of)
-        })?;
+        let per = self.each_at(clocks, now, tier, |e, at| e.recall(key, &[], at))?;
         Ok(shadow(per))
     }
 
@@ -155,12 +151,12 @@ impl Stack {
     pub fn list(
         &mut self,
         (prefix, tags): (Option<&str>, &[String]),
-        (valid_at, as_of): (ValidTime, Option<TxTime>),
+        clocks: (ValidTime, Option<TxTime>),
         tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<Scoped>> {
-        let per = self.each_at(as_of, now, tier, |e, as_of| {
-            e.index().list(prefix, tags, valid_at, as_of)
+        let per = self.each_at(clocks, now, tier, |e, at| {
+            e.list(Narrow { prefix, tags }, at, None)
         })?;
         let mut all = shadow(per);
         // Stable: within a key, the answer (narrowest scope) before the shadowed.
@@ -171,7 +167,7 @@ impl Stack {
     /// Every version of `key` in every scope (`as_of`: only those believed then),
     /// narrowest scope first.
     pub fn history(&mut self, key: &str, as_of: Option<TxTime>) -> Result<Vec<Scoped>> {
-        let per = self.each(|e| e.index().history(key, as_of))?;
+        let per = self.each(|e| e.history(key, as_of))?;
         Ok(per
             .into_iter()
             .flat_map(|(level, versions)| {
@@ -188,18 +184,19 @@ impl Stack {
 impl Stack {
     /// A search over every open scope (meaning search as each engine has it set): each
     /// scope's hits, one list best first; a hit whose key a narrower scope answers at
-    /// the read is shadowed and goes last. `req.as_of` is resolved per scope.
+    /// the read is shadowed and goes last. Each scope reads at its own `as_of`: `asked`,
+    /// else what that scope believes now (`req.as_of` is not used).
     pub fn search(
         &mut self,
-        req: &SearchRequest,
+        (req, asked): (&SearchRequest, Option<TxTime>),
         tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<(Level, SearchHit, bool)>> {
         let mut found: Vec<(Level, SearchHit, bool)> = Vec::new();
         for layer in &mut self.layers {
-            let as_of = layer.engine.as_of(Some(req.as_of), now)?;
+            let at = layer.engine.clocks(req.valid_at, asked, now)?;
             let req = SearchRequest {
-                as_of,
+                as_of: at.as_of,
                 ..req.clone()
             };
             for hit in layer.engine.search_tier(&req, tier)? {
@@ -209,13 +206,8 @@ impl Stack {
         if self.stacked() {
             for (level, hit, shadowed) in &mut found {
                 for layer in self.layers.iter_mut().take_while(|l| l.level < *level) {
-                    let as_of = layer.engine.as_of(Some(req.as_of), now)?;
-                    let key = &hit.version.key;
-                    if !layer
-                        .engine
-                        .recall(key, &[], req.valid_at, as_of)?
-                        .is_empty()
-                    {
+                    let at = layer.engine.clocks(req.valid_at, asked, now)?;
+                    if !layer.engine.recall(&hit.version.key, &[], at)?.is_empty() {
                         *shadowed = true;
                         break;
                     }

@@ -36,14 +36,13 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 
 use crate::core::Tier;
 use crate::core::time::TxTime;
-use crate::engine::{CatchUp, Engine, ForgetOutcome, StoreRequest};
+use crate::engine::{CatchUp, Clocks, Engine, ForgetOutcome, Narrow, SearchRequest, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::block::{self, ContextRequest};
 use crate::front::env::Env;
 use crate::front::request;
 use crate::front::serve_loop::{Log, Options, Watch};
 use crate::front::session::{Session, Voice};
-use crate::index::fulltext::SearchRequest;
 
 /// How often the background thread reconciles when no file event arrives.
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
@@ -177,7 +176,8 @@ impl MemoryServer {
         Parameters(p): Parameters<RecallParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (Clocks { valid_at, as_of }, asked) =
+                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tags = p.tags.unwrap_or_default();
             let key = p.key.clone();
             let tier = request::tier("tier", p.tier.as_deref())?;
@@ -187,7 +187,7 @@ impl MemoryServer {
             {
                 crate::core::validate::lookup_key(key)?;
                 let now = env.now()?;
-                let mut found = stack.recall(key, (valid_at, Some(as_of)), tier, now)?;
+                let mut found = stack.recall(key, (valid_at, asked), tier, now)?;
                 found.truncate(p.limit.unwrap_or(50).max(1));
                 let near = &mut stack.layers[0].engine;
                 let miss = || {
@@ -201,7 +201,7 @@ impl MemoryServer {
             let mut versions = match p.key.as_deref() {
                 Some(key) => {
                     crate::core::validate::lookup_key(key)?;
-                    engine.recall(key, &tags, valid_at, as_of)?
+                    engine.recall(key, &tags, Clocks { valid_at, as_of })?
                 }
                 None if tags.is_empty() => {
                     return Err(Error::input(
@@ -209,7 +209,7 @@ impl MemoryServer {
                         "give `key` (e.g. project:deploy_target) or `tags`; memory_list lists every key",
                     ));
                 }
-                None => engine.index().list(None, &tags, valid_at, as_of)?,
+                None => engine.list(Narrow::tagged(&tags), Clocks { valid_at, as_of }, None)?,
             };
             versions.retain(|v| crate::core::tier::keeps(tier, v.tier));
             let versions = limit_versions(versions, p.limit, 50);
@@ -240,7 +240,8 @@ impl MemoryServer {
         Parameters(p): Parameters<SearchParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (Clocks { valid_at, as_of }, asked) =
+                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             if p.query.trim().is_empty() {
                 return Err(Error::input(
                     "the query is empty",
@@ -261,7 +262,7 @@ impl MemoryServer {
             };
             let scope = request::level("scope", p.scope.as_deref())?;
             if let Some(mut stack) = scopes_for(engine, env, scope)? {
-                let found = search_scoped(&mut stack, &req, tier, env)?;
+                let found = search_scoped(&mut stack, (&req, asked), tier, env)?;
                 return Ok(output::scoped_hits(&found, &query));
             }
             let hits = engine.search_tier(&req, tier)?;
@@ -279,7 +280,8 @@ impl MemoryServer {
         Parameters(p): Parameters<ContextParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (Clocks { valid_at, as_of }, asked) =
+                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let req = ContextRequest {
                 query: p.query,
                 valid_at,
@@ -293,7 +295,7 @@ impl MemoryServer {
                     for layer in &mut stack.layers {
                         crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
                     }
-                    block::gather_stack(&mut stack, &req)?
+                    block::gather_stack(&mut stack, &req, asked, env.now()?)?
                 }
                 None => block::gather(engine, &req)?,
             };
@@ -312,14 +314,15 @@ impl MemoryServer {
         Parameters(p): Parameters<ListParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (valid_at, as_of) = times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let (Clocks { valid_at, as_of }, asked) =
+                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tier = request::tier("tier", p.tier.as_deref())?;
             let scope = request::level("scope", p.scope.as_deref())?;
             if let Some(mut stack) = scopes_for(engine, env, scope)? {
                 let tags = p.tags.clone().unwrap_or_default();
                 let found = stack.list(
                     (p.prefix.as_deref(), &tags),
-                    (valid_at, Some(as_of)),
+                    (valid_at, asked),
                     tier,
                     env.now()?,
                 )?;
@@ -331,12 +334,12 @@ impl MemoryServer {
                 };
                 return Ok(output::scoped(&found, miss));
             }
-            let mut versions = engine.index().list(
-                p.prefix.as_deref(),
-                &p.tags.unwrap_or_default(),
-                valid_at,
-                as_of,
-            )?;
+            let tags = p.tags.unwrap_or_default();
+            let narrow = Narrow {
+                prefix: p.prefix.as_deref(),
+                tags: &tags,
+            };
+            let mut versions = engine.list(narrow, Clocks { valid_at, as_of }, None)?;
             versions.retain(|v| crate::core::tier::keeps(tier, v.tier));
             let miss = || {
                 (
@@ -372,7 +375,7 @@ impl MemoryServer {
                 let miss = || (format!("no history for {key}"), Vec::new());
                 return Ok(output::scoped(&found, miss));
             }
-            let versions = engine.index().history(&p.key, as_of)?;
+            let versions = engine.history(&p.key, as_of)?;
             let now = env.now()?;
             let miss = || {
                 (

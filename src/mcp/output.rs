@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::core::Version;
 use crate::core::level::Level;
 use crate::core::names::NearKey;
+use crate::engine::SearchHit;
 use crate::front::stack::Scoped;
-use crate::index::SearchHit;
 
 /// A tool's answer: the structured object and the text for the model.
 pub struct Out {

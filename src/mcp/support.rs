@@ -10,13 +10,11 @@ use super::{MAX_GET_LINES, VOICE};
 use crate::core::Tier;
 use crate::core::level::Level;
 use crate::core::time::TxTime;
-use crate::engine::Engine;
+use crate::engine::{Clocks, Engine, SearchHit, SearchRequest};
 use crate::error::{Error, Result};
 use crate::front::env::Env;
 use crate::front::request;
 use crate::front::stack::Stack;
-use crate::index::SearchHit;
-use crate::index::fulltext::SearchRequest;
 use crate::store::Workspace;
 
 pub(super) fn limit_versions(
@@ -69,14 +67,14 @@ pub(super) fn write_scope(
 /// A search over every open scope, meaning search on where it can be.
 pub(super) fn search_scoped(
     stack: &mut Stack,
-    req: &SearchRequest,
+    (req, asked): (&SearchRequest, Option<TxTime>),
     tier: Option<Tier>,
     env: &Env,
 ) -> Result<Vec<(Level, SearchHit, bool)>> {
     for layer in &mut stack.layers {
         crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
     }
-    stack.search(req, tier, env.now()?)
+    stack.search((req, asked), tier, env.now()?)
 }
 
 pub(super) fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
@@ -107,10 +105,10 @@ pub(super) fn times(
     env: &Env,
     valid_at: Option<&str>,
     as_of: Option<&str>,
-) -> Result<(crate::core::time::ValidTime, TxTime)> {
+) -> Result<(Clocks, Option<TxTime>)> {
     let now = env.now()?;
     let (valid_at, as_of) = request::read_times(("valid_at", valid_at), ("as_of", as_of), now)?;
-    Ok((valid_at, engine.as_of(as_of, now)?))
+    Ok((engine.clocks(valid_at, as_of, now)?, as_of))
 }
 
 /// `memory_get`: lines of a file of the workspace (the workspace's path checks,

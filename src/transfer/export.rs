@@ -6,11 +6,11 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::core::level::Level;
-use crate::core::time::{TxTime, ValidTime};
+use crate::core::time::TxTime;
 use crate::core::{Event, Op, ValidEnd, Version, event_order};
+use crate::engine::{Clocks, Engine};
 use crate::error::{Error, Result};
 use crate::front::stack::Scoped;
-use crate::index::Index;
 use crate::store::Workspace;
 
 /// The output format.
@@ -80,8 +80,8 @@ fn tags_field(tags: &[String]) -> String {
 /// The snapshot: every version valid at `valid_at` as believed at `as_of`, one per line,
 /// sorted by key (the objects of `list --json`). Returns how many were written.
 pub fn snapshot(
-    index: &Index,
-    (valid_at, as_of): (ValidTime, TxTime),
+    engine: &Engine,
+    at: Clocks,
     scope: Option<Level>,
     format: Format,
     out: &mut dyn Write,
@@ -90,7 +90,7 @@ pub fn snapshot(
     if format == Format::Csv {
         csv_row(out, &SNAPSHOT_COLUMNS).map_err(out_err)?;
     }
-    index.list_each(valid_at, as_of, &mut |v: Version| {
+    engine.each_version(at, &mut |v: Version| {
         n += 1;
         match format {
             Format::Json => {
@@ -177,7 +177,7 @@ struct Item {
 }
 
 fn items(ws: &Workspace, name: &str, stats: &mut HistoryStats) -> Result<Vec<Item>> {
-    let parsed = crate::index::load_file(ws, name)?;
+    let parsed = crate::engine::load_file(ws, name)?;
     let mut out = Vec::with_capacity(parsed.entries.len());
     for entry in &parsed.entries {
         match entry.to_event(name) {

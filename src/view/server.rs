@@ -22,14 +22,13 @@ use super::page::{self, PER_PAGE, Query};
 use crate::core::chain::ChainKey;
 use crate::core::level::Level;
 use crate::core::time::TxTime;
-use crate::engine::Engine;
+use crate::engine::{Clocks, Engine, Narrow, SearchRequest, Timeline, TimelineClock, Window};
 use crate::error::{Error, Result};
 use crate::front::auth::Expected;
 use crate::front::env::Env;
 use crate::front::request;
 use crate::front::session::{Session, Voice};
 use crate::front::stack::{Scoped, Stack};
-use crate::index::fulltext::SearchRequest;
 
 /// The policy on every response: nothing runs, nothing loads from elsewhere.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
@@ -327,8 +326,11 @@ fn page_number(q: &Query) -> Result<usize> {
 }
 
 /// The rows a page asks the index for: its own, and one more.
-fn page_window(page: usize) -> (usize, usize) {
-    ((page - 1).saturating_mul(PER_PAGE), PER_PAGE + 1)
+fn page_window(page: usize) -> Window {
+    Window {
+        offset: (page - 1).saturating_mul(PER_PAGE),
+        limit: PER_PAGE + 1,
+    }
 }
 
 /// A page's rows from [`page_window`]'s answer, and whether there are more.
@@ -354,7 +356,8 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
             ("as_of", q.get("as_of")),
             now,
         )?;
-        let as_of = engine.as_of(as_of, now)?;
+        let asked = as_of;
+        let as_of = engine.clocks(valid_at, asked, now)?.as_of;
         let page = page_number(&q)?;
         let mode = request::search_mode(q.get("mode"))?;
         let tags = q.all("tag");
@@ -380,7 +383,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                     Some(text) => {
                         let req = search_request(text);
                         stack
-                            .search(&req, None, now)?
+                            .search((&req, asked), None, now)?
                             .into_iter()
                             .map(|(level, hit, shadowed)| Scoped {
                                 level,
@@ -389,12 +392,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                             })
                             .collect()
                     }
-                    None => stack.list(
-                        (prefix.as_deref(), &tags),
-                        (valid_at, Some(as_of)),
-                        None,
-                        now,
-                    )?,
+                    None => stack.list((prefix.as_deref(), &tags), (valid_at, asked), None, now)?,
                 };
                 let (shown, has_next) = slice(&all, page);
                 scopes = shown.iter().map(|s| (s.level, s.shadowed)).collect();
@@ -410,11 +408,12 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                 slice(&hits, page)
             }
             // One page and one row more (to know whether there is a next page).
-            (None, None) => window(engine.index().list_window(
-                prefix.as_deref(),
-                &tags,
-                valid_at,
-                as_of,
+            (None, None) => window(engine.list(
+                Narrow {
+                    prefix: prefix.as_deref(),
+                    tags: &tags,
+                },
+                Clocks { valid_at, as_of },
                 Some(page_window(page)),
             )?),
         };
@@ -451,19 +450,18 @@ async fn key(
             .map(|t| request::tx_time("as_of", t))
             .transpose()?;
         crate::core::validate::lookup_key(&key)?;
-        let mut versions = engine.index().history(&key, None)?;
+        let mut versions = engine.history(&key, None)?;
         if versions.is_empty()
             && let Some(mut stack) =
                 Stack::beside(engine.workspace().root(), ui.session.env(), None)?
         {
             // The narrowest other scope that has the key draws it.
-            if let Some(layer) = stack.layers.iter_mut().find(|l| {
-                l.engine
-                    .index()
-                    .history(&key, None)
-                    .is_ok_and(|h| !h.is_empty())
-            }) {
-                versions = layer.engine.index().history(&key, None)?;
+            if let Some(layer) = stack
+                .layers
+                .iter_mut()
+                .find(|l| l.engine.history(&key, None).is_ok_and(|h| !h.is_empty()))
+            {
+                versions = layer.engine.history(&key, None)?;
             }
         }
         if versions.is_empty() {
@@ -512,13 +510,17 @@ async fn timeline(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Respons
             .map(|t| request::valid_time("until", t))
             .transpose()?;
         let page = page_number(&q)?;
-        let (rows, has_next) = window(engine.index().timeline_window(
-            by_tx,
-            since.map(|t| t.micros()),
-            until.map(|t| t.micros()),
-            q.get("prefix"),
-            Some(page_window(page)),
-        )?);
+        let (rows, has_next) = window(engine.timeline(&Timeline {
+            clock: if by_tx {
+                TimelineClock::Recorded
+            } else {
+                TimelineClock::Valid
+            },
+            since,
+            until,
+            prefix: q.get("prefix"),
+            window: Some(page_window(page)),
+        })?);
         Ok((
             StatusCode::OK,
             page::timeline_page(&page::TimelinePage {
