@@ -3075,13 +3075,18 @@ impl Scopes {
 
     /// `mem7 ARGS` run from `cwd`, with a pinned clock and no MEM7_WORKSPACE.
     fn run_at(&self, cwd: &std::path::Path, args: &[&str]) -> common::Run {
+        self.run_when(cwd, SCOPE_NOW, args)
+    }
+
+    /// [`Scopes::run_at`] with the clock reading `now`.
+    fn run_when(&self, cwd: &std::path::Path, now: &str, args: &[&str]) -> common::Run {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_mem7"))
             .args(args)
             .current_dir(cwd)
             .env_clear()
             .env("HOME", self.dir.path().join("home"))
             .env("MEM7_AGENT", "tester")
-            .env("MEM7_NOW", SCOPE_NOW)
+            .env("MEM7_NOW", now)
             .env("MEM7_EMBED_PROVIDER", "none")
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .output()
@@ -3486,4 +3491,45 @@ fn scopes_one_workspace_says_no_scope_in_its_text() {
             assert!(!r.stdout.contains(mark), "{args:?}: {}", r.stdout);
         }
     }
+}
+
+#[test]
+fn scopes_each_scope_reads_at_what_it_believes_now_even_ahead_of_this_clock() {
+    // The user's workspace holds a fact recorded by a machine whose clock ran ahead;
+    // the project's last entry is older. A read without --as-of means "what mem7
+    // believes now" in each scope, so the user's fact answers in every stacked read, as
+    // it does in the user scope alone.
+    let s = Scopes::new();
+    s.inside_ok(&["store", "deploy:target", "Render"]);
+    let fast = "2026-05-01T13:00:00Z";
+    let r = s.run_when(
+        &s.project().join("src"),
+        fast,
+        &[
+            "store",
+            "user:shell",
+            "fish shell",
+            "--valid-from",
+            "2026-01-01",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        SCOPE_NOW < fast,
+        "the test needs the fast clock ahead of {SCOPE_NOW}"
+    );
+
+    let r = s.inside_ok(&["recall", "user:shell", "--json"]);
+    assert_eq!(scoped(&r), [sv("fish shell", "user", false)]);
+    let r = s.inside_ok(&["search", "fish", "--json"]);
+    let hits = r.json();
+    let found: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["fish shell"], "{}", r.stdout);
+    let r = s.inside_ok(&["context", "which shell"]);
+    assert!(r.stdout.contains("fish shell"), "{}", r.stdout);
 }
