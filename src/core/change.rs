@@ -7,7 +7,7 @@
 //! the keys with some tags), hands them to [`plan`], and executes the [`Change`]: the
 //! fold per key in memory, the index by row id in SQL.
 
-use super::fold::{Event, Op, StoreOp, Version, belongs_to_entity};
+use super::fold::{Event, Op, Source, StoreOp, Version, belongs_to_entity};
 use super::temporal::{self, EmptyPeriod, Period};
 use super::tier;
 use super::time::TxTime;
@@ -53,6 +53,17 @@ pub struct Change {
 }
 
 impl Change {
+    /// A change planned before its entry was written, told where the entry landed: the
+    /// version a store starts itself (the last one started) takes the entry's `source`;
+    /// remnants keep the sources of the versions they remain of.
+    pub fn landed(&mut self, op: &Op, source: &Source) {
+        if matches!(op, Op::Store(_))
+            && let Some(new) = self.start.last_mut()
+        {
+            new.source = source.clone();
+        }
+    }
+
     /// Whether the event changes nothing about this key.
     pub fn is_empty(&self) -> bool {
         self.close.is_empty() && self.start.is_empty()

@@ -20,12 +20,13 @@ pub use write::{Checked, check, validate_store};
 use std::path::Path;
 
 use crate::core::chain::{ChainHash, ChainKey};
+use crate::core::change::Change;
 use crate::core::temporal::{self, Period};
 use crate::core::time::{TxTime, ValidTime};
 use crate::core::{Event, Op, Source, StoreOp, Tier, ValidEnd, Version, change, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
-use crate::index::{CatchUpReport, Index, RebuildStats};
+use crate::index::{CatchUpReport, Index, Planned, RebuildStats};
 use crate::store::Workspace;
 
 /// A validated store request (built by the CLI or the MCP server).

@@ -62,14 +62,15 @@ impl Engine {
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let tx = self.next_tx(now)?;
-        let believed = self.index.believed(&req.key)?;
+        let rows = self.index.believed_rows(&req.key)?;
+        let believed = &rows.versions;
         let periods: Vec<Period> = believed.iter().map(Version::period).collect();
         // Valid time is world time: without `valid_from` a fact holds from this
         // machine's clock, even when the transaction time had to move past an entry
         // recorded ahead of it (DESIGN §2, docs/temporal.md "Clocks that disagree").
         let clock = now.as_valid();
         let many = self.ws.config().is_many(&req.key);
-        if let Some(i) = confirmed(req, &believed, &periods, clock, many) {
+        if let Some(i) = confirmed(req, believed, &periods, clock, many) {
             return Ok(StoreOutcome::Unchanged {
                 version: believed[i].clone(),
             });
@@ -89,30 +90,33 @@ impl Engine {
             }
         }
         let op = store_op(req, from, end, many);
-        // The same plan the index executes when it applies the entry: it decides what
-        // this store closes and which version it starts.
+        // The plan decides what this store closes and which version it starts; the
+        // index executes this plan as it records the entry, and never plans it again.
         let planned = Event {
             tx,
             op: op.clone(),
             source: Source::default(),
             content: ChainHash::GENESIS,
         };
-        let mut change =
-            change::plan(&planned, tx, &believed).map_err(|e| period_error(e.from, e.to))?;
+        let change =
+            change::plan(&planned, tx, believed).map_err(|e| period_error(e.from, e.to))?;
         // A store that would leave the believed versions exactly as they are (a retry
         // with the same explicit period) writes nothing either.
-        if let Some(i) = change.restates(&believed) {
+        if let Some(i) = change.restates(believed) {
             return Ok(StoreOutcome::Unchanged {
                 version: believed[i].clone(),
             });
         }
-        let source = self.append(&store_draft(req, from, tx, many), tx, op)?;
+        let closed = change.close.len();
+        let planned = Planned {
+            change,
+            believed: rows,
+        };
+        let (source, mut change) =
+            self.append(&store_draft(req, from, tx, many), tx, (op, planned))?;
         let mut version = change.start.pop().expect("a store starts a version");
         version.source = source;
-        Ok(StoreOutcome::Stored {
-            version,
-            closed: change.close.len(),
-        })
+        Ok(StoreOutcome::Stored { version, closed })
     }
 
     /// Stops believing every version of `key` at `now`, or, with `entry`, the versions
@@ -130,16 +134,12 @@ impl Engine {
         self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
-        let mut believed = self.index.believed(key)?;
+        let rows = self.index.believed_rows(key)?;
         let entry = match entry {
             None => None,
-            Some(wanted) => {
-                let hash = believed_entry(key, &believed, wanted)?;
-                believed.retain(|v| v.source.hash == hash);
-                Some(hash)
-            }
+            Some(wanted) => Some(believed_entry(key, &rows.versions, wanted)?),
         };
-        if believed.is_empty() {
+        if rows.versions.is_empty() {
             return Ok(ForgetOutcome::NothingBelieved);
         }
         let tx = self.next_tx(now)?;
@@ -161,11 +161,21 @@ impl Engine {
             key: key.to_string(),
             entry: entry.clone(),
         };
-        let source = self.append(&draft, tx, op)?;
-        Ok(ForgetOutcome::Forgotten {
-            closed: believed.len(),
-            source,
-        })
+        let planned = Event {
+            tx,
+            op: op.clone(),
+            source: Source::default(),
+            content: ChainHash::GENESIS,
+        };
+        let change =
+            change::plan(&planned, tx, &rows.versions).map_err(|e| period_error(e.from, e.to))?;
+        let closed = change.close.len();
+        let planned = Planned {
+            change,
+            believed: rows,
+        };
+        let (source, _) = self.append(&draft, tx, (op, planned))?;
+        Ok(ForgetOutcome::Forgotten { closed, source })
     }
 
     /// Plans moving every believed version of `from` to `to` (`mem7 rekey`): the
@@ -302,7 +312,11 @@ impl Engine {
             accepts: &hashes,
             value: Some(&body),
         };
-        let source = self.append(&draft, tx, Op::Seal)?;
+        let nothing = Planned {
+            change: Default::default(),
+            believed: Default::default(),
+        };
+        let (source, _) = self.append(&draft, tx, (Op::Seal, nothing))?;
         Ok(SealOutcome::Sealed {
             accepted: accepted.iter().map(|f| (*f).clone()).collect(),
             source,
@@ -310,7 +324,15 @@ impl Engine {
     }
 
     /// Renders, appends (durably) and indexes one entry; returns where it went.
-    fn append(&mut self, draft: &EntryDraft<'_>, tx: TxTime, op: Op) -> Result<Source> {
+    /// `planned` is the change the write planned under the lock; the index executes it
+    /// as it records the entry, and it is returned with the started versions' sources
+    /// filled in.
+    fn append(
+        &mut self,
+        draft: &EntryDraft<'_>,
+        tx: TxTime,
+        (op, mut planned): (Op, Planned),
+    ) -> Result<(Source, Change)> {
         // The one check every byte bound for a memory file passes (DESIGN §7).
         draft.refuse_credentials()?;
         // Only now, with the write decided, move any torn tail out of the way.
@@ -325,11 +347,13 @@ impl Engine {
             // looked at it: read it again instead of assuming only our entry was added.
             self.refresh()?;
             let line = self.index.line_of(&file, &hash.to_hex())?.unwrap_or(0);
-            return Ok(Source {
+            let source = Source {
                 file,
                 line,
                 hash: hash.to_hex(),
-            });
+            };
+            planned.change.landed(&op, &source);
+            return Ok((source, planned.change));
         }
         let source = Source {
             file: file.clone(),
@@ -346,6 +370,8 @@ impl Engine {
                 .first()
                 .map_or(hash, |e| e.computed),
         };
+        planned.change.landed(&op, &source);
+        let change = planned.change.clone();
         let event = Event {
             tx,
             op,
@@ -353,14 +379,14 @@ impl Engine {
             content: digest_hash,
         };
         self.index.record_append(
-            &event,
+            (&event, planned),
             &appended.stat,
             hash,
             digest_hash,
             appended.offset + appended.separator_newlines as u64,
             added,
         )?;
-        Ok(source)
+        Ok((source, change))
     }
 }
 

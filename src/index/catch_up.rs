@@ -10,7 +10,7 @@ use super::{
     refresh_head, row_version, set_last,
 };
 use crate::core::chain::ChainHash;
-use crate::core::change::{self, Scope};
+use crate::core::change::{self, Change, Scope};
 use crate::core::time::TxTime;
 use crate::core::{Event, Version, event_order};
 use crate::error::Result;
@@ -118,19 +118,20 @@ impl Index {
         Ok(Ok(report))
     }
 
-    /// Records an entry this process just appended: applies its event and advances the
-    /// file's fingerprint without re-reading the file.
+    /// Records an entry this process just appended: executes the change the writer
+    /// planned for it ([`Planned`], never planned again here) and advances the file's
+    /// fingerprint without re-reading the file.
     pub fn record_append(
         &mut self,
-        event: &Event,
+        (event, planned): (&Event, Planned),
         file: &FileStat,
         entry_hash: ChainHash,
         digest_hash: ChainHash,
         entry_start: u64,
         added_newlines: usize,
-    ) -> Result<Option<Warning>> {
+    ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        let warning = apply_event(&tx, event)?;
+        execute(&tx, event.tx, planned.change, &planned.believed)?;
         set_last(&tx, event)?;
         let row: Option<(i64, Vec<u8>, i64)> = tx
             .query_row(
@@ -162,12 +163,12 @@ impl Index {
         )?;
         refresh_head(&tx)?;
         tx.commit()?;
-        Ok(warning)
+        Ok(())
     }
 }
 
 pub(super) fn believed_in(
-    tx: &Transaction<'_>,
+    tx: &rusqlite::Connection,
     key: &str,
 ) -> rusqlite::Result<Vec<(i64, Version)>> {
     let mut stmt = tx.prepare_cached(
@@ -208,8 +209,8 @@ pub(super) fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<War
         }
         Scope::Nothing => return Ok(None),
     };
-    let (ids, believed): (Vec<i64>, Vec<Version>) = candidates.into_iter().unzip();
-    let change = match change::plan(ev, ev.tx, &believed) {
+    let believed = Believed::from(candidates);
+    let change = match change::plan(ev, ev.tx, &believed.versions) {
         Ok(c) => c,
         Err(e) => {
             return Ok(Some(Warning {
@@ -219,6 +220,48 @@ pub(super) fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<War
             }));
         }
     };
+    execute(tx, ev.tx, change, &believed)?;
+    Ok(None)
+}
+
+/// Versions believed now, with the rows they are in: what a plan's `close` indices
+/// point into.
+#[derive(Clone, Debug, Default)]
+pub struct Believed {
+    ids: Vec<i64>,
+    pub versions: Vec<Version>,
+}
+
+impl From<Vec<(i64, Version)>> for Believed {
+    fn from(rows: Vec<(i64, Version)>) -> Believed {
+        let (ids, versions) = rows.into_iter().unzip();
+        Believed { ids, versions }
+    }
+}
+
+/// A change the writer planned (`core::change::plan`) against [`Believed`] read under
+/// the writers' lock, to be executed as it is when the entry is recorded.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub change: Change,
+    pub believed: Believed,
+}
+
+impl Index {
+    /// The versions of `key` believed now, with their rows (for a write to plan against
+    /// under the writers' lock, and hand its plan to [`Index::record_append`]).
+    pub fn believed_rows(&self, key: &str) -> Result<Believed> {
+        Ok(Believed::from(believed_in(&self.conn, key)?))
+    }
+}
+
+/// Executes a planned change at transaction time `at`: inserts the versions it starts,
+/// files a new key under its words, and closes the rows it closes.
+fn execute(tx: &Transaction<'_>, at: TxTime, change: Change, believed: &Believed) -> Result<()> {
+    let Believed {
+        ids,
+        versions: believed,
+    } = believed;
     let mut insert = tx.prepare_cached(INSERT_VERSION)?;
     for v in &change.start {
         insert_version(&mut insert, v)?;
@@ -232,9 +275,9 @@ pub(super) fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<War
         }
     }
     for &i in &change.close {
-        close_version(tx, ids[i], ev.tx)?;
+        close_version(tx, ids[i], at)?;
     }
-    Ok(None)
+    Ok(())
 }
 
 /// Believed versions (with their row ids) matching an SQL condition on the versions

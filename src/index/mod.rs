@@ -36,6 +36,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
 
+pub use catch_up::{Believed, Planned};
 use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
 pub use files::load_file;
