@@ -211,7 +211,7 @@ pub(super) fn search(
         .map(|(level, h, shadowed)| ((*json || stacked).then_some(*level), h, *shadowed))
         .collect();
     if *json {
-        write_out(out, &render::scoped_hits_json(&shown))?;
+        write_out(out, &render::pretty(&render::scoped_hits_value(&shown)))?;
     } else if hits.is_empty() {
         eprintln!("mem7: nothing matches {query:?} at valid_at {valid_at} as of {as_of}");
     } else {

@@ -106,30 +106,21 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     Voice::CLI.ahead(&mut engine, &[], now);
     print_set_aside(&engine);
     let mut text = if a.json {
-        render::store_json(&outcome, &similar, render::Reader::Person)
+        // JSON always says where the fact was written.
+        render::pretty(&render::store_value(
+            &outcome,
+            &similar,
+            render::Reader::Person,
+            Some(level),
+        ))
     } else {
         render::store_human(&outcome, &similar)
     };
-    if a.json {
-        text = with_scope(&text, level);
-    } else if stacked {
+    if !a.json && stacked {
         text.push_str(&format!("  Scope: {level}\n"));
     }
     write_out(out, &text)?;
     Ok(EXIT_OK)
-}
-
-/// A JSON object's text with `scope` added.
-fn with_scope(json: &str, level: Level) -> String {
-    match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::Object(mut map)) => {
-            map.insert("scope".into(), level.as_str().into());
-            let mut s = serde_json::to_string_pretty(&map).unwrap_or_default();
-            s.push('\n');
-            s
-        }
-        _ => json.to_string(),
-    }
 }
 
 /// `mem7 rekey`.
@@ -153,7 +144,7 @@ pub(super) fn rekey(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::RekeyAr
         engine.rekey(from, to, &agent, now)?
     };
     let text = if *json {
-        render::rekey_json(&plan, !*dry_run)
+        render::pretty(&render::rekey_value(&plan, !*dry_run))
     } else {
         render::rekey_human(from, to, &plan, !*dry_run)
     };

@@ -3,6 +3,7 @@
 //! objects are wire types, converted by hand from the domain types.
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::core::Version;
 use crate::core::level::Level;
@@ -70,16 +71,29 @@ fn scoped_version_json(s: &Scoped) -> VersionJson<'_> {
     }
 }
 
-/// A JSON array of versions with their scopes, newline-terminated.
-pub fn scoped_json(versions: &[Scoped]) -> String {
-    json_array(versions.iter().map(scoped_version_json).collect())
+/// A wire object as a JSON value, for a front end to print ([`pretty`]) or to place in
+/// its own answer (the MCP tools' structured results).
+fn to_value(wire: &impl Serialize) -> Value {
+    // The wire types hold strings, numbers, booleans and lists of them, under string
+    // keys: nothing serde_json can refuse.
+    serde_json::to_value(wire).expect("wire types always serialise")
 }
 
-/// Version objects as a pretty JSON array, newline-terminated (`[]` when empty).
-fn json_array(items: Vec<VersionJson<'_>>) -> String {
-    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
+/// A JSON value as pretty text, newline-terminated (what `--json` prints).
+pub fn pretty(value: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("a JSON value always prints");
     s.push('\n');
     s
+}
+
+/// Versions with their scopes as a JSON array.
+pub fn scoped_value(versions: &[Scoped]) -> Value {
+    to_value(&versions.iter().map(scoped_version_json).collect::<Vec<_>>())
+}
+
+/// A JSON array of versions with their scopes, newline-terminated.
+pub fn scoped_json(versions: &[Scoped]) -> String {
+    pretty(&scoped_value(versions))
 }
 
 /// One version with its scope as one line of JSON (what `mem7 export` writes),
@@ -112,9 +126,14 @@ pub fn scoped_human(versions: &[Scoped], stacked: bool) -> String {
         .join("\n")
 }
 
+/// Versions as a JSON array.
+pub fn versions_value(versions: &[Version]) -> Value {
+    to_value(&versions.iter().map(version_json).collect::<Vec<_>>())
+}
+
 /// A JSON array of versions, newline-terminated.
 pub fn versions_json(versions: &[Version]) -> String {
-    json_array(versions.iter().map(version_json).collect())
+    pretty(&versions_value(versions))
 }
 
 /// One version as one line of JSON (the objects of `versions_json`), newline-terminated:
@@ -179,6 +198,9 @@ struct StoreJson<'a> {
     /// What to do about them, in words a model acts on (absent when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     hint: Option<String>,
+    /// The scope written to (absent where a front end writes one workspace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -236,16 +258,17 @@ pub fn near_keys_hint(near: &[crate::core::names::NearKey]) -> Option<String> {
 
 /// The outcome of `store --json` (and of `memory_store`); `similar` are the look-alike
 /// slots of a new key.
-pub fn store_json(
+pub fn store_value(
     outcome: &StoreOutcome,
     similar: &[crate::engine::LookAlike],
     reader: Reader,
-) -> String {
+    scope: Option<Level>,
+) -> Value {
     let (status, closed, v) = match outcome {
         StoreOutcome::Stored { version, closed } => ("stored", *closed, version),
         StoreOutcome::Unchanged { version } => ("unchanged", 0, version),
     };
-    let mut s = serde_json::to_string_pretty(&StoreJson {
+    to_value(&StoreJson {
         status,
         closed,
         version: version_json(v),
@@ -257,10 +280,8 @@ pub fn store_json(
             })
             .collect(),
         hint: look_alike_hint(&v.key, similar, reader),
+        scope: scope.map(Level::as_str),
     })
-    .unwrap_or_default();
-    s.push('\n');
-    s
 }
 
 /// The outcome of `store` for people.
@@ -370,12 +391,12 @@ struct HitJson<'a> {
 }
 
 /// `search --json`: versions with their score and snippet, best first.
-pub fn hits_json(hits: &[crate::engine::SearchHit]) -> String {
-    scoped_hits_json(&hits.iter().map(|h| (None, h, false)).collect::<Vec<_>>())
+pub fn hits_value(hits: &[crate::engine::SearchHit]) -> Value {
+    scoped_hits_value(&hits.iter().map(|h| (None, h, false)).collect::<Vec<_>>())
 }
 
-/// [`hits_json`] with each hit's scope (and whether it is shadowed).
-pub fn scoped_hits_json(hits: &[(Option<Level>, &crate::engine::SearchHit, bool)]) -> String {
+/// [`hits_value`] with each hit's scope (and whether it is shadowed).
+pub fn scoped_hits_value(hits: &[(Option<Level>, &crate::engine::SearchHit, bool)]) -> Value {
     let items: Vec<HitJson<'_>> = hits
         .iter()
         .map(|&(level, h, shadowed)| HitJson {
@@ -391,9 +412,7 @@ pub fn scoped_hits_json(hits: &[(Option<Level>, &crate::engine::SearchHit, bool)
             similarity: h.similarity,
         })
         .collect();
-    let mut s = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into());
-    s.push('\n');
-    s
+    to_value(&items)
 }
 
 /// A snippet with its matches marked: bold on a terminal, `**…**` elsewhere.
@@ -492,17 +511,14 @@ pub fn timeline_human(versions: &[Version], by_tx: bool) -> String {
 }
 
 /// `rekey --json` (and `memory_rekey`): what moved (or would), what it superseded.
-pub fn rekey_json(plan: &crate::engine::RekeyPlan, written: bool) -> String {
+pub fn rekey_value(plan: &crate::engine::RekeyPlan, written: bool) -> Value {
     let moved: Vec<_> = plan.moved.iter().map(version_json).collect();
     let superseded: Vec<_> = plan.displaced.iter().map(version_json).collect();
-    let mut s = serde_json::to_string_pretty(&serde_json::json!({
+    serde_json::json!({
         "written": written,
-        "moved": moved,
-        "superseded": superseded,
-    }))
-    .unwrap_or_default();
-    s.push('\n');
-    s
+        "moved": to_value(&moved),
+        "superseded": to_value(&superseded),
+    })
 }
 
 /// `rekey` for people: one line per moved and superseded version.

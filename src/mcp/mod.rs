@@ -142,10 +142,11 @@ impl MemoryServer {
             )?;
             let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store_checked(&req, now)?;
-            let mut out = output::store(&crate::front::render::store_json(
+            let mut out = output::store(crate::front::render::store_value(
                 &outcome,
                 &similar,
                 crate::front::render::Reader::Model,
+                None,
             ));
             // Where it was written, whichever workspace that is.
             output::tag_scope(&mut out.structured, level);
@@ -409,11 +410,8 @@ impl MemoryServer {
             } else {
                 engine.rekey(&p.from, &p.to, &agent, now)?
             };
-            let structured: serde_json::Value =
-                serde_json::from_str(&crate::front::render::rekey_json(&plan, !dry_run))
-                    .unwrap_or_default();
             Ok(output::object(
-                structured,
+                crate::front::render::rekey_value(&plan, !dry_run),
                 crate::front::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
             ))
         })

@@ -19,10 +19,6 @@ pub struct Out {
     pub text: String,
 }
 
-fn parse(json_text: &str) -> Value {
-    serde_json::from_str(json_text).unwrap_or(Value::Null)
-}
-
 fn near_json(near: &[NearKey]) -> Value {
     Value::Array(
         near.iter()
@@ -42,7 +38,7 @@ fn near_text(near: &[NearKey]) -> String {
 /// no version (and the keys near the one asked for).
 pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
     let mut structured = json!({
-        "versions": parse(&crate::front::render::versions_json(versions)),
+        "versions": crate::front::render::versions_value(versions),
         "near_keys": [],
     });
     if versions.is_empty() {
@@ -86,7 +82,7 @@ pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)
     let plain: Vec<Version> = versions.iter().map(|s| s.version.clone()).collect();
     let mut out = self::versions(&plain, miss);
     if !versions.is_empty() {
-        out.structured["versions"] = parse(&crate::front::render::scoped_json(versions));
+        out.structured["versions"] = crate::front::render::scoped_value(versions);
         out.text = versions
             .iter()
             .map(|s| {
@@ -107,7 +103,7 @@ pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)
 pub fn scoped_hits(hits: &[(Level, SearchHit, bool)], query: &str) -> Out {
     let listed: Vec<(Option<Level>, &SearchHit, bool)> =
         hits.iter().map(|(l, h, s)| (Some(*l), h, *s)).collect();
-    let structured = json!({ "hits": parse(&crate::front::render::scoped_hits_json(&listed)) });
+    let structured = json!({ "hits": crate::front::render::scoped_hits_value(&listed) });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {
@@ -157,7 +153,7 @@ fn version_line(v: &Version) -> String {
 
 /// search: `{hits}`; the text says "no record" when nothing matched.
 pub fn hits(hits: &[SearchHit], query: &str) -> Out {
-    let structured = json!({ "hits": parse(&crate::front::render::hits_json(hits)) });
+    let structured = json!({ "hits": crate::front::render::hits_value(hits) });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {
@@ -167,8 +163,7 @@ pub fn hits(hits: &[SearchHit], query: &str) -> Out {
 }
 
 /// store: the `store --json` object; the text one line, and the look-alike hint.
-pub fn store(json_text: &str) -> Out {
-    let structured = parse(json_text);
+pub fn store(structured: Value) -> Out {
     let v = &structured["version"];
     let mut text = format!(
         "{} `{}` = {} · valid {} → {}\n",
