@@ -14,9 +14,9 @@ use crate::core::tier::Tier;
 use crate::core::time::TxTime;
 use crate::engine::{Engine, Timeline, TimelineClock};
 use crate::error::{Error, Result};
-use crate::front::render;
 use crate::front::session::{self, Voice};
 use crate::front::stack::{Scoped, Stack};
+use crate::front::{render, wire};
 
 /// `mem7 recall`.
 pub(super) fn recall(
@@ -134,7 +134,7 @@ fn print_scoped(
     empty: impl FnOnce() -> String,
 ) -> Result<()> {
     if json {
-        write_out(out, &render::scoped_json(versions))
+        write_out(out, &wire::scoped_json(versions))
     } else if versions.is_empty() {
         eprintln!("{}", empty());
         Ok(())
@@ -211,7 +211,7 @@ pub(super) fn search(
         .map(|(level, h, shadowed)| ((*json || stacked).then_some(*level), h, *shadowed))
         .collect();
     if *json {
-        write_out(out, &render::pretty(&render::scoped_hits_value(&shown)))?;
+        write_out(out, &wire::pretty(&wire::scoped_hits_value(&shown)))?;
     } else if hits.is_empty() {
         eprintln!("mem7: nothing matches {query:?} at valid_at {valid_at} as of {as_of}");
     } else {
@@ -333,7 +333,7 @@ pub(super) fn export(
         let versions = stack.list((None, &[]), (valid_at, as_of), None, now)?;
         crate::transfer::write_output(output.as_deref(), out, &mut |w| {
             for s in &versions {
-                w.write_all(render::scoped_json_line(s).as_bytes())
+                w.write_all(wire::scoped_json_line(s).as_bytes())
                     .map_err(|e| Error::io("<export>", e))?;
             }
             Ok(())
@@ -402,7 +402,7 @@ fn print_versions(
     human: impl FnOnce(&[crate::core::Version]) -> String,
 ) -> Result<()> {
     if json {
-        write_out(out, &render::versions_json(versions))
+        write_out(out, &wire::versions_json(versions))
     } else if versions.is_empty() {
         eprintln!("{}", empty());
         Ok(())

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, open_engine, write_out};
 use crate::error::Result;
-use crate::front::render;
+use crate::front::{render, wire};
 use crate::store;
 
 /// `mem7 verify`.
@@ -48,7 +48,7 @@ pub(super) fn verify(
     let text = if json {
         // The summary goes to standard error so standard output stays one array.
         eprint!("{}", render::verify_summary(&report));
-        render::verify_json(&report)
+        wire::verify_json(&report)
     } else {
         render::verify_human(&report)
     };

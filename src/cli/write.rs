@@ -10,7 +10,7 @@ use crate::engine::{ForgetOutcome, SealOutcome, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::env::absolute;
 use crate::front::session::{self, Voice};
-use crate::front::{render, request, stack};
+use crate::front::{render, request, stack, wire};
 use crate::store;
 
 /// `mem7 init`. Without DIR it initialises the workspace every other command finds (the
@@ -107,7 +107,7 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     print_set_aside(&engine);
     let mut text = if a.json {
         // JSON always says where the fact was written.
-        render::pretty(&render::store_value(
+        wire::pretty(&wire::store_value(
             &outcome,
             &similar,
             render::Reader::Person,
@@ -144,7 +144,7 @@ pub(super) fn rekey(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::RekeyAr
         engine.rekey(from, to, &agent, now)?
     };
     let text = if *json {
-        render::pretty(&render::rekey_value(&plan, !*dry_run))
+        wire::pretty(&wire::rekey_value(&plan, !*dry_run))
     } else {
         render::rekey_human(from, to, &plan, !*dry_run)
     };

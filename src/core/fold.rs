@@ -61,7 +61,7 @@ impl Version {
 
     /// Whether this version carries every tag in `tags`.
     pub fn has_tags(&self, tags: &[String]) -> bool {
-        tags.iter().all(|t| self.tags.contains(t))
+        super::read::carries(&self.tags, tags)
     }
 }
 

@@ -1,9 +1,92 @@
-//! What a read shows besides its matches: the recent changes a context block lists as
-//! `[history]`. A temporal rule, so it lives beside the match rule it is the complement
-//! of ([`Version::matches`]), not in a front end.
+//! The read rules, each written once: which versions answer a read ([`MATCH`], the one
+//! definition every SQL query, tantivy filter and in-memory test is generated from),
+//! tag containment, the open end, and what a read shows besides its matches (the
+//! recent changes a context block lists as `[history]`).
 
 use super::Version;
-use super::time::{TxTime, ValidTime};
+use super::time::{INFINITY_MICROS, TxTime, ValidTime};
+
+/// The open end of a period on either clock, as the index stores it.
+pub const OPEN: i64 = INFINITY_MICROS;
+
+/// A version's clocks, by the names the index's tables and fields give them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    ValidFrom,
+    ValidTo,
+    TxFrom,
+    TxTo,
+}
+
+impl Column {
+    /// The column's name in SQL and its field's name in the full-text index.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Column::ValidFrom => "valid_from",
+            Column::ValidTo => "valid_to",
+            Column::TxFrom => "tx_from",
+            Column::TxTo => "tx_to",
+        }
+    }
+}
+
+/// Which of a read's two clocks a bound compares a column with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    ValidAt,
+    AsOf,
+}
+
+/// How a column stands to the read's clock: a start at or before it (`column <= t`),
+/// or an end after it (`column > t`: periods are half-open).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Start,
+    End,
+}
+
+/// The read match rule: a version answers a read at (`valid_at`, `as_of`) when every
+/// bound holds: it was valid then and believed then.
+pub const MATCH: [(Column, Side, Clock); 4] = [
+    (Column::ValidFrom, Side::Start, Clock::ValidAt),
+    (Column::ValidTo, Side::End, Clock::ValidAt),
+    (Column::TxFrom, Side::Start, Clock::AsOf),
+    (Column::TxTo, Side::End, Clock::AsOf),
+];
+
+/// Whether a column's value `c` stands on `side` of the clock's reading `t`.
+#[inline]
+pub const fn holds(side: Side, c: i64, t: i64) -> bool {
+    match side {
+        Side::Start => c <= t,
+        Side::End => c > t,
+    }
+}
+
+/// [`MATCH`] over a version's clocks (`[valid_from, valid_to, tx_from, tx_to]`, in
+/// microseconds) and a read's (`valid_at`, `as_of`).
+#[inline]
+pub fn matches(clocks: [i64; 4], valid_at: i64, as_of: i64) -> bool {
+    let value = |c: Column| match c {
+        Column::ValidFrom => clocks[0],
+        Column::ValidTo => clocks[1],
+        Column::TxFrom => clocks[2],
+        Column::TxTo => clocks[3],
+    };
+    MATCH.iter().all(|&(column, side, clock)| {
+        let t = match clock {
+            Clock::ValidAt => valid_at,
+            Clock::AsOf => as_of,
+        };
+        holds(side, value(column), t)
+    })
+}
+
+/// Whether a version carrying `carried` carries every tag of `wanted` (every version
+/// does when `wanted` is empty).
+pub fn carries(carried: &[String], wanted: &[String]) -> bool {
+    wanted.iter().all(|t| carried.contains(t))
+}
 
 /// The versions of `changed` (recorded or retracted lately) that a reader of `shown`
 /// should see as history at (`valid_at`, `as_of`): each no longer answers the read, and
@@ -82,6 +165,26 @@ mod tests {
         );
         let h: Vec<_> = history(&changed, &shown, AT, false).collect();
         assert_eq!(h[0].valid_to, remnant.valid_to);
+    }
+
+    #[test]
+    fn the_match_rule_is_valid_then_and_believed_then_with_half_open_ends() {
+        // Every ordering of each clock against each bound, at the edges.
+        for vf in 0..4 {
+            for vt in 0..4 {
+                for tf in 0..4 {
+                    for tt in 0..4 {
+                        for va in 0..4 {
+                            for ao in 0..4 {
+                                let want = vf <= va && va < vt && tf <= ao && ao < tt;
+                                assert_eq!(matches([vf, vt, tf, tt], va, ao), want);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(matches([0, OPEN, 0, OPEN], OPEN - 1, OPEN - 1));
     }
 
     #[test]

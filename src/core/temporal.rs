@@ -155,7 +155,8 @@ pub fn confirmation(
         .map(|(i, _)| i)
 }
 
-/// Whether a version with these clocks answers a read at (`valid_at`, `as_of`).
+/// Whether a version with these clocks answers a read at (`valid_at`, `as_of`): the
+/// read match rule, [`super::read::MATCH`].
 pub fn matches(
     valid: Period,
     tx_from: TxTime,
@@ -163,7 +164,16 @@ pub fn matches(
     valid_at: ValidTime,
     as_of: TxTime,
 ) -> bool {
-    valid.contains(valid_at) && believed_at(tx_from, tx_to, as_of)
+    super::read::matches(
+        [
+            valid.from.micros(),
+            valid.to.micros(),
+            tx_from.micros(),
+            tx_to.micros(),
+        ],
+        valid_at.micros(),
+        as_of.micros(),
+    )
 }
 
 /// Whether a version believed over `[tx_from, tx_to)` was believed at `as_of`.

@@ -431,7 +431,7 @@ pub(super) fn believed_entry(key: &str, believed: &[Version], wanted: &str) -> R
         [one] => Ok(one.to_string()),
         [] => Err(Error::input(
             format!("no value of `{key}` believed now was written by an entry `{wanted}`"),
-            "give the hash of the entry of one of its values (a recall or history with --json shows each value's `hash`)",
+            "give the hash of the entry of one of its values (the JSON of a recall or a history gives each value's `hash`)",
         )),
         _ => Err(Error::input(
             format!(

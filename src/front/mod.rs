@@ -3,7 +3,7 @@
 //!
 //! - [`env`](mod@env): the process's environment, captured once.
 //! - [`request`]: one parser per argument, for flags and tool arguments alike.
-//! - [`render`]: versions and outcomes as text and JSON.
+//! - [`render`]: answers as text for people; [`wire`]: as JSON for programs.
 //! - [`auth`]: the servers' bearer token.
 //! - [`block`]: the context block a session starts with.
 //! - [`session`]: opening the engine for a front end, one session shared by requests,
@@ -24,3 +24,4 @@ pub mod request;
 pub mod serve_loop;
 pub mod session;
 pub mod stack;
+pub mod wire;

@@ -2,6 +2,7 @@
 //! the writer's own append (`record_append`), and `apply_event`, which executes one
 //! event's plan (`core::change::plan`) on the version table by row id.
 
+use crate::core::read::OPEN;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{
@@ -174,9 +175,7 @@ pub(super) fn believed_in(
     let mut stmt = tx.prepare_cached(
         "SELECT * FROM versions WHERE key = ?1 AND tx_to = ?2 ORDER BY valid_from, id",
     )?;
-    let rows = stmt.query_map(params![key, i64::MAX], |r| {
-        Ok((r.get("id")?, row_version(r)?))
-    })?;
+    let rows = stmt.query_map(params![key, OPEN], |r| Ok((r.get("id")?, row_version(r)?)))?;
     rows.collect()
 }
 
@@ -287,7 +286,7 @@ pub(super) fn believed_where(
     condition: &str,
     args: Vec<rusqlite::types::Value>,
 ) -> rusqlite::Result<Vec<(i64, Version)>> {
-    let mut all: Vec<rusqlite::types::Value> = vec![i64::MAX.into()];
+    let mut all: Vec<rusqlite::types::Value> = vec![OPEN.into()];
     all.extend(args);
     let mut stmt = tx.prepare_cached(&format!(
         "SELECT * FROM versions WHERE tx_to = ?1 AND ({condition}) ORDER BY key, valid_from, id"

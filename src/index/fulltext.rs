@@ -4,6 +4,7 @@
 //! Documents are keyed by the SQLite version id of the same generation. SQLite is the
 //! record; tantivy follows it, catching up from a change log on the next search.
 
+use crate::core::read::Column;
 use std::ops::Bound;
 use std::path::Path;
 
@@ -71,10 +72,10 @@ fn schema() -> (Schema, Fields) {
         value: b.add_text_field("value", text(TEXT_ANALYZER)),
         tags: b.add_text_field("tags", STRING),
         tags_text: b.add_text_field("tags_text", text(PARTS_ANALYZER)),
-        valid_from: b.add_i64_field("valid_from", FAST),
-        valid_to: b.add_i64_field("valid_to", FAST),
-        tx_from: b.add_i64_field("tx_from", FAST),
-        tx_to: b.add_i64_field("tx_to", FAST),
+        valid_from: b.add_i64_field(Column::ValidFrom.name(), FAST),
+        valid_to: b.add_i64_field(Column::ValidTo.name(), FAST),
+        tx_from: b.add_i64_field(Column::TxFrom.name(), FAST),
+        tx_to: b.add_i64_field(Column::TxTo.name(), FAST),
     };
     (b.build(), fields)
 }
@@ -334,26 +335,28 @@ impl FullText {
             let term = |v: i64| Term::from_field_i64(field, v);
             Box::new(RangeQuery::new(lo.map(term), hi.map(term)))
         };
-        let va = req.valid_at.micros();
-        let ao = req.as_of.micros();
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
-            (
-                Occur::Must,
-                i64_range(f.valid_from, Bound::Unbounded, Bound::Included(va)),
-            ),
-            (
-                Occur::Must,
-                i64_range(f.valid_to, Bound::Excluded(va), Bound::Unbounded),
-            ),
-            (
-                Occur::Must,
-                i64_range(f.tx_from, Bound::Unbounded, Bound::Included(ao)),
-            ),
-            (
-                Occur::Must,
-                i64_range(f.tx_to, Bound::Excluded(ao), Bound::Unbounded),
-            ),
-        ];
+        // The read match rule, generated from its one definition.
+        use crate::core::read::{Clock, MATCH, Side};
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = MATCH
+            .iter()
+            .map(|&(column, side, clock)| {
+                let field = match column {
+                    Column::ValidFrom => f.valid_from,
+                    Column::ValidTo => f.valid_to,
+                    Column::TxFrom => f.tx_from,
+                    Column::TxTo => f.tx_to,
+                };
+                let t = match clock {
+                    Clock::ValidAt => req.valid_at.micros(),
+                    Clock::AsOf => req.as_of.micros(),
+                };
+                let range = match side {
+                    Side::Start => i64_range(field, Bound::Unbounded, Bound::Included(t)),
+                    Side::End => i64_range(field, Bound::Excluded(t), Bound::Unbounded),
+                };
+                (Occur::Must, range)
+            })
+            .collect();
         for t in &req.tags {
             clauses.push((
                 Occur::Must,
@@ -466,10 +469,10 @@ impl FullText {
             let err = |e| ft_err(&self.dir, e);
             let ids = fast.u64("id").map_err(err)?;
             let columns = [
-                fast.i64("valid_from").map_err(err)?,
-                fast.i64("valid_to").map_err(err)?,
-                fast.i64("tx_from").map_err(err)?,
-                fast.i64("tx_to").map_err(err)?,
+                fast.i64(Column::ValidFrom.name()).map_err(err)?,
+                fast.i64(Column::ValidTo.name()).map_err(err)?,
+                fast.i64(Column::TxFrom.name()).map_err(err)?,
+                fast.i64(Column::TxTo.name()).map_err(err)?,
             ];
             let full = |index: &tantivy::columnar::ColumnIndex| {
                 matches!(index, tantivy::columnar::ColumnIndex::Full)
@@ -488,7 +491,7 @@ impl FullText {
                 }
                 let [vf, vt, tf, tt] = &clocks;
                 for i in 0..len {
-                    if !(vf[i] <= va && va < vt[i] && tf[i] <= ao && ao < tt[i]) {
+                    if !crate::core::read::matches([vf[i], vt[i], tf[i], tt[i]], va, ao) {
                         continue;
                     }
                     let doc = start + i as u32;

@@ -2,6 +2,7 @@
 //! full-text and meaning searches (hits read back from SQLite by id), and the texts the
 //! vector side needs.
 
+use crate::core::read::OPEN;
 use std::path::Path;
 
 use rusqlite::params;
@@ -88,7 +89,8 @@ impl Index {
         ] {
             let mut sql = format!(
                 "SELECT * FROM versions WHERE tx_from {side} ?1 AND tx_from >= ?2 AND tx_from <= ?3
-                   AND tx_to > ?4 AND tx_from <= ?4 AND valid_from <= ?5 AND valid_to > ?5"
+                   AND {}",
+                match_sql(Some("?5"), "?4")
             );
             let mut args: Vec<rusqlite::types::Value> = vec![
                 tx.into(),
@@ -200,11 +202,11 @@ impl Index {
         let col = if by_tx { "tx_from" } else { "valid_from" };
         let mut sql = format!("SELECT * FROM versions WHERE {col} >= ?1 AND {col} < ?2");
         if !by_tx {
-            sql.push_str(&format!(" AND tx_to = {}", i64::MAX));
+            sql.push_str(&format!(" AND tx_to = {}", OPEN));
         }
         let mut args: Vec<rusqlite::types::Value> = vec![
             since.unwrap_or(i64::MIN).into(),
-            until.unwrap_or(i64::MAX).into(),
+            until.unwrap_or(OPEN).into(),
         ];
         if let Some(p) = key_prefix.filter(|p| !p.is_empty()) {
             args.push(p.to_string().into());
@@ -267,7 +269,7 @@ impl Index {
     pub fn believed(&self, key: &str) -> Result<Vec<Version>> {
         self.query(
             "SELECT * FROM versions WHERE key = ?1 AND tx_to = ?2 ORDER BY valid_from",
-            params![key, i64::MAX],
+            params![key, OPEN],
         )
     }
 
@@ -275,7 +277,7 @@ impl Index {
     pub fn all_believed(&self) -> Result<Vec<Version>> {
         self.query(
             "SELECT * FROM versions WHERE tx_to = ?1 ORDER BY key, valid_from, id",
-            params![i64::MAX],
+            params![OPEN],
         )
     }
 
@@ -283,8 +285,11 @@ impl Index {
     /// value, every value for a key of many, newest first.
     pub fn recall(&self, key: &str, valid_at: ValidTime, as_of: TxTime) -> Result<Vec<Version>> {
         self.query(
-            "SELECT * FROM versions WHERE key = ?1 AND tx_to > ?3 AND tx_from <= ?3
-               AND valid_from <= ?2 AND valid_to > ?2 ORDER BY valid_from DESC, tx_from DESC, id DESC",
+            &format!(
+                "SELECT * FROM versions WHERE key = ?1 AND {}
+                   ORDER BY valid_from DESC, tx_from DESC, id DESC",
+                match_sql(Some("?2"), "?3")
+            ),
             params![key, valid_at.micros(), as_of.micros()],
         )
     }
@@ -297,8 +302,10 @@ impl Index {
                 params![key],
             ),
             Some(t) => self.query(
-                "SELECT * FROM versions WHERE key = ?1 AND tx_from <= ?2 AND tx_to > ?2
-                   ORDER BY tx_from, valid_from, id",
+                &format!(
+                    "SELECT * FROM versions WHERE key = ?1 AND {} ORDER BY tx_from, valid_from, id",
+                    match_sql(None, "?2")
+                ),
                 params![key, t.micros()],
             ),
         }
@@ -333,7 +340,8 @@ impl Index {
             ""
         };
         let mut sql = format!(
-            "SELECT * FROM versions{hint} WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2",
+            "SELECT * FROM versions{hint} WHERE {}",
+            match_sql(Some("?2"), "?1")
         );
         let mut args: Vec<rusqlite::types::Value> =
             vec![as_of.micros().into(), valid_at.micros().into()];
@@ -352,10 +360,10 @@ impl Index {
         as_of: TxTime,
         f: &mut dyn FnMut(Version) -> Result<()>,
     ) -> Result<()> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT * FROM versions WHERE tx_to > ?1 AND tx_from <= ?1 AND valid_from <= ?2 AND valid_to > ?2
-              ORDER BY key, valid_from DESC, tx_from DESC, id DESC",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT * FROM versions WHERE {} ORDER BY key, valid_from DESC, tx_from DESC, id DESC",
+            match_sql(Some("?2"), "?1")
+        ))?;
         let rows = stmt.query_map(params![as_of.micros(), valid_at.micros()], row_version)?;
         for row in rows {
             f(row?)?;
@@ -415,5 +423,41 @@ fn push_key_filters(
 pub(super) fn push_window(sql: &mut String, window: Option<(usize, usize)>) {
     if let Some((offset, limit)) = window {
         sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
+    }
+}
+
+/// The read match rule ([`crate::core::read::MATCH`]) as an SQL condition on the versions
+/// table: `valid` and `as_of` name the SQL parameters holding the read's clocks. Without
+/// `valid`, only the transaction-time bounds: "believed at `as_of`".
+pub(super) fn match_sql(valid: Option<&str>, as_of: &str) -> String {
+    use crate::core::read::{Clock, MATCH, Side};
+    MATCH
+        .iter()
+        .filter_map(|&(column, side, clock)| {
+            let t = match clock {
+                Clock::ValidAt => valid?,
+                Clock::AsOf => as_of,
+            };
+            let op = match side {
+                Side::Start => "<=",
+                Side::End => ">",
+            };
+            Some(format!("{} {op} {t}", column.name()))
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::match_sql;
+
+    #[test]
+    fn the_sql_match_rule_is_generated_from_the_core_one() {
+        assert_eq!(
+            match_sql(Some("?2"), "?1"),
+            "valid_from <= ?2 AND valid_to > ?2 AND tx_from <= ?1 AND tx_to > ?1"
+        );
+        assert_eq!(match_sql(None, "?3"), "tx_from <= ?3 AND tx_to > ?3");
     }
 }

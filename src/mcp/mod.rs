@@ -142,7 +142,7 @@ impl MemoryServer {
             )?;
             let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store_checked(&req, now)?;
-            let mut out = output::store(crate::front::render::store_value(
+            let mut out = output::store(crate::front::wire::store_value(
                 &outcome,
                 &similar,
                 crate::front::render::Reader::Model,
@@ -411,7 +411,7 @@ impl MemoryServer {
                 engine.rekey(&p.from, &p.to, &agent, now)?
             };
             Ok(output::object(
-                crate::front::render::rekey_value(&plan, !dry_run),
+                crate::front::wire::rekey_value(&plan, !dry_run),
                 crate::front::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
             ))
         })

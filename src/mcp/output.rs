@@ -38,7 +38,7 @@ fn near_text(near: &[NearKey]) -> String {
 /// no version (and the keys near the one asked for).
 pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
     let mut structured = json!({
-        "versions": crate::front::render::versions_value(versions),
+        "versions": crate::front::wire::versions_value(versions),
         "near_keys": [],
     });
     if versions.is_empty() {
@@ -82,7 +82,7 @@ pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)
     let plain: Vec<Version> = versions.iter().map(|s| s.version.clone()).collect();
     let mut out = self::versions(&plain, miss);
     if !versions.is_empty() {
-        out.structured["versions"] = crate::front::render::scoped_value(versions);
+        out.structured["versions"] = crate::front::wire::scoped_value(versions);
         out.text = versions
             .iter()
             .map(|s| {
@@ -103,7 +103,7 @@ pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)
 pub fn scoped_hits(hits: &[(Level, SearchHit, bool)], query: &str) -> Out {
     let listed: Vec<(Option<Level>, &SearchHit, bool)> =
         hits.iter().map(|(l, h, s)| (Some(*l), h, *s)).collect();
-    let structured = json!({ "hits": crate::front::render::scoped_hits_value(&listed) });
+    let structured = json!({ "hits": crate::front::wire::scoped_hits_value(&listed) });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {
@@ -153,7 +153,7 @@ fn version_line(v: &Version) -> String {
 
 /// search: `{hits}`; the text says "no record" when nothing matched.
 pub fn hits(hits: &[SearchHit], query: &str) -> Out {
-    let structured = json!({ "hits": crate::front::render::hits_value(hits) });
+    let structured = json!({ "hits": crate::front::wire::hits_value(hits) });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {

@@ -95,12 +95,12 @@ pub fn snapshot(
         match format {
             Format::Json => {
                 let line = match scope {
-                    Some(level) => crate::front::render::scoped_json_line(&Scoped {
+                    Some(level) => crate::front::wire::scoped_json_line(&Scoped {
                         level,
                         version: v,
                         shadowed: false,
                     }),
-                    None => crate::front::render::version_json_line(&v),
+                    None => crate::front::wire::version_json_line(&v),
                 };
                 out.write_all(line.as_bytes()).map_err(out_err)
             }

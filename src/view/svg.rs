@@ -130,7 +130,7 @@ pub fn render_embedded(p: &Picture<'_>) -> String {
 }
 
 fn draw(p: &Picture<'_>, standalone: bool) -> String {
-    let finite = |m: i64| m != i64::MAX;
+    let finite = |m: i64| m != crate::core::time::INFINITY_MICROS;
     let mut valid_ticks: Vec<i64> = Vec::new();
     let mut tx_ticks: Vec<i64> = Vec::new();
     for v in p.versions {
