@@ -59,9 +59,16 @@ gen n dir:
     cargo build --release
     cargo run --release --example bench -- --gen-only {{n}} {{dir}}
 
-# Fuzz the markdown round trip (needs cargo-fuzz; runs on stable via RUSTC_BOOTSTRAP).
+# Fuzz each target (the markdown round trip, the merge driver, an import line) for SECONDS
+# each; needs cargo-fuzz (installed on first use) and runs on stable via RUSTC_BOOTSTRAP.
+# The same bodies (src/fuzz.rs) run on random input in every `cargo test`.
 fuzz seconds="60":
-    RUSTC_BOOTSTRAP=1 cargo fuzz run round_trip -- -max_total_time={{seconds}}
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+    for target in round_trip merge_driver import_line; do
+        RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" -- -max_total_time={{seconds}}
+    done
 
 # memory_store through `mem7 mcp` over stdio, as an agent calls it (N stores, then a search).
 bench-mcp n="200":

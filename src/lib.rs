@@ -12,6 +12,8 @@ pub mod engine;
 pub mod error;
 pub mod format;
 pub mod front;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod index;
 pub mod mcp;
 pub mod store;

@@ -1156,3 +1156,59 @@ fn source_tx(engine: &Engine, source: &Source) -> i64 {
         .unwrap();
     TxTime::parse(recorded).unwrap().micros()
 }
+
+// ---------------------------------------------------------------------------------------
+// The fuzz targets' bodies (`fuzz/`, `just fuzz`) on random input, so that every run of
+// the suite builds them and checks their rules; libFuzzer explores far more of each.
+
+/// Import lines shaped like the records `mem7 import` reads, with odd values.
+fn import_lines() -> impl Strategy<Value = Vec<u8>> {
+    let value = prop_oneof![
+        any::<String>(),
+        Just("line one\n## not a heading\n```mem7\nop: forget\n```".to_string()),
+        "[ -~]{0,40}",
+    ];
+    (
+        "[a-z][a-z0-9_:.-]{0,20}",
+        value,
+        prop::option::of("20[0-9]{2}-0[1-9]-1[0-9]"),
+        prop::option::of(prop_oneof![
+            Just("infinity".to_string()),
+            "20[0-9]{2}-0[1-9]-2[0-9]"
+        ]),
+        prop::collection::vec("[a-z]{1,6}", 0..3),
+    )
+        .prop_map(|(key, value, from, to, tags)| {
+            let mut record = serde_json::json!({ "key": key, "value": value, "tags": tags });
+            if let Some(f) = from {
+                record["valid_from"] = f.into();
+            }
+            if let Some(t) = to {
+                record["valid_to"] = t.into();
+            }
+            record.to_string().into_bytes()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fuzz_round_trip_holds_on_random_input(data in prop::collection::vec(any::<u8>(), 0..300)) {
+        mem7::fuzz::round_trip(&data);
+    }
+
+    #[test]
+    fn fuzz_merge_driver_holds_on_random_input(data in prop::collection::vec(any::<u8>(), 0..64)) {
+        mem7::fuzz::merge_driver(&data);
+    }
+
+    #[test]
+    fn fuzz_import_line_holds_on_random_and_record_shaped_input(
+        random in prop::collection::vec(any::<u8>(), 0..200),
+        line in import_lines(),
+    ) {
+        mem7::fuzz::import_line(&random);
+        mem7::fuzz::import_line(&line);
+    }
+}
