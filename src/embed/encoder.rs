@@ -4,7 +4,7 @@
 //! text over that text's own tokens, so no score is spent on padding and no mask is
 //! needed.
 //!
-//! The products are `gemm`'s (the kernels candle itself calls), on the weights where they
+//! The products are `gemm`'s (the kernels candle calls), on the weights where they
 //! lie in the memory-mapped file; the rest (layer norms, GELU, softmax) is written here.
 //! Both cores work through rayon's pool: `gemm` splits a large product, and attention
 //! and the row-wise steps split by text and by rows. candle's own element-wise operations

@@ -1,12 +1,12 @@
-//! The `local` provider: all-MiniLM-L6-v2 (a 6-layer BERT, 384 dimensions) run in-process
-//! with candle, tokenised by `embed::wordpiece` as the model's own `tokenizer.json` says.
+//! The `local` provider: all-MiniLM-L6-v2 (a 6-layer BERT, 384 dimensions) run in-process,
+//! tokenised by `embed::wordpiece` as the model's own `tokenizer.json` says.
 //!
 //! Sentence-transformers' recipe: inputs capped at 256 tokens, the last layer's token
 //! vectors averaged over the attention mask, the mean scaled to unit length.
 //!
 //! The encoder is written in `embed::encoder` (about two hundred lines) rather than
-//! taken from candle-transformers, which would compile some hundred models to use one;
-//! candle maps and checks the weights file.
+//! taken from a framework that would compile some hundred models to use one; the
+//! `safetensors` crate reads and checks the weights file's header, and the file is mapped.
 //!
 //! Every weight is read where it lies in the memory-mapped weights file: a query touches
 //! the embedding rows of its own tokens and reads each dense layer's rows in place.
@@ -18,8 +18,9 @@
 
 use std::path::Path;
 
-use candle_core::DType;
-use candle_core::safetensors::MmapedSafetensors;
+use memmap2::Mmap;
+use safetensors::tensor::Metadata;
+use safetensors::{Dtype, SafeTensors};
 
 use super::encoder::{Dense, HIDDEN, Layer, Model, Norm};
 use super::wordpiece::WordPiece;
@@ -46,33 +47,63 @@ pub fn is_present(dir: &Path) -> bool {
     FILES.iter().all(|f| dir.join(f).is_file())
 }
 
-/// The weights file, mapped.
-struct Weights(MmapedSafetensors);
+/// The weights file, mapped, with its header read (and checked: every tensor's bytes
+/// lie inside the file, none overlap).
+struct Weights {
+    map: Mmap,
+    /// Where the tensors' bytes start: after the 8-byte length and the header.
+    data: usize,
+    meta: Metadata,
+}
 
 impl Weights {
+    fn open(path: &Path) -> std::result::Result<Weights, String> {
+        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        // SAFETY: the weights file is only ever replaced by renaming a new file over it
+        // (`mem7 model fetch`, scripts/fetch-model), never truncated or rewritten in
+        // place, so the mapping stays valid for as long as it is used.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
+        let (header, meta) = SafeTensors::read_metadata(&map).map_err(|e| e.to_string())?;
+        Ok(Weights {
+            map,
+            data: 8 + header,
+            meta,
+        })
+    }
+
     /// The f32 values of tensor `name` in place, checked to have `shape`.
-    fn floats(&self, name: &str, shape: &[usize]) -> candle_core::Result<&[f32]> {
-        let view = self.0.get(name)?;
+    fn floats(&self, name: &str, shape: &[usize]) -> std::result::Result<&[f32], String> {
+        let info = self
+            .meta
+            .info(name)
+            .ok_or_else(|| format!("{name}: not in the weights file"))?;
+        let (start, end) = info.data_offsets;
         let want = shape.iter().product::<usize>() * 4;
-        let f32s = matches!(DType::try_from(view.dtype()), Ok(DType::F32));
-        if !f32s || view.shape() != shape || view.data().len() != want {
-            candle_core::bail!("{name}: expected {shape:?} f32s, found {:?}", view.shape());
+        if info.dtype != Dtype::F32 || info.shape != shape || end - start != want {
+            return Err(format!(
+                "{name}: expected {shape:?} f32s, found {:?} {:?}",
+                info.shape, info.dtype
+            ));
         }
-        bytemuck::try_cast_slice(view.data())
-            .map_err(|e| candle_core::Error::Msg(format!("{name}: {e}")))
+        let bytes = self
+            .map
+            .get(self.data + start..self.data + end)
+            .ok_or_else(|| format!("{name}: outside the weights file"))?;
+        bytemuck::try_cast_slice(bytes).map_err(|e| format!("{name}: {e}"))
     }
 
     /// The encoder over these weights: every tensor looked up by name and checked for
     /// its shape (a few dozen lookups, done for each batch rather than holding
     /// references into the mapping beside it).
-    fn model(&self) -> candle_core::Result<Model<'_>> {
-        let dense = |name: &str, inputs: usize, outputs: usize| -> candle_core::Result<Dense> {
-            Ok(Dense {
-                weight: self.floats(&format!("{name}.weight"), &[outputs, inputs])?,
-                bias: self.floats(&format!("{name}.bias"), &[outputs])?,
-            })
-        };
-        let norm = |name: &str| -> candle_core::Result<Norm> {
+    fn model(&self) -> std::result::Result<Model<'_>, String> {
+        let dense =
+            |name: &str, inputs: usize, outputs: usize| -> std::result::Result<Dense, String> {
+                Ok(Dense {
+                    weight: self.floats(&format!("{name}.weight"), &[outputs, inputs])?,
+                    bias: self.floats(&format!("{name}.bias"), &[outputs])?,
+                })
+            };
+        let norm = |name: &str| -> std::result::Result<Norm, String> {
             Ok(Norm {
                 gamma: self.floats(&format!("{name}.weight"), &[HIDDEN])?,
                 beta: self.floats(&format!("{name}.bias"), &[HIDDEN])?,
@@ -132,11 +163,7 @@ impl LocalModel {
                 format!("missing (it needs {})", FILES.join(", ")),
             ));
         }
-        // SAFETY: the weights file is only ever replaced by renaming a new file over it
-        // (`mem7 model fetch`, scripts/fetch-model), never truncated or rewritten in place, so the mapping
-        // stays valid for as long as it is used.
-        let weights = unsafe { MmapedSafetensors::new(dir.join(FILES[0])) };
-        let weights = Weights(weights.map_err(|e| model_error(dir, e))?);
+        let weights = Weights::open(&dir.join(FILES[0])).map_err(|e| model_error(dir, e))?;
         weights.model().map_err(|e| model_error(dir, e))?;
         // The file's own truncation (128) and padding are not used: inputs are cut at
         // MAX_TOKENS as sentence-transformers does, and the encoder packs a batch's texts
