@@ -165,7 +165,7 @@ pub fn import_line(data: &[u8]) {
 fn draft<'a>(key: &'a str, value: &'a str, tags: &'a [String]) -> EntryDraft<'a> {
     EntryDraft {
         key,
-        op: "store",
+        op: crate::core::EntryOp::Store,
         valid_from: Some(ValidTime::from_micros(0)),
         valid_to: None,
         recorded: TxTime::from_micros(0),

@@ -5,7 +5,7 @@ use mem7::core::chain::{ChainHash, ChainKey};
 use mem7::core::fold::fold_all;
 use mem7::core::temporal::{self, Period};
 use mem7::core::time::{TxTime, ValidTime};
-use mem7::core::{Event, Op, Source, StoreOp, ValidEnd, Version};
+use mem7::core::{EntryOp, Event, Op, Source, StoreOp, ValidEnd, Version};
 use mem7::engine::{Engine, StoreRequest};
 use mem7::format::{EntryDraft, parse_file, render_entry};
 use proptest::prelude::*;
@@ -338,7 +338,7 @@ proptest! {
 fn draft<'a>(key: &'a str, value: &'a str, recorded: i64) -> EntryDraft<'a> {
     EntryDraft {
         key,
-        op: "store",
+        op: EntryOp::Store,
         valid_from: Some(ValidTime::from_micros(recorded)),
         valid_to: None,
         recorded: TxTime::from_micros(recorded),
@@ -573,7 +573,7 @@ fn render_clone(
         last = recorded;
         let draft = EntryDraft {
             key: &keys[*key],
-            op: "store",
+            op: EntryOp::Store,
             valid_from: Some(ValidTime::from_micros(base + from.unwrap_or(*at) * HOUR)),
             valid_to: None,
             recorded: TxTime::from_micros(recorded),
@@ -937,10 +937,10 @@ proptest! {
                 Some(h) => ValidEnd::At(ValidTime::from_micros(base + h * HOUR)),
             });
             let (heading, op_name) = match op {
-                0 => (KEYS[*key], "store"),
-                1 => (KEYS[*key], "forget"),
-                2 => (ENTITIES[*key], "forget_entity"),
-                _ => (forget_tagged.as_str(), "forget_tagged"),
+                0 => (KEYS[*key], EntryOp::Store),
+                1 => (KEYS[*key], EntryOp::Forget),
+                2 => (ENTITIES[*key], EntryOp::ForgetEntity),
+                _ => (forget_tagged.as_str(), EntryOp::ForgetTagged),
             };
             let draft = EntryDraft {
                 key: heading,

@@ -81,6 +81,53 @@ pub struct StoreOp {
     pub many: bool,
 }
 
+/// The `op:` an entry names, as the format writes it (docs/format.md). The Go mem7's
+/// `delete` and `delete_tags` are read as legacy entries, never written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryOp {
+    Store,
+    /// A value of a key of many values, added beside the others.
+    Add,
+    Forget,
+    ForgetEntity,
+    ForgetTagged,
+    Seal,
+}
+
+impl EntryOp {
+    pub const ALL: [EntryOp; 6] = [
+        EntryOp::Store,
+        EntryOp::Add,
+        EntryOp::Forget,
+        EntryOp::ForgetEntity,
+        EntryOp::ForgetTagged,
+        EntryOp::Seal,
+    ];
+
+    /// The word in the envelope.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EntryOp::Store => "store",
+            EntryOp::Add => "add",
+            EntryOp::Forget => "forget",
+            EntryOp::ForgetEntity => "forget_entity",
+            EntryOp::ForgetTagged => "forget_tagged",
+            EntryOp::Seal => "seal",
+        }
+    }
+
+    /// The op an envelope's word names.
+    pub fn parse(word: &str) -> Option<EntryOp> {
+        EntryOp::ALL.into_iter().find(|op| op.as_str() == word)
+    }
+}
+
+impl std::fmt::Display for EntryOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What an entry asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -103,6 +150,20 @@ pub enum Op {
     ForgetTagged {
         tags: Vec<String>,
     },
+}
+
+impl Op {
+    /// The `op:` an entry asking for this is written with.
+    pub fn entry_op(&self) -> EntryOp {
+        match self {
+            Op::Store(s) if s.many => EntryOp::Add,
+            Op::Store(_) => EntryOp::Store,
+            Op::Forget { .. } => EntryOp::Forget,
+            Op::ForgetEntity { .. } => EntryOp::ForgetEntity,
+            Op::ForgetTagged { .. } => EntryOp::ForgetTagged,
+            Op::Seal => EntryOp::Seal,
+        }
+    }
 }
 
 /// An entry of the log, reduced to what the fold needs.
@@ -277,6 +338,22 @@ pub fn fold_all<'a>(events: impl IntoIterator<Item = &'a Event>) -> (Vec<Version
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_entry_op_reads_back_from_its_word_and_no_other_word_is_one() {
+        for op in EntryOp::ALL {
+            assert_eq!(EntryOp::parse(op.as_str()), Some(op));
+        }
+        for word in ["", "Store", "delete", "delete_tags", "remove"] {
+            assert_eq!(EntryOp::parse(word), None, "{word}");
+        }
+        let forget = Op::Forget {
+            key: "k".into(),
+            entry: None,
+        };
+        assert_eq!(forget.entry_op(), EntryOp::Forget);
+        assert_eq!(Op::Seal.entry_op(), EntryOp::Seal);
+    }
 
     fn day(d: &str) -> i64 {
         ValidTime::parse(d).unwrap().micros()

@@ -21,7 +21,7 @@ pub mod time;
 pub mod validate;
 
 pub use change::{Change, Scope};
-pub use fold::{Event, Fold, Op, Source, StoreOp, Version, event_order};
+pub use fold::{EntryOp, Event, Fold, Op, Source, StoreOp, Version, event_order};
 pub use temporal::{Plan, ValidEnd};
 pub use tier::Tier;
 pub use time::{TxTime, ValidTime};

@@ -57,9 +57,9 @@ fn digest(tx: TxTime, op: &Op, agent: &str) -> [u8; 32] {
         h.update(s.as_bytes());
     };
     text(agent);
+    text(op.entry_op().as_str());
     match op {
         Op::Store(s) => {
-            text(if s.many { "add" } else { "store" });
             text(s.tier.map_or("", |t| t.as_str()));
             text(&s.key);
             text(&s.value);
@@ -76,22 +76,19 @@ fn digest(tx: TxTime, op: &Op, agent: &str) -> [u8; 32] {
             h.update(&(s.tags.len() as u64).to_le_bytes());
         }
         Op::Forget { key, entry } => {
-            text("forget");
             text(key);
             text(entry.as_deref().unwrap_or_default());
         }
         Op::ForgetEntity { entity } => {
-            text("forget_entity");
             text(entity);
         }
         Op::ForgetTagged { tags } => {
-            text("forget_tagged");
             for tag in tags {
                 text(tag);
             }
             h.update(&(tags.len() as u64).to_le_bytes());
         }
-        Op::Seal => text("seal"),
+        Op::Seal => {}
     }
     h.update(&tx.micros().to_le_bytes());
     *h.finalize().as_bytes()

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use super::held::Held;
 use super::write::{confirmed, period_error, store_draft, store_op};
 use super::{Engine, ImportOp, ImportOutcome, ImportRecord, step_past, validate_store};
+use crate::core::EntryOp;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::Period;
 use crate::core::time::TxTime;
@@ -239,19 +240,19 @@ impl Engine {
                             key: req.key.clone(),
                             entry: r.entry.clone(),
                         },
-                        "forget",
+                        EntryOp::Forget,
                     ),
                     ImportOp::ForgetEntity => (
                         Op::ForgetEntity {
                             entity: req.key.clone(),
                         },
-                        "forget_entity",
+                        EntryOp::ForgetEntity,
                     ),
                     _ => (
                         Op::ForgetTagged {
                             tags: req.tags.clone(),
                         },
-                        "forget_tagged",
+                        EntryOp::ForgetTagged,
                     ),
                 };
                 let heading = match r.op {

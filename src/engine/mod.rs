@@ -23,7 +23,7 @@ use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::change::Change;
 use crate::core::temporal::{self, Period};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Op, Source, StoreOp, Tier, ValidEnd, Version, change, validate};
+use crate::core::{EntryOp, Event, Op, Source, StoreOp, Tier, ValidEnd, Version, change, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
 use crate::index::{CatchUpReport, Index, Planned, RebuildStats};

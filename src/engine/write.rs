@@ -145,7 +145,7 @@ impl Engine {
         let tx = self.next_tx(now)?;
         let draft = EntryDraft {
             key,
-            op: "forget",
+            op: EntryOp::Forget,
             valid_from: None,
             valid_to: None,
             recorded: tx,
@@ -300,7 +300,7 @@ impl Engine {
         let tx = self.next_tx(now)?;
         let draft = EntryDraft {
             key: "mem7:seal",
-            op: "seal",
+            op: EntryOp::Seal,
             valid_from: None,
             valid_to: None,
             recorded: tx,
@@ -452,7 +452,7 @@ pub(super) fn store_draft(
 ) -> EntryDraft<'_> {
     EntryDraft {
         key: &req.key,
-        op: if many { "add" } else { "store" },
+        op: if many { EntryOp::Add } else { EntryOp::Store },
         valid_from: Some(from),
         valid_to: req.valid_to,
         recorded: tx,

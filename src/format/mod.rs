@@ -15,7 +15,7 @@ pub use parse::{FOREIGN_CONTEXT, foreign_digest};
 pub use write::{EntryDraft, credential_in, render_entry};
 
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Event, Op, Source, StoreOp, Tier, ValidEnd};
+use crate::core::{EntryOp, Event, Op, Source, StoreOp, Tier, ValidEnd};
 
 /// The info string of the fenced envelope block.
 pub const FENCE_INFO: &str = "mem7";
@@ -45,8 +45,17 @@ impl ParsedEntry {
                     .ok_or_else(|| format!("unknown tier `{t}` (expected asserted or inferred)"))?,
             ),
         };
-        let op = match f.op.as_deref().unwrap_or("store") {
-            op @ ("store" | "add") => {
+        let word = f.op.as_deref().unwrap_or("store");
+        let Some(entry_op) = EntryOp::parse(word) else {
+            let known: Vec<&str> = EntryOp::ALL.iter().map(|o| o.as_str()).collect();
+            return Err(format!(
+                "unknown op `{word}` (expected {} or {})",
+                known[..known.len() - 1].join(", "),
+                known[known.len() - 1]
+            ));
+        };
+        let op = match entry_op {
+            EntryOp::Store | EntryOp::Add => {
                 let value = self.value.clone().ok_or("a store entry has no value")?;
                 let valid_from = match f.valid_from.as_deref() {
                     Some(t) => ValidTime::parse(t).map_err(|e| format!("valid_from: {e}"))?,
@@ -70,28 +79,23 @@ impl ParsedEntry {
                     valid_from,
                     valid_to,
                     tier,
-                    many: op == "add",
+                    many: entry_op == EntryOp::Add,
                 })
             }
-            "seal" => Op::Seal,
-            "forget" => Op::Forget {
+            EntryOp::Seal => Op::Seal,
+            EntryOp::Forget => Op::Forget {
                 key: self.key.clone(),
                 entry: f.entry.clone(),
             },
             // Written by `mem7 import` for the Go mem7's whole-entity and tag deletes
             // (exported as `forget_entity` / `forget_tagged`): the heading is the entity,
             // or the tags are the `tags` field.
-            "forget_entity" => Op::ForgetEntity {
+            EntryOp::ForgetEntity => Op::ForgetEntity {
                 entity: self.key.clone(),
             },
-            "forget_tagged" => Op::ForgetTagged {
+            EntryOp::ForgetTagged => Op::ForgetTagged {
                 tags: f.tags.clone(),
             },
-            other => {
-                return Err(format!(
-                    "unknown op `{other}` (expected store, add, forget, forget_entity, forget_tagged or seal)"
-                ));
-            }
         };
         Ok(Some(Event {
             tx,

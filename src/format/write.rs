@@ -3,14 +3,13 @@
 
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::time::{TxTime, ValidTime};
-use crate::core::{Tier, ValidEnd};
+use crate::core::{EntryOp, Tier, ValidEnd};
 
 /// What goes into one entry.
 #[derive(Clone, Debug)]
 pub struct EntryDraft<'a> {
     pub key: &'a str,
-    /// `store`, `add` (a value of a key of many values), `forget` or `seal`.
-    pub op: &'a str,
+    pub op: EntryOp,
     pub valid_from: Option<ValidTime>,
     pub valid_to: Option<ValidEnd>,
     pub recorded: TxTime,
@@ -93,7 +92,7 @@ pub fn render_entry(
     head.push_str("\n\n```");
     head.push_str(super::FENCE_INFO);
     head.push('\n');
-    field(&mut head, "op", draft.op);
+    field(&mut head, "op", draft.op.as_str());
     if let Some(from) = draft.valid_from {
         field(&mut head, "valid_from", &from.to_rfc3339());
     }

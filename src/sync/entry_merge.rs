@@ -166,7 +166,7 @@ mod tests {
     fn entry(key: &str, value: &str, prev: ChainHash, t: i64) -> (String, ChainHash) {
         let draft = EntryDraft {
             key,
-            op: "store",
+            op: crate::core::EntryOp::Store,
             valid_from: Some(ValidTime::from_micros(t)),
             valid_to: None,
             recorded: TxTime::from_micros(t),

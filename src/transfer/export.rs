@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::core::level::Level;
 use crate::core::time::TxTime;
-use crate::core::{Event, Op, ValidEnd, Version, event_order};
+use crate::core::{EntryOp, Event, Op, ValidEnd, Version, event_order};
 use crate::engine::{Clocks, Engine};
 use crate::error::{Error, Result};
 use crate::front::stack::Scoped;
@@ -266,7 +266,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
     let recorded = item.event.tx.to_rfc3339();
     let line = match &item.event.op {
         Op::Store(s) => EntryLine {
-            op: "store",
+            op: EntryOp::Store.as_str(),
             key: Some(&s.key),
             entity: None,
             value: Some(&s.value),
@@ -280,7 +280,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             hash: Some(item.event.source.hash.as_str()).filter(|h| !h.is_empty()),
         },
         Op::Forget { key, entry } => EntryLine {
-            op: "forget",
+            op: EntryOp::Forget.as_str(),
             key: Some(key),
             entity: None,
             value: None,
@@ -294,7 +294,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             hash: None,
         },
         Op::ForgetEntity { entity } => EntryLine {
-            op: "forget_entity",
+            op: EntryOp::ForgetEntity.as_str(),
             key: None,
             entity: Some(entity),
             value: None,
@@ -308,7 +308,7 @@ fn write_item(item: &Item, format: Format, out: &mut dyn Write) -> Result<()> {
             hash: None,
         },
         Op::ForgetTagged { tags } => EntryLine {
-            op: "forget_tagged",
+            op: EntryOp::ForgetTagged.as_str(),
             key: None,
             entity: None,
             value: None,

@@ -8,7 +8,7 @@ use crate::format::{EntryDraft, render_entry};
 fn draft(value: &str) -> EntryDraft<'_> {
     EntryDraft {
         key: "k",
-        op: "store",
+        op: crate::core::EntryOp::Store,
         valid_from: Some(ValidTime::from_micros(0)),
         valid_to: None,
         recorded: TxTime::from_micros(0),
