@@ -183,7 +183,7 @@ impl FullText {
     }
 
     /// A writer (one at a time: callers hold the workspace lock). It merges only small
-    /// segments ([`MERGE_MAX_DOCS`]): its merges run inside the commit that starts them
+    /// segments (`MERGE_MAX_DOCS`): its merges run inside the commit that starts them
     /// (see [`FullText::commit`]), so one search must never pay for rewriting the
     /// segments of a large rebuild.
     pub fn writer(&self) -> Result<IndexWriter> {
