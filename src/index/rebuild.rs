@@ -332,7 +332,7 @@ fn build_generation(
         fs::remove_dir_all(&ft_dir).map_err(|e| Error::io(&ft_dir, e))?;
     }
     let ft = fulltext::FullText::create(&ft_dir)?;
-    let mut ft_writer = ft.bulk_writer()?;
+    let ft_writer = ft.bulk_writer()?;
     let mut max_id = 0i64;
     let mut versions = 0usize;
     let mut fold_warnings = Vec::new();
@@ -392,8 +392,7 @@ fn build_generation(
     progress(Progress::Finishing);
     conn.execute_batch(schema::INDEXES)?;
     fill_key_words(&conn)?;
-    ft.commit(&mut ft_writer)?;
-    drop(ft_writer);
+    ft.commit(ft_writer)?;
     Ok((conn, stats))
 }
 
