@@ -561,6 +561,7 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
         coverage: weight(f.coverage, d.coverage),
         date: weight(f.date, d.date),
+        word_floor: weight(f.word_floor, d.word_floor),
     }
 }
 
