@@ -109,42 +109,13 @@ struct FileRow {
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     persist_wal(conn);
-    // A closing connection does not copy the log into the file: that checkpoint costs
-    // three syncs (the log, the file, the log's truncation), most of a store's waiting,
-    // for the few pages one command writes. The log stays until a connection closes with
-    // more than `WAL_LIMIT` bytes in it (`Drop for Index`), which empties it:
-    // `journal_size_limit` 0 makes that checkpoint truncate the log to nothing, since the
-    // next process cannot tell copied frames from new ones and reads them all (a store
-    // read megabytes of the log once a few hundred writes had gone by).
-    conn.set_db_config(
-        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-        true,
-    )?;
+    // With the log kept, the checkpoint a closing connection makes must also empty it:
+    // the next process cannot tell copied frames from new ones and reads them all (a
+    // store then read megabytes of the log once a few hundred writes had gone by).
+    // `journal_size_limit` 0 makes that checkpoint truncate the log to nothing.
     conn.execute_batch(
         "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; PRAGMA journal_size_limit = 0;",
     )
-}
-
-/// The size past which a closing index connection empties the write-ahead log into the
-/// file (see `configure`): a store adds some 40 KB, so about one command in six pays for
-/// the checkpoint, and a process reads at most this much of the log when it opens.
-const WAL_LIMIT: u64 = 256 * 1024;
-
-impl Drop for Index {
-    /// Empties a long write-ahead log into the file (see `configure`). Not waiting for
-    /// readers: when one holds the log, a later connection empties it.
-    fn drop(&mut self) {
-        let Some(path) = self.conn.path().filter(|p| !p.is_empty()) else {
-            return;
-        };
-        let wal = format!("{path}-wal");
-        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
-            let _ = self.conn.busy_timeout(std::time::Duration::ZERO);
-            let _ = self
-                .conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-        }
-    }
 }
 
 /// Keeps the `-wal` and `-shm` files when the last connection closes. Every mem7
