@@ -80,7 +80,8 @@ pub struct SearchSettings {
     /// `exact_key`, `name`); unset ones keep their measured defaults.
     pub weights: WeightSettings,
     /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
-    /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`).
+    /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`,
+    /// `word_floor`).
     pub fusion: FusionSettings,
 }
 
@@ -108,6 +109,7 @@ pub struct FusionSettings {
     pub lenders: Option<usize>,
     pub coverage: Option<f32>,
     pub date: Option<f32>,
+    pub word_floor: Option<f32>,
 }
 
 /// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set

@@ -202,6 +202,7 @@ pub(super) fn search(
     let found = stack.search((&req, asked), tier.wanted(), now);
     for layer in &mut stack.layers {
         Voice::CLI.notes(&mut layer.engine);
+        layer.engine.leave_embedder_to_exit();
     }
     let hits = found?;
     // JSON always says each hit's scope; the text only when several are open.

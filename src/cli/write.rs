@@ -105,6 +105,7 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     let outcome = engine.store_checked(&req, now)?;
     Voice::CLI.ahead(&mut engine, &[], now);
     print_set_aside(&engine);
+    engine.leave_embedder_to_exit();
     let mut text = if a.json {
         // JSON always says where the fact was written.
         wire::pretty(&wire::store_value(

@@ -67,6 +67,17 @@ impl Engine {
         };
     }
 
+    /// For a process that is about to exit: lets the embedder go without dropping it.
+    /// Dropping the local model unmaps its 90 MB of weights page table by page table
+    /// while the encoder's threads are still alive, which cost a whole `mem7 search` more
+    /// than the exit's own teardown of the same pages. A long-running server never calls
+    /// this.
+    pub fn leave_embedder_to_exit(&mut self) {
+        if let Some(embedder) = self.embed.embedder.take() {
+            std::mem::forget(embedder);
+        }
+    }
+
     /// The model id vectors are cached under, when meaning search is on.
     pub fn embedding_model(&self) -> Option<String> {
         match &self.embed.resolved {
@@ -561,6 +572,7 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
         coverage: weight(f.coverage, d.coverage),
         date: weight(f.date, d.date),
+        word_floor: weight(f.word_floor, d.word_floor),
     }
 }
 

@@ -33,6 +33,9 @@ pub const INDEXED_VALUE_BYTES: usize = 64 * 1024;
 
 /// English text: split on non-alphanumerics, lower-case, drop stop words, stem.
 const TEXT_ANALYZER: &str = "mem7_en";
+/// Rows the meaning side shortlists by agreeing signs per hit it is asked for (at least
+/// 1,024): 1,200 for hybrid search's pool of 150 (see [`FullText::nearest`]).
+const SHORTLIST_PER_HIT: usize = 8;
 /// Keys and tags by their parts (`event7:host` → `event7`, `host`), no stemming.
 const PARTS_ANALYZER: &str = "mem7_parts";
 /// Memory budget of the writer (tantivy's minimum is 15 MB).
@@ -418,8 +421,14 @@ impl FullText {
         let searcher = self.searcher()?;
         // Shortlist by agreeing signs, then rank the shortlist exactly. Measured on 3,926
         // sentences embedded by the local model, a shortlist of 1,000 held 99.96% of the
-        // exact top 30 (docs/search.md).
-        let shortlist = req.limit.saturating_mul(40).clamp(1024, 40_000);
+        // exact top 30; on 11,513 (LoCoMo's turns and their sentences), 1,200 held 99.6%
+        // of the exact top 100 and 99.1% of the top 150 (docs/search.md). Each shortlisted
+        // row read from the vector file costs a page fault and its unmapping at exit, so
+        // the shortlist is no deeper than a hybrid pool needs.
+        let shortlist = req
+            .limit
+            .saturating_mul(SHORTLIST_PER_HIT)
+            .clamp(1024, 40_000);
         let clocks_only =
             req.tags.is_empty() && req.key_prefix.as_deref().is_none_or(str::is_empty);
         let scanned = if clocks_only {
@@ -455,10 +464,9 @@ impl FullText {
             }
         };
         let mut hits = top;
-        for h in &mut hits {
-            h.score = vectors
-                .similarity(h.id, &query)
-                .unwrap_or(f32::NEG_INFINITY);
+        let ids: Vec<u64> = hits.iter().map(|h| h.id).collect();
+        for (h, s) in hits.iter_mut().zip(vectors.similarities(&ids, &query)) {
+            h.score = s.unwrap_or(f32::NEG_INFINITY);
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         // Orthogonal or opposite vectors share no meaning with the query: not a match.

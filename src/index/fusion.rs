@@ -4,7 +4,10 @@
 //!
 //! Each side's scores are scaled to [0, 1] over its own pool (min–max: BM25 scores and
 //! cosine similarities live on different scales), then summed with a weight per side; a
-//! candidate missing from a side gets 0 there. Fusing scores over a deep pool (a hundred
+//! candidate missing from a side gets 0 there. The word side's scale never starts
+//! closer to its best score than `word_floor` of it: in a small store every word hit may
+//! match the same words, and min–max would stretch a few percent of BM25 (a shorter
+//! value) into the whole range, as if the weakest of them matched nothing. Fusing scores over a deep pool (a hundred
 //! per side by default) lets a fact that one side ranks 40th but the other ranks 2nd come
 //! first, which reciprocal rank over the top few cannot do. Then each candidate borrows a
 //! share of the best score among the others that hold from the same instant (told in one
@@ -47,20 +50,25 @@ pub struct Fusion {
     /// 9 November, 2022`, `in July 2023`; `dates::named_times`): a question that names
     /// a time asks about what was true or said from then.
     pub date: f32,
+    /// The word side's scale starts at the pool's weakest score or at this share of its
+    /// best, whichever is lower: word hits within a few percent of the best are near
+    /// ties, not the whole range apart.
+    pub word_floor: f32,
 }
 
 impl Default for Fusion {
     fn default() -> Self {
         Fusion {
             lexical: 1.0,
-            semantic: 0.4,
+            semantic: 0.35,
             same_time: 0.3,
             same_entity: 0.0,
-            pool: 100,
+            pool: 150,
             beside: 0.5,
             lenders: 40,
             coverage: 1.0,
             date: 0.3,
+            word_floor: 0.8,
         }
     }
 }
@@ -84,13 +92,16 @@ fn best_first(a: (f32, &SearchHit), b: (f32, &SearchHit)) -> std::cmp::Ordering 
         .then_with(|| a.1.id.cmp(&b.1.id))
 }
 
-/// Scales scores to [0, 1] over the list (all 1 when they are equal).
-fn scaled(scores: &[f32]) -> Vec<f32> {
+/// Scales scores to [0, 1] over the list (all 1 when they are equal), from the lowest
+/// score or from `floor` × the highest, whichever is lower (`floor` 1 or more: from the
+/// lowest).
+fn scaled(scores: &[f32], floor: f32) -> Vec<f32> {
     let (lo, hi) = scores
         .iter()
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &s| {
             (lo.min(s), hi.max(s))
         });
+    let lo = if hi > 0.0 { lo.min(hi * floor) } else { lo };
     scores
         .iter()
         .map(|&s| if hi > lo { (s - lo) / (hi - lo) } else { 1.0 })
@@ -141,7 +152,10 @@ pub fn fuse(
     f: &Fusion,
     limit: usize,
 ) -> Vec<SearchHit> {
-    let mut lex_scores = scaled(&lexical.iter().map(|h| h.score).collect::<Vec<_>>());
+    let mut lex_scores = scaled(
+        &lexical.iter().map(|h| h.score).collect::<Vec<_>>(),
+        f.word_floor,
+    );
     if f.coverage > 0.0 {
         for (s, c) in lex_scores.iter_mut().zip(coverage) {
             *s *= c.clamp(0.0, 1.0).powf(f.coverage);
@@ -152,6 +166,7 @@ pub fn fuse(
             .iter()
             .map(|h| h.similarity.unwrap_or(h.score))
             .collect::<Vec<_>>(),
+        f32::INFINITY,
     );
     let mut pool: Vec<(f32, SearchHit)> = Vec::with_capacity(lexical.len() + semantic.len());
     let mut at: HashMap<u64, usize> = HashMap::new();

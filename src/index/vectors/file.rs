@@ -263,6 +263,7 @@ impl Vectors {
             data: layout.data,
             hashes: layout.hashes,
             map,
+            file,
         });
         // The checks above read the header, `row_of` and the missing list; the casts
         // below must not fail on a search's hot path.
