@@ -13,6 +13,7 @@ pub mod embeddings;
 mod files;
 pub mod fulltext;
 pub mod fusion;
+mod near;
 pub mod query;
 mod reads;
 mod rebuild;
