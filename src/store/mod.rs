@@ -371,14 +371,17 @@ impl Workspace {
         buf.clear();
         open_regular(&path, OpenOptions::new().read(true))
             .and_then(|mut f| f.read_to_end(buf).map_err(|e| Error::io(&path, e)))?;
-        let mut lines = Vec::new();
-        if std::str::from_utf8(buf).is_err() {
-            let bad = repair_utf8(buf);
-            lines = bad
-                .iter()
-                .map(|&at| memchr::memchr_iter(b'\n', &buf[..at]).count() as u32 + 1)
-                .collect();
+        if std::str::from_utf8(buf).is_ok() {
+            // SAFETY: the bytes were found to be UTF-8 just above, and `buf` is borrowed
+            // exclusively by this function, so nothing changed them since. (Checking
+            // again would read every byte of every file a second time.)
+            return Ok((unsafe { std::str::from_utf8_unchecked(buf) }, Vec::new()));
         }
+        let bad = repair_utf8(buf);
+        let lines = bad
+            .iter()
+            .map(|&at| memchr::memchr_iter(b'\n', &buf[..at]).count() as u32 + 1)
+            .collect();
         let text = std::str::from_utf8(buf).map_err(|e| {
             Error::internal(
                 format!(
