@@ -233,8 +233,10 @@ fn concurrent_stores(ws: &Path) -> (Duration, Duration) {
     (p(0.5), p(0.99))
 }
 
-/// Median whole-process time of `b3sum` over the same memory files, if installed.
-fn b3sum_time(ws: &Path) -> Option<Duration> {
+/// Median whole-process time of `b3sum` over the same memory files (the day files, in
+/// name order, as `verify` reads them), if installed; `threads` as `--num-threads`
+/// (0: one per core, b3sum's default, which hashes each large file on every core).
+fn b3sum_time(ws: &Path, threads: usize) -> Option<Duration> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(ws.join("memory"))
         .ok()?
         .flatten()
@@ -245,7 +247,11 @@ fn b3sum_time(ws: &Path) -> Option<Duration> {
     Command::new("b3sum").arg("--version").output().ok()?;
     Some(time_n(5, |_| {
         let t = Instant::now();
-        let out = Command::new("b3sum").args(&files).output().expect("b3sum");
+        let out = Command::new("b3sum")
+            .args(["--num-threads", &threads.to_string()])
+            .args(&files)
+            .output()
+            .expect("b3sum");
         assert!(out.status.success());
         t.elapsed()
     }))
@@ -309,7 +315,21 @@ fn bench(versions: usize, root: &Path) {
         search_once(i)
     });
     let verify = time_n(5, |_| run(root, &["verify"]));
-    let b3sum = b3sum_time(root);
+    // The same at a clock after the last entry: at 1M versions the generated days run
+    // past today, and `verify` then also warns about each entry recorded ahead of the
+    // clock (130k lines); this is the chain check alone, like `b3sum`'s one line a file.
+    let verify_clean = time_n(5, |_| {
+        run_with(
+            root,
+            &["verify"],
+            &[
+                ("MEM7_EMBED_PROVIDER", "none"),
+                ("MEM7_NOW", "9999-01-01T00:00:00Z"),
+            ],
+        )
+    });
+    let b3sum = b3sum_time(root, 0);
+    let b3sum_one = b3sum_time(root, 1);
     let index = dir_size(&root.join(".mem7"));
     let spawn = time_n(20, |_| run(root, &["--version"]));
     // A prefix no key has: the start-up check and one indexed query that finds nothing
@@ -321,6 +341,19 @@ fn bench(versions: usize, root: &Path) {
             root,
             &["recall", &format!("project{}:fact{key_no}", key_no % 97)],
         )
+    });
+    // A miss (exit 4): the near-key hint looks for keys a small edit away.
+    let miss = time_n(20, |i| {
+        let key_no = (i * 7919) % versions.div_ceil(3);
+        let started = Instant::now();
+        let out = Command::new(mem7_bin())
+            .args(["recall", &format!("project{}:factt{key_no}", key_no % 97)])
+            .env("MEM7_WORKSPACE", root)
+            .env("MEM7_EMBED_PROVIDER", "none")
+            .output()
+            .expect("run mem7");
+        assert_eq!(out.status.code(), Some(4), "a miss exits 4");
+        started.elapsed()
     });
     let list = time_n(5, |_| run(root, &["list", "--prefix", "project5:"]));
     let search = time_n(20, search_once);
@@ -370,20 +403,37 @@ fn bench(versions: usize, root: &Path) {
         "| search with time filters inside one process (median of 100) | {} |",
         ms(in_process)
     );
-    match b3sum {
-        Some(b) => println!(
-            "| `mem7 verify` / `b3sum memory/*.md` | {} / {} = {:.2}x |",
+    match (b3sum, b3sum_one) {
+        (Some(b), Some(one)) => {
+            println!(
+                "| `mem7 verify` / `b3sum memory/*.md` (every core) | {} / {} = {:.2}x |",
+                ms(verify),
+                ms(b),
+                verify.as_secs_f64() / b.as_secs_f64()
+            );
+            println!(
+                "| `mem7 verify`, clock after the last entry / `b3sum` (every core) | {} / {} = {:.2}x |",
+                ms(verify_clean),
+                ms(b),
+                verify_clean.as_secs_f64() / b.as_secs_f64()
+            );
+            println!("| `b3sum --num-threads 1 memory/*.md` | {} |", ms(one));
+        }
+        _ => println!(
+            "| `mem7 verify` / at a clock after the last entry (b3sum not installed) | {} / {} |",
             ms(verify),
-            ms(b),
-            verify.as_secs_f64() / b.as_secs_f64()
+            ms(verify_clean)
         ),
-        None => println!("| `mem7 verify` (b3sum not installed) | {} |", ms(verify)),
     }
     println!(
         "| no-change start-up (`mem7 list --prefix no-such-prefix:`) | {} |",
         ms(startup)
     );
     println!("| `mem7 recall KEY` | {} |", ms(recall));
+    println!(
+        "| `mem7 recall` of a missing key (near-key hint) | {} |",
+        ms(miss)
+    );
     println!("| `mem7 list --prefix P` | {} |", ms(list));
     println!("| `mem7 store KEY VALUE` | {} |", ms(store));
     let (p50, p99) = concurrent_stores(root);

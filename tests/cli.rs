@@ -1949,6 +1949,45 @@ fn two_go_facts_that_map_to_one_key_are_named_with_both_sources() {
 // Names that don't drift.
 
 #[test]
+fn near_keys_are_found_by_index_beyond_ascii_and_two_edits_away() {
+    // The index finds ASCII keys by their slots and lists keys beyond ASCII apart
+    // (SQLite lowers ASCII only): both kinds must still be named.
+    let s = Sandbox::new();
+    s.ok(&["store", "Équipe:lead", "Ada"], Some(T1));
+    s.ok(&["store", "café:menu", "soup"], Some(T1));
+    s.ok(&["store", "team:oncall", "Grace"], Some(T1));
+    s.ok(&["store", "project7:fact12345", "x"], Some(T1));
+    let r = s.miss(&["recall", "équipe:lead"], Some(NOW));
+    assert!(
+        r.stderr
+            .contains("near keys: Équipe:lead (the same key ignoring case and separators)"),
+        "{}",
+        r.stderr
+    );
+    let r = s.miss(&["recall", "cafe:menu"], Some(NOW));
+    assert!(
+        r.stderr
+            .contains("near keys: café:menu (one character away)"),
+        "{}",
+        r.stderr
+    );
+    let r = s.miss(&["recall", "team:on-cal"], Some(NOW));
+    assert!(
+        r.stderr
+            .contains("near keys: team:oncall (2 characters away)"),
+        "{}",
+        r.stderr
+    );
+    let r = s.ok(&["history", "project7:fact1234"], Some(NOW));
+    assert!(
+        r.stderr
+            .contains("near keys: project7:fact12345 (one character away)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn a_miss_names_the_near_keys_and_a_new_look_alike_slot_is_reported() {
     let s = Sandbox::new();
     s.ok(&["store", "team:CDN", "Fastly"], Some(T1));

@@ -25,10 +25,7 @@ pub(super) fn verify(
         move || super::git::in_git_without_driver(&root)
     });
     let now = env.now()?;
-    let mut report = crate::verify::verify(&ws, &env.chain_key()?, expect_head)?;
-    report
-        .findings
-        .extend(crate::verify::recorded_ahead(&ws, now)?);
+    let mut report = crate::verify::verify_and_ahead(&ws, &env.chain_key()?, expect_head, now)?;
     if index {
         let mut engine = open_engine(cli, env)?;
         let check = engine.check_index()?;

@@ -152,7 +152,7 @@ pub fn ascii_look_alike(key: &str) -> Option<String> {
 
 /// How many edits make a near key: one for short keys, two from eight characters on,
 /// so `host` does not suggest `cost` and `team:lead` suggests `team:leed`.
-fn edit_budget(len: usize) -> usize {
+pub(crate) fn edit_budget(len: usize) -> usize {
     if len < 8 { 1 } else { 2 }
 }
 
@@ -204,6 +204,78 @@ pub fn near_keys<'a>(wanted: &str, existing: impl IntoIterator<Item = &'a str>) 
     out.sort_by(|a, b| (a.nearness, &a.key).cmp(&(b.nearness, &b.key)));
     out.truncate(MAX_NEAR);
     out
+}
+
+/// The strings of a sorted set within `max` edits (Levenshtein, over characters) of
+/// `wanted`, found without reading the whole set: `seek(from, inclusive)` gives the
+/// first string of the set at or after `from` (after it, when not `inclusive`), and
+/// the walk skips every string whose prefix is already more than `max` edits from
+/// every prefix of `wanted` (a bounded Levenshtein automaton run over a sorted index).
+/// `Ok(None)` when that took more than `seeks` seeks: the set is too dense around
+/// `wanted` for the walk to beat reading it whole.
+pub fn within_edits<E>(
+    wanted: &[char],
+    max: usize,
+    seeks: usize,
+    mut seek: impl FnMut(&str, bool) -> Result<Option<String>, E>,
+) -> Result<Option<Vec<String>>, E> {
+    let n = wanted.len();
+    let mut found = Vec::new();
+    let (mut from, mut inclusive) = (String::new(), true);
+    for _ in 0..seeks {
+        let Some(candidate) = seek(&from, inclusive)? else {
+            return Ok(Some(found));
+        };
+        let chars: Vec<char> = candidate.chars().collect();
+        // The edit distances of `wanted`'s prefixes to the candidate's prefix so far.
+        let mut row: Vec<usize> = (0..=n).collect();
+        let mut next = vec![0; n + 1];
+        let mut dead = None;
+        for (i, &c) in chars.iter().enumerate() {
+            next[0] = i + 1;
+            for j in 1..=n {
+                let change = row[j - 1] + usize::from(wanted[j - 1] != c);
+                next[j] = change.min(row[j] + 1).min(next[j - 1] + 1);
+            }
+            std::mem::swap(&mut row, &mut next);
+            if row.iter().min().is_some_and(|&m| m > max) {
+                dead = Some(i);
+                break;
+            }
+        }
+        match dead {
+            // Nothing that starts like this can come within `max`: past all of it.
+            Some(i) => match past_prefix(&chars[..=i]) {
+                Some(after) => (from, inclusive) = (after, true),
+                None => return Ok(Some(found)),
+            },
+            None => {
+                if row[n] <= max {
+                    found.push(candidate.clone());
+                }
+                (from, inclusive) = (candidate, false);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The first string after every string that starts with `prefix` (in code point
+/// order, which is UTF-8's byte order and so SQLite's): its last character stepped
+/// on, `None` when there is none after it.
+fn past_prefix(prefix: &[char]) -> Option<String> {
+    let mut p = prefix.to_vec();
+    while let Some(last) = p.pop() {
+        let stepped = match last {
+            '\u{D7FF}' => Some('\u{E000}'),
+            c => char::from_u32(c as u32 + 1),
+        };
+        if let Some(c) = stepped {
+            p.push(c);
+            return Some(p.into_iter().collect());
+        }
+    }
+    None
 }
 
 /// The existing keys that are `wanted` ignoring case and separators: what a store of a
@@ -289,6 +361,82 @@ mod tests {
         assert_eq!(same_slot("team.cdn", keys), ["team:CDN"]);
         assert!(same_slot("host2", keys).is_empty());
         assert!(same_slot("team:CDN", keys).is_empty());
+    }
+
+    #[test]
+    fn the_walk_finds_what_the_distance_finds() {
+        let mut set: Vec<String> = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abd",
+            "abcdefgh",
+            "abcdefgx",
+            "abxdefgh",
+            "bcdefgh",
+            "host",
+            "hoast",
+            "cost",
+            "h",
+            "zz",
+            "zzz",
+            "é",
+            "éa",
+            "\u{D7FF}",
+            "\u{E000}",
+            "projectfact12",
+            "projectfact13",
+            "project5fact12",
+            "projectfact1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        set.sort();
+        let mut seeks = 0;
+        let mut seek = |from: &str, inclusive: bool| -> Result<Option<String>, ()> {
+            seeks += 1;
+            Ok(set
+                .iter()
+                .find(|s| {
+                    if inclusive {
+                        s.as_str() >= from
+                    } else {
+                        s.as_str() > from
+                    }
+                })
+                .cloned())
+        };
+        for wanted in [
+            "",
+            "a",
+            "abcdefgh",
+            "host",
+            "hst",
+            "projectfact12",
+            "é",
+            "zzzz",
+            "\u{D7FF}",
+        ] {
+            let w: Vec<char> = wanted.chars().collect();
+            for max in 0..=2 {
+                let walked = within_edits(&w, max, 10_000, &mut seek).unwrap().unwrap();
+                let scanned: Vec<String> = set
+                    .iter()
+                    .filter(|s| {
+                        let c: Vec<char> = s.chars().collect();
+                        distance(&w, &c, max).is_some()
+                    })
+                    .cloned()
+                    .collect();
+                assert_eq!(walked, scanned, "{wanted:?} within {max}");
+            }
+        }
+        // Too many seeks: the caller reads the set whole instead.
+        let w: Vec<char> = "abc".chars().collect();
+        assert_eq!(within_edits(&w, 2, 2, &mut seek).unwrap(), None);
+        assert!(seeks > 2);
     }
 
     #[test]

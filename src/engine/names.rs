@@ -8,7 +8,12 @@ impl Engine {
     /// Existing keys near `key` by name: the same ignoring case and separators, or a
     /// small edit away.
     pub fn near_keys_by_name(&self, key: &str) -> Result<Vec<crate::core::names::NearKey>> {
-        let keys = self.index.all_keys()?;
+        // The keys that can be near, found by index (`index/near.rs`); all of them only
+        // when they crowd so closely around `key` that reading them is cheaper.
+        let keys = match self.index.near_key_candidates(key)? {
+            Some(keys) => keys,
+            None => self.index.all_keys()?,
+        };
         Ok(crate::core::names::near_keys(
             key,
             keys.iter().map(String::as_str),

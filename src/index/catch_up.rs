@@ -8,14 +8,14 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::{
     AHEAD_KEPT, Ahead, CatchUpReport, INSERT_VERSION, Index, Warning, digest_step, file_digest,
     file_events, insert_file_row, insert_key_words, insert_problems, insert_version, load_file,
-    refresh_head, row_version, set_last,
+    refresh_head, row_version, set_last, set_meta,
 };
 use crate::core::chain::ChainHash;
 use crate::core::change::{self, Change, Scope};
 use crate::core::time::TxTime;
 use crate::core::{Event, Version, event_order};
 use crate::error::Result;
-use crate::store::{FileStat, Workspace};
+use crate::store::{FileStat, ScanStamp, Workspace, file_mark};
 
 impl Index {
     /// Applies appended entries; `Ok(Err(reason))` when only a rebuild can help. Entries
@@ -114,6 +114,7 @@ impl Index {
             set_last(&tx, last)?;
         }
         refresh_head(&tx)?;
+        refresh_stamp(&tx)?;
         insert_problems(&tx, &report.warnings)?;
         tx.commit()?;
         Ok(Ok(report))
@@ -134,14 +135,22 @@ impl Index {
         let tx = self.conn.transaction()?;
         execute(&tx, event.tx, planned.change, &planned.believed)?;
         set_last(&tx, event)?;
-        let row: Option<(i64, Vec<u8>, i64)> = tx
+        let row: Option<(i64, Vec<u8>, i64, i64, i64)> = tx
             .query_row(
-                "SELECT entries, digest, newlines FROM files WHERE name = ?1",
+                "SELECT entries, digest, newlines, size, mtime_ns FROM files WHERE name = ?1",
                 [&file.name],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
-        let (entries, digest, newlines) = match row {
+        // The stamp of the files' fingerprints: this file's old one out, its new one in.
+        if let Some(mut stamp) = stored_stamp(&tx)? {
+            if let Some((_, _, _, size, mtime_ns)) = row {
+                stamp.remove(file_mark(&file.name, size as u64, mtime_ns));
+            }
+            stamp.add(file.mark());
+            set_meta(&tx, STAMP, &stamp.to_text())?;
+        }
+        let (entries, digest, newlines) = match row.map(|(n, d, l, _, _)| (n, d, l)) {
             Some((n, d, l)) if d.len() == 32 => {
                 let mut a = [0u8; 32];
                 a.copy_from_slice(&d);
@@ -163,9 +172,38 @@ impl Index {
             ],
         )?;
         refresh_head(&tx)?;
+        if stored_stamp(&tx)?.is_none() {
+            refresh_stamp(&tx)?;
+        }
         tx.commit()?;
         Ok(())
     }
+}
+
+/// The meta row holding the stamp of the `files` table ([`ScanStamp`]).
+pub(super) const STAMP: &str = "scan_stamp";
+
+/// The stamp the index holds, if any.
+pub(super) fn stored_stamp(tx: &rusqlite::Connection) -> rusqlite::Result<Option<ScanStamp>> {
+    Ok(tx
+        .query_row("SELECT v FROM meta WHERE k = ?1", [STAMP], |r| {
+            r.get::<_, String>(0)
+        })
+        .optional()?
+        .and_then(|t| ScanStamp::parse(&t)))
+}
+
+/// Stamps the `files` table as it now is (after a catch-up or a rebuild: one row per
+/// file read, as those already did).
+pub(super) fn refresh_stamp(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let mut stamp = ScanStamp::default();
+    let mut stmt = tx.prepare_cached("SELECT name, size, mtime_ns FROM files")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let name: String = r.get(0)?;
+        stamp.add(file_mark(&name, r.get::<_, i64>(1)? as u64, r.get(2)?));
+    }
+    set_meta(tx, STAMP, &stamp.to_text())
 }
 
 pub(super) fn believed_in(

@@ -13,6 +13,7 @@ pub mod embeddings;
 mod files;
 pub mod fulltext;
 pub mod fusion;
+mod near;
 pub mod query;
 mod reads;
 mod rebuild;
@@ -254,6 +255,11 @@ impl Index {
 
     /// Whether the index reflects exactly these files (by size and mtime).
     pub fn is_fresh(&self, scan: &[FileStat]) -> Result<bool> {
+        // The stamp of the fingerprints the index holds: one value for every file, so
+        // that a start-up with nothing changed reads one row, not one per file.
+        if catch_up::stored_stamp(&self.conn)? == Some(crate::store::ScanStamp::of(scan)) {
+            return Ok(true);
+        }
         let files = self.files()?;
         Ok(files.len() == scan.len()
             && scan.iter().all(|s| {

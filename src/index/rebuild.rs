@@ -388,6 +388,7 @@ fn build_generation(
     set_meta(&tx, "fulltext_max_id", &max_id.to_string())?;
     insert_problems(&tx, &stats.warnings)?;
     refresh_head(&tx)?;
+    super::catch_up::refresh_stamp(&tx)?;
     tx.commit()?;
     progress(Progress::Finishing);
     conn.execute_batch(schema::INDEXES)?;

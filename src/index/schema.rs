@@ -1,8 +1,8 @@
 //! The SQLite schema of the derived index. Bumping `SCHEMA_VERSION` makes every older
 //! index rebuild itself from the markdown on the next start.
 
-/// Version of the layout below (8: each version's trust tier).
-pub const SCHEMA_VERSION: i64 = 8;
+/// Version of the layout below (9: the keys beyond ASCII in `key_odd`).
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "
@@ -76,6 +76,19 @@ BEGIN
     INSERT OR IGNORE INTO key_slots (slot, key) VALUES (
         lower(replace(replace(replace(replace(new.key, '_', ''), '-', ''), '.', ''), ':', '')),
         new.key);
+END;
+-- The keys with a character beyond ASCII: a miss's near-key hint finds ASCII keys by
+-- their slots (index/near.rs), but SQLite's lower() does not fold these as Rust does, so
+-- the hint compares each of them itself (there are usually none or a few).
+CREATE TABLE key_odd (
+    key TEXT PRIMARY KEY
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO key_odd (key)
+    SELECT key FROM key_slots WHERE length(key) <> length(CAST(key AS BLOB));
+CREATE TRIGGER versions_key_odd AFTER INSERT ON versions
+WHEN length(new.key) <> length(CAST(new.key AS BLOB))
+BEGIN
+    INSERT OR IGNORE INTO key_odd (key) VALUES (new.key);
 END;
 -- Every key under the stems of its words (core::drift::KeyWords::stems), so that a
 -- store of a new key compares it with the keys that share a word, not with every key.

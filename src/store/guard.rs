@@ -209,3 +209,45 @@ pub fn repair_utf8(bytes: &mut [u8]) -> Vec<usize> {
     }
     bad
 }
+
+impl super::Workspace {
+    /// Reads a memory file into `buf` (reusing its memory, so a thread reading many
+    /// files allocates once) as [`map`](super::Workspace::map) would give it: its text,
+    /// bytes that are not UTF-8 read as `?`, and the 1-based line of each such byte.
+    /// `verify` reads this way: mapping and unmapping a file on each of several busy
+    /// threads costs more than the copy (each unmapping interrupts the other cores to
+    /// flush their TLBs).
+    pub fn read_text_into<'b>(
+        &self,
+        name: &str,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<(&'b str, Vec<u32>)> {
+        use std::io::Read as _;
+        let path = self.path(name);
+        buf.clear();
+        open_regular(&path, OpenOptions::new().read(true))
+            .and_then(|mut f| f.read_to_end(buf).map_err(|e| Error::io(&path, e)))?;
+        if std::str::from_utf8(buf).is_ok() {
+            // SAFETY: the bytes were found to be UTF-8 just above, and `buf` is borrowed
+            // exclusively by this function, so nothing changed them since. (Checking
+            // again would read every byte of every file a second time.)
+            return Ok((unsafe { std::str::from_utf8_unchecked(buf) }, Vec::new()));
+        }
+        let bad = repair_utf8(buf);
+        let lines = bad
+            .iter()
+            .map(|&at| memchr::memchr_iter(b'\n', &buf[..at]).count() as u32 + 1)
+            .collect();
+        let text = std::str::from_utf8(buf).map_err(|e| {
+            Error::internal(
+                format!(
+                    "{}: still not UTF-8 at byte {}",
+                    path.display(),
+                    e.valid_up_to()
+                ),
+                "this is a bug in mem7: please report it",
+            )
+        })?;
+        Ok((text, lines))
+    }
+}

@@ -4,11 +4,14 @@
 
 mod guard;
 mod lock;
+mod scan;
 mod visible;
 
 use guard::irregular_under;
 pub use guard::{Irregular, MappedText, open_regular, repair_utf8};
 pub use lock::WorkspaceLock;
+use scan::stat_all;
+pub use scan::{ScanStamp, file_mark};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -210,7 +213,7 @@ impl Workspace {
             Err(e) => return Err(Error::io(&dir, e)),
         }
         let read = fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
-        let mut out = Vec::new();
+        let mut days = Vec::new();
         for item in read {
             let item = item.map_err(|e| Error::io(&dir, e))?;
             let file_name = item.file_name();
@@ -239,16 +242,11 @@ impl Workspace {
             if !is_day_file_name(&name) {
                 continue;
             }
-            let meta = item.metadata().map_err(|e| Error::io(item.path(), e))?;
-            out.push(FileStat {
-                name: format!("{MEMORY_DIR}/{name}"),
-                size: meta.len(),
-                mtime_ns: mtime_ns(&meta),
-            });
+            days.push((format!("{MEMORY_DIR}/{name}"), item));
         }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
+        days.sort_by(|a, b| a.0.cmp(&b.0));
         odd.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok((out, odd))
+        Ok((stat_all(days)?, odd))
     }
 
     /// Reads a memory file as text.

@@ -62,11 +62,35 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
     verify_locked(ws, key, expect_head)
 }
 
+/// [`verify`], then [`recorded_ahead`]'s warnings after its findings, as `mem7 verify`
+/// reports them, read in one pass over the files: each file is mapped and read once,
+/// for its chain and then for its `recorded:` lines while its bytes are still in cache.
+pub fn verify_and_ahead(
+    ws: &Workspace,
+    key: &ChainKey,
+    expect_head: Option<&str>,
+    now: crate::core::time::TxTime,
+) -> Result<Report> {
+    let _shared = ws.lock_shared()?;
+    check(ws, key, expect_head, Some(now))
+}
+
 /// [`verify`] for a caller that already holds the writers' lock (`seal`).
 pub(crate) fn verify_locked(
     ws: &Workspace,
     key: &ChainKey,
     expect_head: Option<&str>,
+) -> Result<Report> {
+    check(ws, key, expect_head, None)
+}
+
+/// The chain check, and with `now` the warnings about entries recorded ahead of it
+/// (placed after the sorted findings, in file order).
+fn check(
+    ws: &Workspace,
+    key: &ChainKey,
+    expect_head: Option<&str>,
+    now: Option<crate::core::time::TxTime>,
 ) -> Result<Report> {
     let (files, irregular) = ws.scan_all(true)?;
     let mut report = Report {
@@ -95,6 +119,7 @@ pub(crate) fn verify_locked(
         ws,
         &files.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         key,
+        now,
     )?;
 
     // The readers' records, in file order, as one chain (nothing copied).
@@ -261,6 +286,11 @@ pub(crate) fn verify_locked(
     report
         .findings
         .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    if now.is_some() {
+        report
+            .findings
+            .extend(parsed.into_iter().flat_map(|(_, _, s)| s.ahead));
+    }
     Ok(report)
 }
 
@@ -278,6 +308,8 @@ struct FileSummary {
     accepts: Vec<ChainHash>,
     /// Whether its entries are intact, and where they start and end.
     run: integrity::Run,
+    /// Its entries recorded ahead of the clock (when asked).
+    ahead: Vec<Finding>,
 }
 
 impl FileSummary {
@@ -288,6 +320,7 @@ impl FileSummary {
             unkeyed_sealed: 0,
             accepts: Vec::new(),
             run: integrity::Run::of(&file.entries),
+            ahead: Vec::new(),
         };
         for e in &file.entries {
             let c = &e.link;
@@ -301,74 +334,47 @@ impl FileSummary {
     }
 }
 
-fn parse_all(ws: &Workspace, names: &[String], key: &ChainKey) -> Result<Parsed> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(names.len().max(1));
-    // Each thread takes the next file when it is done with one, so day files of very
-    // different sizes still keep every core busy to the end.
-    let next = AtomicUsize::new(0);
-    type Read = (usize, format::ChainFile, FileSummary);
-    let results: Vec<Result<Vec<Read>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(name) = names.get(i) else {
-                            return Ok(done);
-                        };
-                        let mapped = ws.map(name)?;
-                        let mut file = format::parse_chain(mapped.text()?, key);
-                        for &line in mapped.undecodable_lines() {
-                            file.problems.push(format::Problem {
-                                line,
-                                kind: ProblemKind::Malformed,
-                                message: format!(
-                                    "line {line} holds a byte that is not UTF-8 (read as `?`); memory files are UTF-8 markdown: restore the line from git (`git diff`, `git checkout -- {name}`)"
-                                ),
-                            });
-                        }
-                        for (ei, e) in file.entries.iter_mut().enumerate() {
-                            e.link.file = i;
-                            e.link.first_in_file = ei == 0;
-                        }
-                        let summary = FileSummary::of(&file, key);
-                        done.push((i, file, summary));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::internal(
-                        "a verify thread panicked",
-                        "report this as a bug",
-                    ))
-                })
-            })
-            .collect()
+fn parse_all(
+    ws: &Workspace,
+    names: &[String],
+    key: &ChainKey,
+    now: Option<crate::core::time::TxTime>,
+) -> Result<Parsed> {
+    let ahead = now.map(|now| {
+        let threshold = crate::core::time::ahead_threshold(now);
+        let second = threshold
+            .to_rfc3339()
+            .get(..19)
+            .unwrap_or_default()
+            .to_string();
+        (now, threshold, second)
     });
-    let mut files: Vec<Option<(format::ChainFile, FileSummary)>> =
-        names.iter().map(|_| None).collect();
-    for r in results {
-        for (i, file, summary) in r? {
-            files[i] = Some((file, summary));
+    let read = in_parallel(names, Vec::new, |buf, i, name| {
+        let (text, undecodable) = ws.read_text_into(name, buf)?;
+        let mut file = format::parse_chain(text, key);
+        for &line in &undecodable {
+            file.problems.push(format::Problem {
+                line,
+                kind: ProblemKind::Malformed,
+                message: format!(
+                    "line {line} holds a byte that is not UTF-8 (read as `?`); memory files are UTF-8 markdown: restore the line from git (`git diff`, `git checkout -- {name}`)"
+                ),
+            });
         }
-    }
+        for (ei, e) in file.entries.iter_mut().enumerate() {
+            e.link.file = i;
+            e.link.first_in_file = ei == 0;
+        }
+        let mut summary = FileSummary::of(&file, key);
+        if let Some((now, threshold, second)) = &ahead {
+            summary.ahead = ahead_in(name, text, *threshold, second, *now);
+        }
+        Ok((file, summary))
+    })?;
     Ok(names
         .iter()
-        .zip(files)
-        .map(|(name, read)| {
-            // Each thread read files until none was left, or its error returned above.
-            let (file, summary) = read.expect("every file was read");
-            (name.clone(), file, summary)
-        })
+        .zip(read)
+        .map(|(name, (file, summary))| (name.clone(), file, summary))
         .collect())
 }
 
@@ -389,45 +395,158 @@ pub fn acceptable(report: &Report) -> Vec<&Finding> {
 /// Reads the `recorded:` lines only, so it costs one search through the bytes.
 pub fn recorded_ahead(ws: &Workspace, now: crate::core::time::TxTime) -> Result<Vec<Finding>> {
     let threshold = crate::core::time::ahead_threshold(now);
-    let mut out = Vec::new();
+    // `YYYY-MM-DDTHH:MM:SS` of the threshold: a `recorded:` in UTC whose second is
+    // earlier is not ahead, which settles nearly every entry without parsing a time.
+    let second = threshold
+        .to_rfc3339()
+        .get(..19)
+        .unwrap_or_default()
+        .to_string();
     let _shared = ws.lock_shared()?;
-    for file in ws.scan()? {
-        let mapped = ws.map(&file.name)?;
-        // A file that is not UTF-8 is verify's own finding; nothing to add here.
-        let Ok(text) = mapped.text() else {
+    let names: Vec<String> = ws.scan()?.into_iter().map(|f| f.name).collect();
+    let per_file = in_parallel(
+        &names,
+        || (),
+        |_, _, name| {
+            let mapped = ws.map(name)?;
+            // A file that is not UTF-8 is verify's own finding; nothing to add here.
+            let Ok(text) = mapped.text() else {
+                return Ok(Vec::new());
+            };
+            Ok(ahead_in(name, text, threshold, &second, now))
+        },
+    )?;
+    Ok(per_file.into_iter().flatten().collect())
+}
+
+/// The entries of one file recorded after `threshold` (whose second, as text, is
+/// `second`), each named at its heading.
+fn ahead_in(
+    name: &str,
+    text: &str,
+    threshold: crate::core::time::TxTime,
+    second: &str,
+    now: crate::core::time::TxTime,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    // Headings are met in order, so their lines are counted from the last one.
+    let (mut counted_to, mut lines_before) = (0usize, 0u32);
+    for at in memchr::memmem::find_iter(bytes, b"recorded:") {
+        if at > 0 && bytes[at - 1] != b'\n' {
+            continue;
+        }
+        let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+        let value = text[at + "recorded:".len()..line_end].trim();
+        if utc_second_before(value, second) {
+            continue;
+        }
+        let Ok(recorded) = crate::core::time::TxTime::parse(value) else {
             continue;
         };
-        let bytes = text.as_bytes();
-        for at in memchr::memmem::find_iter(bytes, b"recorded:") {
-            if at > 0 && bytes[at - 1] != b'\n' {
-                continue;
-            }
-            let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
-            let value = text[at + "recorded:".len()..line_end].trim();
-            let Ok(recorded) = crate::core::time::TxTime::parse(value) else {
-                continue;
-            };
-            if recorded <= threshold {
-                continue;
-            }
-            // Named at the entry's heading, like every other finding.
-            let head = memchr::memmem::rfind(&bytes[..at], b"\n## ").map_or(0, |n| n + 1);
-            let line = memchr::memchr_iter(b'\n', &bytes[..head]).count() as u32 + 1;
-            out.push(Finding {
-                file: file.name.clone(),
-                line,
-                key: String::new(),
-                kind: "ahead",
-                is_break: false,
-                message: format!(
-                    "recorded {recorded}, {} ahead of this machine's clock ({now}); reads include it, and writes here are recorded after it",
-                    crate::index::span_text(recorded.micros() - now.micros())
-                ),
-                computed: None,
-            });
+        if recorded <= threshold {
+            continue;
+        }
+        // Named at the entry's heading, like every other finding.
+        let head = memchr::memmem::rfind(&bytes[..at], b"\n## ").map_or(0, |n| n + 1);
+        if head >= counted_to {
+            lines_before += memchr::memchr_iter(b'\n', &bytes[counted_to..head]).count() as u32;
+        } else {
+            lines_before = memchr::memchr_iter(b'\n', &bytes[..head]).count() as u32;
+        }
+        counted_to = head;
+        out.push(Finding {
+            file: name.to_string(),
+            line: lines_before + 1,
+            key: String::new(),
+            kind: "ahead",
+            is_break: false,
+            message: format!(
+                "recorded {recorded}, {} ahead of this machine's clock ({now}); reads include it, and writes here are recorded after it",
+                crate::index::span_text(recorded.micros() - now.micros())
+            ),
+            computed: None,
+        });
+    }
+    out
+}
+
+/// Whether `value` is an RFC 3339 instant in UTC (`YYYY-MM-DDTHH:MM:SS`, an optional
+/// fraction, `Z`) whose second is earlier than `second` (the same 19 characters): then
+/// it cannot be ahead, whatever its fraction. Anything else is left to the parser.
+fn utc_second_before(value: &str, second: &str) -> bool {
+    let b = value.as_bytes();
+    if b.len() < 20 || second.len() != 19 || b[b.len() - 1] != b'Z' {
+        return false;
+    }
+    let shape = b[..19].iter().enumerate().all(|(i, &c)| match i {
+        4 | 7 => c == b'-',
+        10 => c == b'T',
+        13 | 16 => c == b':',
+        _ => c.is_ascii_digit(),
+    });
+    let fraction = match b[19] {
+        b'Z' => b.len() == 20,
+        b'.' => b[20..b.len() - 1].iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    shape && fraction && &b[..19] < second.as_bytes()
+}
+
+/// Runs `read` on every file of `names` (with its index), on one thread per core, each
+/// taking the next file when done with one (day files of very different sizes still
+/// keep every core busy to the end) and keeping its own state from `init` (a buffer
+/// to read into); the results in file order, or the first error.
+fn in_parallel<T: Send, S>(
+    names: &[String],
+    init: impl Fn() -> S + Sync,
+    read: impl Fn(&mut S, usize, &str) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(names.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Result<Vec<(usize, T)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    let mut state = init();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(name) = names.get(i) else {
+                            return Ok(done);
+                        };
+                        done.push((i, read(&mut state, i, name)?));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::internal(
+                        "a verify thread panicked",
+                        "report this as a bug",
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut slots: Vec<Option<T>> = names.iter().map(|_| None).collect();
+    for r in results {
+        for (i, t) in r? {
+            slots[i] = Some(t);
         }
     }
-    Ok(out)
+    // Each thread read files until none was left, or its error returned above.
+    Ok(slots
+        .into_iter()
+        .map(|t| t.expect("every file was read"))
+        .collect())
 }
 
 /// How many entries and runs of foreign text `findings` are, for people: "1 entry",

@@ -70,7 +70,10 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
         let end = feeds.next().unwrap_or(bytes.len());
         (&text[at..end], (end + 1).min(bytes.len()))
     };
-    let mut entries = Vec::with_capacity(bytes.len() / 400);
+    let mut entries: Vec<ChainRecord> = Vec::with_capacity(bytes.len() / 400);
+    let mut batch = BatchHash::default();
+    // Which entry each queued hash belongs to.
+    let mut queued: Vec<(usize, usize)> = Vec::with_capacity(bytes.len() / 400);
     let mut envelope: Vec<&str> = Vec::with_capacity(16);
     // The previous entry's `hash` text and value (see `ChainSummary::read`).
     let mut last_hash: Option<(&str, ChainHash)> = None;
@@ -138,14 +141,26 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
         if summary.check_value.is_some() {
             return None;
         }
-        let computed = hash_lf_entry(
-            bytes,
-            head_start..pos,
-            hash_line.map(|(start, next)| start..next),
-            summary.prev,
-            summary.keyed,
-            key,
-        );
+        // Hashed with the file's other entries at the end (see `BatchHash`), unless
+        // it is longer than one BLAKE3 chunk.
+        let (first, second) = match hash_line {
+            Some((start, next)) => (&bytes[head_start..start], &bytes[next..pos]),
+            None => (&bytes[head_start..pos], &[][..]),
+        };
+        let computed = match batch.push(summary.prev, first, second, summary.keyed) {
+            Some(job) => {
+                queued.push((entries.len(), job));
+                ChainHash::GENESIS
+            }
+            None => hash_lf_entry(
+                bytes,
+                head_start..pos,
+                hash_line.map(|(start, next)| start..next),
+                summary.prev,
+                summary.keyed,
+                key,
+            ),
+        };
         entries.push(ChainRecord {
             key_span: span_in(text, key_text.trim()),
             link: ChainEntry {
@@ -161,6 +176,10 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
             keyed: summary.keyed,
             accepts: summary.accepts,
         });
+    }
+    let hashes = batch.finish(key);
+    for (entry, job) in queued {
+        entries[entry].link.computed = hashes[job];
     }
     Some(ChainFile {
         entries,
