@@ -251,11 +251,7 @@ pub(super) fn timeline(
     let engine = open_engine(cli, env)?;
     let by_tx = *clock == args::Clock::Tx;
     let versions = engine.timeline(&Timeline {
-        clock: if by_tx {
-            TimelineClock::Recorded
-        } else {
-            TimelineClock::Valid
-        },
+        clock: TimelineClock::by_tx(by_tx),
         since,
         until,
         prefix: key_prefix.as_deref(),

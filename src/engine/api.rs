@@ -53,6 +53,17 @@ pub enum TimelineClock {
     Recorded,
 }
 
+impl TimelineClock {
+    /// `Recorded` for a timeline by transaction time (`by_tx`), else `Valid`.
+    pub fn by_tx(by_tx: bool) -> TimelineClock {
+        if by_tx {
+            TimelineClock::Recorded
+        } else {
+            TimelineClock::Valid
+        }
+    }
+}
+
 /// The versions that start (on `clock`) in [`since`, `until`), of keys under `prefix`.
 #[derive(Clone, Copy, Debug)]
 pub struct Timeline<'a> {

@@ -19,13 +19,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::held::Held;
-use super::write::{confirmed, period_error, store_draft, store_op};
+use super::write::{confirmed, plan_unwritten, store_draft, store_op};
 use super::{Engine, ImportOp, ImportOutcome, ImportRecord, step_past, validate_store};
 use crate::core::EntryOp;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::temporal::Period;
 use crate::core::time::TxTime;
-use crate::core::{Event, Op, Source, ValidEnd, Version, change, validate};
+use crate::core::{Event, Op, Source, ValidEnd, Version, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
 use crate::store::Workspace;
@@ -299,12 +299,7 @@ impl Engine {
                 let op = store_op(req, from, end, many);
                 // The plan the index will execute (an empty period is refused before
                 // anything is written).
-                let planned = change::plan(
-                    &staged_event(tx, op.clone(), ChainHash::GENESIS),
-                    tx,
-                    &believed,
-                )
-                .map_err(|e| at_line(r.line, period_error(e.from, e.to)))?;
+                let planned = plan_unwritten(&op, tx, &believed).map_err(|e| at_line(r.line, e))?;
                 // A record that restates what is believed (a rerun) writes nothing.
                 if planned.restates(&believed).is_some() {
                     outcome.unchanged += 1;

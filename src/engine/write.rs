@@ -92,14 +92,7 @@ impl Engine {
         let op = store_op(req, from, end, many);
         // The plan decides what this store closes and which version it starts; the
         // index executes this plan as it records the entry, and never plans it again.
-        let planned = Event {
-            tx,
-            op: op.clone(),
-            source: Source::default(),
-            content: ChainHash::GENESIS,
-        };
-        let change =
-            change::plan(&planned, tx, believed).map_err(|e| period_error(e.from, e.to))?;
+        let change = plan_unwritten(&op, tx, believed)?;
         // A store that would leave the believed versions exactly as they are (a retry
         // with the same explicit period) writes nothing either.
         if let Some(i) = change.restates(believed) {
@@ -161,14 +154,7 @@ impl Engine {
             key: key.to_string(),
             entry: entry.clone(),
         };
-        let planned = Event {
-            tx,
-            op: op.clone(),
-            source: Source::default(),
-            content: ChainHash::GENESIS,
-        };
-        let change =
-            change::plan(&planned, tx, &rows.versions).map_err(|e| period_error(e.from, e.to))?;
+        let change = plan_unwritten(&op, tx, &rows.versions)?;
         let closed = change.close.len();
         let planned = Planned {
             change,
@@ -479,6 +465,18 @@ pub(super) fn store_op(req: &StoreRequest, from: ValidTime, end: ValidEnd, many:
         tier: req.tier,
         many,
     })
+}
+
+/// What `op` at `tx` changes among `believed`, planned before its entry is written (its
+/// source and content are not known yet, and no plan depends on them).
+pub(super) fn plan_unwritten(op: &Op, tx: TxTime, believed: &[Version]) -> Result<Change> {
+    let unwritten = Event {
+        tx,
+        op: op.clone(),
+        source: Source::default(),
+        content: ChainHash::GENESIS,
+    };
+    change::plan(&unwritten, tx, believed).map_err(|e| period_error(e.from, e.to))
 }
 
 fn same_tags(a: &[String], b: &[String]) -> bool {

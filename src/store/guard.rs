@@ -187,6 +187,18 @@ impl MappedText {
     }
 }
 
+/// The error for bytes that [`repair_utf8`] left invalid (a bug: it never should).
+pub fn still_not_utf8(path: &Path, e: std::str::Utf8Error) -> Error {
+    Error::internal(
+        format!(
+            "{}: still not UTF-8 at byte {}",
+            path.display(),
+            e.valid_up_to()
+        ),
+        "this is a bug in mem7: please report it",
+    )
+}
+
 /// Replaces every byte that is not part of valid UTF-8 with `?`, in place (so every
 /// offset stays where it was); returns their offsets. An entry holding one no longer
 /// matches its hash, so `verify` reports it as changed, and names the byte itself.
@@ -238,16 +250,7 @@ impl super::Workspace {
             .iter()
             .map(|&at| memchr::memchr_iter(b'\n', &buf[..at]).count() as u32 + 1)
             .collect();
-        let text = std::str::from_utf8(buf).map_err(|e| {
-            Error::internal(
-                format!(
-                    "{}: still not UTF-8 at byte {}",
-                    path.display(),
-                    e.valid_up_to()
-                ),
-                "this is a bug in mem7: please report it",
-            )
-        })?;
+        let text = std::str::from_utf8(buf).map_err(|e| still_not_utf8(&path, e))?;
         Ok((text, lines))
     }
 }

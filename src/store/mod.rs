@@ -266,16 +266,7 @@ impl Workspace {
         open_regular(&path, OpenOptions::new().read(true))
             .and_then(|mut f| f.read_to_end(buf).map_err(|e| Error::io(&path, e)))?;
         repair_utf8(buf);
-        std::str::from_utf8(buf).map_err(|e| {
-            Error::internal(
-                format!(
-                    "{}: still not UTF-8 at byte {}",
-                    path.display(),
-                    e.valid_up_to()
-                ),
-                "this is a bug in mem7: please report it",
-            )
-        })
+        std::str::from_utf8(buf).map_err(|e| guard::still_not_utf8(&path, e))
     }
 
     /// Maps a memory file into memory (no copy).

@@ -511,11 +511,7 @@ async fn timeline(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Respons
             .transpose()?;
         let page = page_number(&q)?;
         let (rows, has_next) = window(engine.timeline(&Timeline {
-            clock: if by_tx {
-                TimelineClock::Recorded
-            } else {
-                TimelineClock::Valid
-            },
+            clock: TimelineClock::by_tx(by_tx),
             since,
             until,
             prefix: q.get("prefix"),
