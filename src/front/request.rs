@@ -40,7 +40,7 @@ pub fn valid_end(field: &str, text: &str) -> Result<ValidEnd> {
 
 /// The two read clocks as given (by these field names): `valid_at` defaulting to `now`,
 /// and `as_of` when given. A missing `as_of` means "what mem7 believes now", which only
-/// the engine can resolve ([`crate::engine::Engine::as_of`]): it includes entries
+/// the engine can resolve ([`crate::engine::Engine::clocks`]): it includes entries
 /// recorded ahead of this clock.
 pub fn read_times(
     (valid_field, valid_at): (&str, Option<&str>),
