@@ -11,7 +11,9 @@ use super::*;
 pub use crate::index::fulltext::{SearchMode, SearchRequest};
 pub use crate::index::load_file;
 pub use crate::index::query::question_parts;
-pub use crate::index::{Ahead, IndexCheck, Progress, SearchHit, Warning, describe_ahead};
+pub use crate::index::{
+    Ahead, IndexCheck, Progress, RebuildReason, SearchHit, Warning, describe_ahead,
+};
 
 /// The two clocks of a read, resolved: the valid time asked about, and the transaction
 /// time whose beliefs answer.

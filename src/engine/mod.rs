@@ -439,10 +439,10 @@ fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index,
         }) {
             Ok(Ok(report)) => return Ok((index, report)),
             Ok(Err(reason)) => reason,
-            Err(e) if crate::index::is_damage(&e) => format!("the index was damaged: {e}"),
+            Err(e) if crate::index::is_damage(&e) => RebuildReason::Damaged(e.to_string()),
             Err(e) => return Err(e),
         },
-        None => "no usable index".to_string(),
+        None => RebuildReason::NoIndex,
     };
     let (index, stats) = Index::rebuild_with_progress(ws, &mut |_| {}, ahead_after)?;
     Ok((

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::core::time::TxTime;
-use crate::engine::Engine;
+use crate::engine::{Engine, RebuildReason};
 use crate::error::Result;
 use crate::front::env::Env;
 
@@ -66,7 +66,7 @@ pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
     voice.ahead(&mut engine, &[], now);
     let report = engine.catch_up_report();
     if let Some(reason) = &report.rebuilt
-        && reason != "no usable index"
+        && *reason != RebuildReason::NoIndex
     {
         eprintln!("mem7: reindexed ({reason})");
     }

@@ -6,9 +6,9 @@ use crate::core::read::OPEN;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{
-    AHEAD_KEPT, Ahead, CatchUpReport, INSERT_VERSION, Index, Warning, digest_step, file_digest,
-    file_events, insert_file_row, insert_key_words, insert_problems, insert_version, load_file,
-    refresh_head, row_version, set_last, set_meta,
+    AHEAD_KEPT, Ahead, CatchUpReport, INSERT_VERSION, Index, RebuildReason, Warning, digest_step,
+    file_digest, file_events, insert_file_row, insert_key_words, insert_problems, insert_version,
+    load_file, refresh_head, row_version, set_last, set_meta,
 };
 use crate::core::chain::ChainHash;
 use crate::core::change::{self, Change, Scope};
@@ -33,10 +33,10 @@ impl Index {
         ws: &Workspace,
         scan: &[FileStat],
         ahead_after: Option<TxTime>,
-    ) -> Result<std::result::Result<CatchUpReport, String>> {
+    ) -> Result<std::result::Result<CatchUpReport, RebuildReason>> {
         let stored = self.files()?;
         if let Some(gone) = stored.keys().find(|n| !scan.iter().any(|s| &s.name == *n)) {
-            return Ok(Err(format!("{gone} was removed")));
+            return Ok(Err(RebuildReason::Removed(gone.clone())));
         }
         let mut report = CatchUpReport::default();
         // The last entry applied, in the fold's order: (recorded, content).
@@ -60,17 +60,17 @@ impl Index {
             let parsed = load_file(ws, &file.name)?;
             let known = row.map_or(0, |r| r.entries);
             if parsed.entries.len() < known {
-                return Ok(Err(format!("{} lost entries", file.name)));
+                return Ok(Err(RebuildReason::LostEntries(file.name.clone())));
             }
             if let Some(r) = row
                 && file_digest(&parsed, known) != r.digest
             {
-                return Ok(Err(format!("{} was edited", file.name)));
+                return Ok(Err(RebuildReason::Edited(file.name.clone())));
             }
             // Whether a Go mem7 fact shares its key with another one is known only from
             // all of them: a rebuild reads them all (Go workspaces are small).
             if parsed.entries[known..].iter().any(|e| e.legacy) {
-                return Ok(Err(format!("{} has new Go mem7 entries", file.name)));
+                return Ok(Err(RebuildReason::GoEntries(file.name.clone())));
             }
             let mut events = Vec::new();
             file_events(
@@ -91,10 +91,10 @@ impl Index {
                 } else {
                     "entries of an earlier file"
                 };
-                return Ok(Err(format!(
-                    "{}:{} sorts before {what} (a merge?)",
-                    first.source.file, first.source.line
-                )));
+                return Ok(Err(RebuildReason::OutOfOrder {
+                    at: format!("{}:{}", first.source.file, first.source.line),
+                    before: what,
+                }));
             }
             for ev in &events {
                 if let Some(w) = apply_event(&tx, ev)? {

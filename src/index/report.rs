@@ -17,11 +17,49 @@ impl std::fmt::Display for Warning {
     }
 }
 
+/// Why a catch-up gave way to a full rebuild; its text is what `mem7` says
+/// (`reindexed (…)`, `watch`'s `rebuilt the index (…)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RebuildReason {
+    /// There was no index, or none this version of mem7 can use: the ordinary first run,
+    /// said to nobody.
+    NoIndex,
+    /// The index failed as only a damaged one does.
+    Damaged(String),
+    /// A memory file the index had read is gone.
+    Removed(String),
+    /// A memory file holds fewer entries than the index had read from it.
+    LostEntries(String),
+    /// Entries the index had read changed.
+    Edited(String),
+    /// New entries in the Go mem7's format (placed only by folding them all).
+    GoEntries(String),
+    /// New entries sort before ones already applied (a merge, a hand-moved entry):
+    /// `at` is their file:line.
+    OutOfOrder { at: String, before: &'static str },
+}
+
+impl std::fmt::Display for RebuildReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RebuildReason::NoIndex => f.write_str("no usable index"),
+            RebuildReason::Damaged(e) => write!(f, "the index was damaged: {e}"),
+            RebuildReason::Removed(file) => write!(f, "{file} was removed"),
+            RebuildReason::LostEntries(file) => write!(f, "{file} lost entries"),
+            RebuildReason::Edited(file) => write!(f, "{file} was edited"),
+            RebuildReason::GoEntries(file) => write!(f, "{file} has new Go mem7 entries"),
+            RebuildReason::OutOfOrder { at, before } => {
+                write!(f, "{at} sorts before {before} (a merge?)")
+            }
+        }
+    }
+}
+
 /// What bringing the index up to date did.
 #[derive(Clone, Debug, Default)]
 pub struct CatchUpReport {
     /// Set when a full rebuild ran, with the reason.
-    pub rebuilt: Option<String>,
+    pub rebuilt: Option<RebuildReason>,
     /// Entries applied incrementally.
     pub applied: usize,
     /// Problems in the files that were read.
