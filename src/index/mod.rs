@@ -43,24 +43,13 @@ pub use check::IndexCheck;
 pub use files::load_file;
 use files::{entry_head, file_digest, file_events};
 pub use report::{
-    AHEAD_KEPT, Ahead, CatchUpReport, RebuildReason, Warning, describe_ahead, span_text,
+    AHEAD_KEPT, Ahead, CatchUpReport, Progress, RebuildReason, Warning, describe_ahead, span_text,
 };
 pub use schema::SCHEMA_VERSION;
 pub use scratch::Scratch;
 
 const CURRENT: &str = "CURRENT";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Where a rebuild is.
-#[derive(Clone, Copy, Debug)]
-pub enum Progress {
-    /// Reading and parsing memory files.
-    Reading { done: u64, total: u64 },
-    /// Folding entries into versions (and feeding the full-text index).
-    Folding { done: u64, total: u64 },
-    /// Building SQLite indexes and committing the full-text index.
-    Finishing,
-}
 
 /// One search result.
 #[derive(Clone, Debug)]

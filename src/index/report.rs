@@ -1,5 +1,6 @@
-//! What bringing the index up to date tells the caller: problems found in the files,
-//! entries recorded ahead of this machine's clock, and how to say so in words.
+//! What bringing the index up to date tells the caller: how far a rebuild is, why it ran,
+//! the problems found in the files, the entries recorded ahead of this machine's clock,
+//! and how to say so in words.
 
 use crate::core::time::TxTime;
 
@@ -15,6 +16,17 @@ impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}: {}", self.file, self.line, self.message)
     }
+}
+
+/// Where a rebuild is.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// Reading and parsing memory files.
+    Reading { done: u64, total: u64 },
+    /// Folding entries into versions (and feeding the full-text index).
+    Folding { done: u64, total: u64 },
+    /// Building SQLite indexes and committing the full-text index.
+    Finishing,
 }
 
 /// Why a catch-up gave way to a full rebuild; its text is what `mem7` says
