@@ -292,14 +292,16 @@ pub fn rekey_human(from: &str, to: &str, plan: &crate::engine::RekeyPlan, writte
         .to_string()
             + from
     );
-    for v in &plan.moved {
-        s.push_str(&format!(
-            "  {} = {}  valid {} → {}\n",
-            to,
+    let line = |v: &Version| {
+        format!(
+            "  {to} = {}  valid {} → {}\n",
             one_line(&v.value),
             v.valid_from,
             v.valid_to
-        ));
+        )
+    };
+    for v in &plan.moved {
+        s.push_str(&line(v));
     }
     if plan.displaced.is_empty() {
         s.push_str(&format!("{to} held nothing over those periods\n"));
@@ -313,13 +315,7 @@ pub fn rekey_human(from: &str, to: &str, plan: &crate::engine::RekeyPlan, writte
             }
         ));
         for v in &plan.displaced {
-            s.push_str(&format!(
-                "  {} = {}  valid {} → {}\n",
-                to,
-                one_line(&v.value),
-                v.valid_from,
-                v.valid_to
-            ));
+            s.push_str(&line(v));
         }
     }
     if !written {

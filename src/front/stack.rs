@@ -192,9 +192,14 @@ impl Stack {
         tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<(Level, SearchHit, bool)>> {
+        // Each scope's clocks, resolved once for its search and its shadow checks.
+        let clocks: Vec<Clocks> = self
+            .layers
+            .iter()
+            .map(|l| l.engine.clocks(req.valid_at, asked, now))
+            .collect::<Result<_>>()?;
         let mut found: Vec<(Level, SearchHit, bool)> = Vec::new();
-        for layer in &mut self.layers {
-            let at = layer.engine.clocks(req.valid_at, asked, now)?;
+        for (layer, &at) in self.layers.iter_mut().zip(&clocks) {
             let req = SearchRequest {
                 as_of: at.as_of,
                 ..req.clone()
@@ -205,8 +210,8 @@ impl Stack {
         }
         if self.stacked() {
             for (level, hit, shadowed) in &mut found {
-                for layer in self.layers.iter_mut().take_while(|l| l.level < *level) {
-                    let at = layer.engine.clocks(req.valid_at, asked, now)?;
+                let narrower = self.layers.iter().zip(&clocks);
+                for (layer, &at) in narrower.take_while(|(l, _)| l.level < *level) {
                     if !layer.engine.recall(&hit.version.key, &[], at)?.is_empty() {
                         *shadowed = true;
                         break;
