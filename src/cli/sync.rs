@@ -272,7 +272,7 @@ fn finding_json(f: &Finding) -> serde_json::Value {
         "file": f.file,
         "line": f.line,
         "key": f.key,
-        "kind": f.kind,
+        "kind": f.kind.name(),
         "message": f.message,
     })
 }

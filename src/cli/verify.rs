@@ -69,8 +69,7 @@ fn index_findings(check: &crate::engine::IndexCheck) -> Vec<crate::verify::Findi
         file: file.to_string(),
         line,
         key: key.to_string(),
-        kind: "index-mismatch",
-        is_break: true,
+        kind: crate::verify::FindingKind::IndexMismatch,
         message,
         computed: None,
     };

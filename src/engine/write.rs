@@ -243,11 +243,7 @@ impl Engine {
         self.refresh()?;
         self.set_aside_torn()?;
         let report = crate::verify::verify_locked(&self.ws, &self.key, None)?;
-        if let Some(f) = report
-            .findings
-            .iter()
-            .find(|f| matches!(f.kind, "conflict" | "unreadable" | "truncated"))
-        {
+        if let Some(f) = report.findings.iter().find(|f| f.kind.unreadable()) {
             return Err(Error::input(
                 format!("{}:{}: {}", f.file, f.line, f.message),
                 "fix this by hand first (seal accepts entries as they are; it cannot accept what it cannot read)",

@@ -149,7 +149,7 @@ pub fn verify_human(report: &crate::verify::Report) -> String {
         } else {
             format!(" `{}`", f.key)
         };
-        let level = if f.is_break { "" } else { "warning: " };
+        let level = if f.is_break() { "" } else { "warning: " };
         s.push_str(&format!(
             "{}:{}:{key} {level}{}: {}\n",
             f.file, f.line, f.kind, f.message
@@ -165,7 +165,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// The summary line and the head.
 pub fn verify_summary(report: &crate::verify::Report) -> String {
-    let breaks = report.findings.iter().filter(|f| f.is_break).count();
+    let breaks = report.findings.iter().filter(|f| f.is_break()).count();
     let warnings = report.findings.len() - breaks;
     let mut s = format!(
         "{}: {} in {}, {}, {}\n",

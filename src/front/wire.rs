@@ -192,8 +192,8 @@ pub fn verify_json(report: &crate::verify::Report) -> String {
             file: &f.file,
             line: f.line,
             key: &f.key,
-            kind: f.kind,
-            severity: if f.is_break { "error" } else { "warning" },
+            kind: f.kind.name(),
+            severity: if f.is_break() { "error" } else { "warning" },
             message: &f.message,
         })
         .collect();

@@ -124,8 +124,7 @@ pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -
             file: rel.to_string(),
             line: 0,
             key: String::new(),
-            kind: "removed",
-            is_break: true,
+            kind: crate::verify::FindingKind::FileDeleted,
             message: format!(
                 "the file was deleted, with every entry committed in it; memory files are append-only: restore it with `git checkout -- {rel}`"
             ),
@@ -165,8 +164,7 @@ pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -
                 file: rel.to_string(),
                 line: e.line,
                 key: e.key.clone(),
-                kind: "removed",
-                is_break: true,
+                kind: crate::verify::FindingKind::FileDeleted,
                 message: format!(
                     "this entry (line {} in the last commit) is no longer in the file; memory files are append-only: restore it with `git checkout -- {rel}` and append instead",
                     e.line

@@ -54,11 +54,10 @@ pub(super) fn unsafe_entries(repo: &Repo, commit: &Oid) -> Result<Vec<Finding>> 
             line: 1,
             key: String::new(),
             kind: if mode == MODE_SUBMODULE {
-                "submodule"
+                crate::verify::FindingKind::Submodule
             } else {
-                crate::verify::LINK
+                crate::verify::FindingKind::Link
             },
-            is_break: true,
             message: format!(
                 "{} of {} adds {shown} as a {what} (mode {mode}); mem7 never follows links or opens submodules under a workspace, since writes through them would land outside it",
                 by.short(),

@@ -290,7 +290,11 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
         // 3. Verify what would be pushed and checked out.
         let (by, report) = verify_tip(&repo, &ws, &opts.key, local.as_ref(), &t)?;
         if report.is_broken() {
-            let findings = report.findings.into_iter().filter(|f| f.is_break).collect();
+            let findings = report
+                .findings
+                .into_iter()
+                .filter(|f| f.is_break())
+                .collect();
             return Ok(refused(by, findings));
         }
         verify_warnings = report.findings.len();

@@ -10,12 +10,9 @@ use crate::error::{Error, Result};
 use crate::format::{self, ProblemKind};
 use crate::store::Workspace;
 
-/// The kind of a finding about text that belongs to no entry.
-pub const FOREIGN_TEXT: &str = "foreign text";
-/// The kind of a finding about a symbolic link under `memory/`.
-pub const LINK: &str = "link";
-/// The kind of a finding about a FIFO, socket or device under `memory/`.
-pub const SPECIAL_FILE: &str = "special-file";
+mod kind;
+
+pub use kind::FindingKind;
 
 /// One located finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,16 +21,19 @@ pub struct Finding {
     pub line: u32,
     /// The entry's key (empty when the problem is not in an entry).
     pub key: String,
-    /// A stable name: changed, removed, file-removed, reordered, unsealed, not-keyed,
-    /// truncated, unreadable, conflict, foreign text, head-mismatch, legacy, merge, ahead,
-    /// link, special-file.
-    pub kind: &'static str,
-    /// Whether this breaks verification (else a warning).
-    pub is_break: bool,
+    /// What it is about; [`FindingKind::name`] is its stable name.
+    pub kind: FindingKind,
     pub message: String,
     /// The hash of the entry's bytes as they are now, or the digest of a run of foreign
     /// text (what `seal` accepts).
     pub computed: Option<ChainHash>,
+}
+
+impl Finding {
+    /// Whether this breaks verification (else it is a warning).
+    pub fn is_break(&self) -> bool {
+        self.kind.is_break()
+    }
 }
 
 /// The result of verifying a workspace.
@@ -49,7 +49,7 @@ pub struct Report {
 impl Report {
     /// Whether any finding breaks verification.
     pub fn is_broken(&self) -> bool {
-        self.findings.iter().any(|f| f.is_break)
+        self.findings.iter().any(Finding::is_break)
     }
 }
 
@@ -104,8 +104,11 @@ fn check(
             file: odd.name.clone(),
             line: 1,
             key: String::new(),
-            kind: if odd.target.is_some() { LINK } else { SPECIAL_FILE },
-            is_break: true,
+            kind: if odd.target.is_some() {
+                FindingKind::Link
+            } else {
+                FindingKind::SpecialFile
+            },
             message: format!(
                 "{}; mem7 never follows it, so entries written through it would be outside the chain: remove it (`git rm {}`) and restore the real file from git history",
                 odd.describe(),
@@ -145,29 +148,29 @@ fn check(
             };
             let (kind, message) = match p.kind {
                 ProblemKind::Torn if Some(pi) != tail => (
-                    "truncated",
+                    FindingKind::Truncated,
                     format!(
                         "{}, with complete entries after it; its lines never became an entry: delete them by hand",
                         p.message
                     ),
                 ),
                 ProblemKind::Conflict => (
-                    "conflict",
+                    FindingKind::Conflict,
                     format!(
                         "{}; resolve the git conflict (keep both sides' entries)",
                         p.message
                     ),
                 ),
                 ProblemKind::Torn => (
-                    "truncated",
+                    FindingKind::Truncated,
                     format!(
                         "{}; the next mem7 write sets it aside in memory/torn/",
                         p.message
                     ),
                 ),
-                ProblemKind::Malformed => ("unreadable", p.message.clone()),
+                ProblemKind::Malformed => (FindingKind::Unreadable, p.message.clone()),
                 ProblemKind::Foreign(_) => (
-                    FOREIGN_TEXT,
+                    FindingKind::ForeignText,
                     format!(
                         "{}; only blank lines may stand between entries: make it an entry, move it out of memory/, or accept it with `mem7 seal`",
                         p.message
@@ -179,7 +182,6 @@ fn check(
                 line: p.line,
                 key: String::new(),
                 kind,
-                is_break: true,
                 message,
                 // What `seal` accepts of foreign text: its digest.
                 computed: digest,
@@ -223,8 +225,7 @@ fn check(
             file: parsed[fi].0.clone(),
             line: e.link.line,
             key: key_of(fi, e)?,
-            kind: f.kind.name(),
-            is_break: f.kind.is_break(),
+            kind: f.kind.into(),
             message: f.message(|j| {
                 let other = chain.get(j);
                 format!("{}:{}", parsed[other.file].0, other.line)
@@ -241,8 +242,7 @@ fn check(
                     file: parsed[c.file].0.clone(),
                     line: c.line,
                     key: key_of(c.file, e)?,
-                    kind: "not-keyed",
-                    is_break: true,
+                    kind: FindingKind::NotKeyed,
                     message: "hashed without the chain key, so anyone could have written it; if it is genuine, \
                               `mem7 seal` with the key adopts it"
                         .into(),
@@ -269,8 +269,7 @@ fn check(
                 file,
                 line,
                 key: String::new(),
-                kind: "head-mismatch",
-                is_break: true,
+                kind: FindingKind::HeadMismatch,
                 message: if pinned_still_there {
                     format!("the head is not the expected {}: entries were added after it", want.to_hex())
                 } else {
@@ -384,7 +383,7 @@ pub fn acceptable(report: &Report) -> Vec<&Finding> {
     report
         .findings
         .iter()
-        .filter(|f| f.computed.is_some() && f.kind != Kind::Legacy.name())
+        .filter(|f| f.computed.is_some() && f.kind != FindingKind::Chain(Kind::Legacy))
         .collect()
 }
 
@@ -459,8 +458,7 @@ fn ahead_in(
             file: name.to_string(),
             line: lines_before + 1,
             key: String::new(),
-            kind: "ahead",
-            is_break: false,
+            kind: FindingKind::Ahead,
             message: format!(
                 "recorded {recorded}, {} ahead of this machine's clock ({now}); reads include it, and writes here are recorded after it",
                 crate::index::span_text(recorded.micros() - now.micros())
@@ -554,7 +552,7 @@ fn in_parallel<T: Send, S>(
 pub fn count_accepted<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> String {
     let (mut entries, mut text) = (0, 0);
     for f in findings {
-        if f.kind == FOREIGN_TEXT {
+        if f.kind == FindingKind::ForeignText {
             text += 1;
         } else {
             entries += 1;

@@ -419,7 +419,7 @@ pub fn timeline_page(p: &TimelinePage<'_>) -> String {
 
 /// `/verify`: the chain's head, its entry count and every finding at file:line.
 pub fn verify_page(report: &Report) -> String {
-    let breaks = report.findings.iter().filter(|f| f.is_break).count();
+    let breaks = report.findings.iter().filter(|f| f.is_break()).count();
     let warnings = report.findings.len() - breaks;
     let mut s = String::from("<h1>Verify</h1>\n");
     let _ = writeln!(
@@ -455,11 +455,11 @@ pub fn verify_page(report: &Report) -> String {
             let _ = writeln!(
                 s,
                 "<tr{}><td class=\"mono\">{}:{}</td><td>{}{}</td><td class=\"key mono\">{}</td><td>{}</td></tr>",
-                if f.is_break { "" } else { " class=\"past\"" },
+                if f.is_break() { "" } else { " class=\"past\"" },
                 escape(&f.file),
                 f.line,
-                if f.is_break { "" } else { "warning: " },
-                escape(f.kind),
+                if f.is_break() { "" } else { "warning: " },
+                escape(f.kind.name()),
                 escape(&f.key),
                 escape(&f.message),
             );
