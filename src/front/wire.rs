@@ -1,41 +1,122 @@
 //! The JSON front ends hand to programs: the wire objects of `--json`, the MCP tools'
 //! structured results and `mem7 export`, converted by hand from the domain types. Values
 //! (`*_value`) for a front end to place in its own answer, text (`pretty`, `*_json`) for
-//! one that prints it.
+//! one that prints it. The wire types also derive their JSON Schema: the MCP tools'
+//! output schemas are read off the same types that write the values ([`schema`]).
 
+use std::sync::Arc;
+
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::core::Version;
 use crate::core::level::Level;
+use crate::core::tier::Tier;
 use crate::core::time::{TxTime, ValidTime};
 use crate::engine::StoreOutcome;
 use crate::front::render::{Reader, look_alike_hint};
 use crate::front::stack::Scoped;
 
 /// One version on the wire (`--json`).
-#[derive(Serialize)]
-struct VersionJson<'a> {
+#[derive(Serialize, JsonSchema)]
+pub struct VersionJson<'a> {
     key: &'a str,
     value: &'a str,
+    /// RFC 3339, UTC.
     valid_from: String,
+    /// null: holds until further notice.
     valid_to: Option<String>,
+    /// When mem7 started believing it.
     tx_from: String,
+    /// null: still believed.
     tx_to: Option<String>,
     tags: &'a [String],
     agent: &'a str,
-    /// `asserted`, `inferred`, or null when the entry names no tier.
-    tier: Option<&'static str>,
+    /// asserted: a person stated it; inferred: a model's guess to verify; null: not
+    /// recorded.
+    tier: Option<TierName>,
     file: &'a str,
     line: u32,
+    /// The entry that wrote this value (memory_forget's `entry` takes it).
     hash: &'a str,
-    /// The scope that answered (`local`, `project`, `user`); absent where a front end
-    /// reads one workspace.
+    /// The scope (workspace) this version comes from; present when more than one scope
+    /// is open or one was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    scope: Option<&'static str>,
-    /// True when a narrower scope answers for this key (absent otherwise).
+    scope: Option<ScopeName>,
+    /// true: a narrower scope answers for this key; this value is shown, not used.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     shadowed: bool,
+}
+
+/// A tier's word on the wire.
+#[derive(Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TierName {
+    Asserted,
+    Inferred,
+}
+
+impl From<Tier> for TierName {
+    fn from(t: Tier) -> Self {
+        match t {
+            Tier::Asserted => TierName::Asserted,
+            Tier::Inferred => TierName::Inferred,
+        }
+    }
+}
+
+/// A scope's word on the wire.
+#[derive(Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeName {
+    Local,
+    Project,
+    User,
+}
+
+impl From<Level> for ScopeName {
+    fn from(l: Level) -> Self {
+        match l {
+            Level::Local => ScopeName::Local,
+            Level::Project => ScopeName::Project,
+            Level::User => ScopeName::User,
+        }
+    }
+}
+
+/// The JSON Schema of what `T` writes (JSON Schema 2020-12, every subschema inline so
+/// that a reader needs no `$ref`), without the type's own title and description: an
+/// MCP tool's `outputSchema`.
+pub fn schema<T: JsonSchema>() -> Arc<serde_json::Map<String, Value>> {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12().for_serialize();
+    settings.inline_subschemas = true;
+    let root = settings.into_generator().into_root_schema_for::<T>();
+    let Value::Object(mut map) = root.to_value() else {
+        unreachable!("a struct's schema is an object")
+    };
+    for noise in ["$schema", "title", "description"] {
+        map.remove(noise);
+    }
+    unwrap_descriptions(&mut map);
+    Arc::new(map)
+}
+
+/// Joins the lines of every description: doc comments wrap at the source's width, a
+/// reader of the schema should not see where.
+fn unwrap_descriptions(map: &mut serde_json::Map<String, Value>) {
+    for (name, value) in map.iter_mut() {
+        match value {
+            Value::String(text) if name == "description" => *text = text.replace('\n', " "),
+            Value::Object(inner) => unwrap_descriptions(inner),
+            Value::Array(items) => items.iter_mut().for_each(|v| {
+                if let Value::Object(inner) = v {
+                    unwrap_descriptions(inner);
+                }
+            }),
+            _ => {}
+        }
+    }
 }
 
 fn finite_valid(t: ValidTime) -> Option<String> {
@@ -56,7 +137,7 @@ fn version_json(v: &Version) -> VersionJson<'_> {
         tx_to: finite_tx(v.tx_to),
         tags: &v.tags,
         agent: &v.agent,
-        tier: v.tier.map(|t| t.as_str()),
+        tier: v.tier.map(TierName::from),
         file: &v.source.file,
         line: v.source.line,
         hash: &v.source.hash,
@@ -67,7 +148,7 @@ fn version_json(v: &Version) -> VersionJson<'_> {
 
 fn scoped_version_json(s: &Scoped) -> VersionJson<'_> {
     VersionJson {
-        scope: Some(s.level.as_str()),
+        scope: Some(s.level.into()),
         shadowed: s.shadowed,
         ..version_json(&s.version)
     }
@@ -75,7 +156,7 @@ fn scoped_version_json(s: &Scoped) -> VersionJson<'_> {
 
 /// A wire object as a JSON value, for a front end to print ([`pretty`]) or to place in
 /// its own answer (the MCP tools' structured results).
-fn to_value(wire: &impl Serialize) -> Value {
+pub fn to_value(wire: &impl Serialize) -> Value {
     // The wire types hold strings, numbers, booleans and lists of them, under string
     // keys: nothing serde_json can refuse.
     serde_json::to_value(wire).expect("wire types always serialise")
@@ -124,9 +205,11 @@ pub fn version_json_line(v: &Version) -> String {
     s
 }
 
-#[derive(Serialize)]
-struct StoreJson<'a> {
-    status: &'static str,
+/// What a store did (`store --json`, `memory_store`).
+#[derive(Serialize, JsonSchema)]
+pub struct StoreJson<'a> {
+    status: StoreStatus,
+    /// How many believed versions the store closed.
     closed: usize,
     version: VersionJson<'a>,
     /// Existing keys that look like the same slot as a new key.
@@ -134,15 +217,36 @@ struct StoreJson<'a> {
     /// What to do about them, in words a model acts on (absent when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     hint: Option<String>,
-    /// The scope written to (absent where a front end writes one workspace).
+    /// The scope (workspace) the fact was written to (absent where a front end writes
+    /// one workspace).
     #[serde(skip_serializing_if = "Option::is_none")]
-    scope: Option<&'static str>,
+    scope: Option<ScopeName>,
+    /// Present when the tier asked for was above what this workspace lets agents record
+    /// (set by the MCP server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier_note: Option<String>,
 }
 
-#[derive(Serialize)]
-struct SimilarJson<'a> {
+/// Whether a store wrote an entry.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum StoreStatus {
+    Stored,
+    Unchanged,
+}
+
+/// An existing key and why it looks like the same slot (or, on a miss, why it is near
+/// the key asked for).
+#[derive(Serialize, JsonSchema)]
+pub struct SimilarJson<'a> {
     key: &'a str,
     why: &'a str,
+}
+
+impl<'a> SimilarJson<'a> {
+    pub fn new(key: &'a str, why: &'a str) -> Self {
+        SimilarJson { key, why }
+    }
 }
 
 /// The outcome of `store --json` (and of `memory_store`); `similar` are the look-alike
@@ -154,8 +258,8 @@ pub fn store_value(
     scope: Option<Level>,
 ) -> Value {
     let (status, closed, v) = match outcome {
-        StoreOutcome::Stored { version, closed } => ("stored", *closed, version),
-        StoreOutcome::Unchanged { version } => ("unchanged", 0, version),
+        StoreOutcome::Stored { version, closed } => (StoreStatus::Stored, *closed, version),
+        StoreOutcome::Unchanged { version } => (StoreStatus::Unchanged, 0, version),
     };
     to_value(&StoreJson {
         status,
@@ -169,7 +273,8 @@ pub fn store_value(
             })
             .collect(),
         hint: look_alike_hint(&v.key, similar, reader),
-        scope: scope.map(Level::as_str),
+        scope: scope.map(ScopeName::from),
+        tier_note: None,
     })
 }
 
@@ -202,10 +307,12 @@ pub fn verify_json(report: &crate::verify::Report) -> String {
     s
 }
 
-#[derive(Serialize)]
-struct HitJson<'a> {
+/// One search hit: a version with how it matched.
+#[derive(Serialize, JsonSchema)]
+pub struct HitJson<'a> {
     #[serde(flatten)]
     version: VersionJson<'a>,
+    /// The fused score (higher is better).
     score: f32,
     snippet: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,7 +334,7 @@ pub fn scoped_hits_value(hits: &[(Option<Level>, &crate::engine::SearchHit, bool
         .iter()
         .map(|&(level, h, shadowed)| HitJson {
             version: VersionJson {
-                scope: level.map(Level::as_str),
+                scope: level.map(ScopeName::from),
                 shadowed,
                 ..version_json(&h.version)
             },
@@ -241,13 +348,20 @@ pub fn scoped_hits_value(hits: &[(Option<Level>, &crate::engine::SearchHit, bool
     to_value(&items)
 }
 
+/// What a rekey moved (or would), and what it superseded at the new key.
+#[derive(Serialize, JsonSchema)]
+pub struct RekeyJson<'a> {
+    /// false: a dry run, nothing written.
+    written: bool,
+    moved: Vec<VersionJson<'a>>,
+    superseded: Vec<VersionJson<'a>>,
+}
+
 /// `rekey --json` (and `memory_rekey`): what moved (or would), what it superseded.
 pub fn rekey_value(plan: &crate::engine::RekeyPlan, written: bool) -> Value {
-    let moved: Vec<_> = plan.moved.iter().map(version_json).collect();
-    let superseded: Vec<_> = plan.displaced.iter().map(version_json).collect();
-    serde_json::json!({
-        "written": written,
-        "moved": to_value(&moved),
-        "superseded": to_value(&superseded),
+    to_value(&RekeyJson {
+        written,
+        moved: plan.moved.iter().map(version_json).collect(),
+        superseded: plan.displaced.iter().map(version_json).collect(),
     })
 }

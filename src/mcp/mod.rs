@@ -36,7 +36,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 
 use crate::core::Tier;
 use crate::core::time::TxTime;
-use crate::engine::{CatchUp, Clocks, Engine, ForgetOutcome, Narrow, SearchRequest, StoreRequest};
+use crate::engine::{CatchUp, Clocks, Engine, Narrow, SearchRequest, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::block::{self, ContextRequest};
 use crate::front::env::Env;
@@ -301,7 +301,7 @@ impl MemoryServer {
                 None => block::gather(engine, &req)?,
             };
             let block = block::render(&ctx, &req);
-            Ok(output::object(serde_json::json!({ "text": block }), block))
+            Ok(output::text(block))
         })
         .await
     }
@@ -443,31 +443,8 @@ impl MemoryServer {
                 Some(e) => e,
                 None => engine,
             };
-            let json = match engine.forget(&p.key, p.entry.as_deref(), &agent, now)? {
-                ForgetOutcome::Forgotten { closed, source } => serde_json::json!({
-                    "status": "forgotten",
-                    "key": p.key,
-                    "closed": closed,
-                    "file": source.file,
-                    "line": source.line,
-                    "hash": source.hash,
-                }),
-                ForgetOutcome::NothingBelieved => serde_json::json!({
-                    "status": "nothing-believed",
-                    "key": p.key,
-                    "closed": 0,
-                }),
-            };
-            let text = match json["status"].as_str() {
-                Some("forgotten") => format!(
-                    "forgot `{}`: {} version{} no longer believed\n",
-                    p.key,
-                    json["closed"],
-                    if json["closed"] == 1 { "" } else { "s" }
-                ),
-                _ => format!("nothing to forget: no version of `{}` is believed\n", p.key),
-            };
-            Ok(output::object(json, text))
+            let outcome = engine.forget(&p.key, p.entry.as_deref(), &agent, now)?;
+            Ok(output::forget(&p.key, &outcome))
         })
         .await
     }
@@ -482,7 +459,7 @@ impl MemoryServer {
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, _env| {
             let text = read_workspace_file(engine.workspace(), &p)?;
-            Ok(output::object(serde_json::json!({ "text": text }), text))
+            Ok(output::text(text))
         })
         .await
     }

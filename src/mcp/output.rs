@@ -5,26 +5,21 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::core::Version;
 use crate::core::level::Level;
 use crate::core::names::NearKey;
 use crate::engine::SearchHit;
 use crate::front::stack::Scoped;
+use crate::front::wire;
 
 /// A tool's answer: the structured object and the text for the model.
 pub struct Out {
     pub structured: Value,
     pub text: String,
-}
-
-fn near_json(near: &[NearKey]) -> Value {
-    Value::Array(
-        near.iter()
-            .map(|n| json!({"key": n.key, "why": n.nearness.describe()}))
-            .collect(),
-    )
 }
 
 fn near_text(near: &[NearKey]) -> String {
@@ -37,20 +32,28 @@ fn near_text(near: &[NearKey]) -> String {
 /// recall, list, history: `{versions, near_keys}`. `miss` is what to say when there is
 /// no version (and the keys near the one asked for).
 pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
-    let mut structured = json!({
-        "versions": crate::front::wire::versions_value(versions),
-        "near_keys": [],
-    });
+    let versions_value = wire::versions_value(versions);
     if versions.is_empty() {
         let (said, near) = miss();
-        structured["near_keys"] = near_json(&near);
+        let whys: Vec<String> = near.iter().map(|n| n.nearness.describe()).collect();
+        let structured = wire::to_value(&VersionsOut {
+            versions: versions_value,
+            near_keys: near
+                .iter()
+                .zip(&whys)
+                .map(|(n, why)| wire::SimilarJson::new(&n.key, why))
+                .collect(),
+        });
         return Out {
             structured,
             text: format!("no record: {said}\n{}", near_text(&near)),
         };
     }
     Out {
-        structured,
+        structured: wire::to_value(&VersionsOut {
+            versions: versions_value,
+            near_keys: Vec::new(),
+        }),
         text: versions.iter().map(version_line).collect(),
     }
 }
@@ -103,7 +106,9 @@ pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)
 pub fn scoped_hits(hits: &[(Level, SearchHit, bool)], query: &str) -> Out {
     let listed: Vec<(Option<Level>, &SearchHit, bool)> =
         hits.iter().map(|(l, h, s)| (Some(*l), h, *s)).collect();
-    let structured = json!({ "hits": crate::front::wire::scoped_hits_value(&listed) });
+    let structured = wire::to_value(&HitsOut {
+        hits: wire::scoped_hits_value(&listed),
+    });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {
@@ -153,7 +158,9 @@ fn version_line(v: &Version) -> String {
 
 /// search: `{hits}`; the text says "no record" when nothing matched.
 pub fn hits(hits: &[SearchHit], query: &str) -> Out {
-    let structured = json!({ "hits": crate::front::wire::hits_value(hits) });
+    let structured = wire::to_value(&HitsOut {
+        hits: wire::hits_value(hits),
+    });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
     } else {
@@ -191,141 +198,133 @@ impl Out {
     }
 }
 
-/// forget, rekey and the context block: an object, and a text made from it.
+/// rekey: an object, and a text made from it.
 pub fn object(structured: Value, text: String) -> Out {
     Out { structured, text }
 }
 
-// ---------------------------------------------------------------------------------------
-// Output schemas.
-
-fn version_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["key", "value", "valid_from", "valid_to", "tx_from", "tx_to", "tags", "agent", "tier", "file", "line", "hash"],
-        "properties": {
-            "key": {"type": "string"},
-            "value": {"type": "string"},
-            "valid_from": {"type": "string", "description": "RFC 3339, UTC"},
-            "valid_to": {"type": ["string", "null"], "description": "null: holds until further notice"},
-            "tx_from": {"type": "string", "description": "when mem7 started believing it"},
-            "tx_to": {"type": ["string", "null"], "description": "null: still believed"},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "agent": {"type": "string"},
-            "tier": {"type": ["string", "null"], "enum": ["asserted", "inferred", null], "description": "asserted: a person stated it; inferred: a model's guess to verify; null: not recorded"},
-            "file": {"type": "string"},
-            "line": {"type": "integer"},
-            "hash": {"type": "string", "description": "the entry that wrote this value (memory_forget's `entry` takes it)"},
-            "scope": {"type": "string", "enum": ["local", "project", "user"], "description": "the scope (workspace) this version comes from; present when more than one scope is open or one was asked for"},
-            "shadowed": {"type": "boolean", "description": "true: a narrower scope answers for this key; this value is shown, not used"}
-        }
-    })
-}
-
-fn near_schema() -> Value {
-    json!({
-        "type": "array",
-        "description": "on a miss: existing keys near the one asked for",
-        "items": {
-            "type": "object",
-            "required": ["key", "why"],
-            "properties": {"key": {"type": "string"}, "why": {"type": "string"}}
-        }
-    })
-}
-
-fn object_schema(schema: Value) -> Arc<rmcp::model::JsonObject> {
-    match schema {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(Default::default()),
+/// context and get: `{text}`, and the text itself.
+pub fn text(text: String) -> Out {
+    Out {
+        structured: wire::to_value(&TextOut { text: &text }),
+        text,
     }
+}
+
+/// forget: what it closed and where its entry went.
+pub fn forget(key: &str, outcome: &crate::engine::ForgetOutcome) -> Out {
+    use crate::engine::ForgetOutcome;
+    let (status, closed, written) = match outcome {
+        ForgetOutcome::Forgotten { closed, source } => (
+            ForgetStatus::Forgotten,
+            *closed,
+            Some(Written {
+                file: &source.file,
+                line: source.line,
+                hash: &source.hash,
+            }),
+        ),
+        ForgetOutcome::NothingBelieved => (ForgetStatus::NothingBelieved, 0, None),
+    };
+    let text = match status {
+        ForgetStatus::Forgotten => format!(
+            "forgot `{key}`: {closed} version{} no longer believed\n",
+            if closed == 1 { "" } else { "s" }
+        ),
+        ForgetStatus::NothingBelieved => {
+            format!("nothing to forget: no version of `{key}` is believed\n")
+        }
+    };
+    let structured = wire::to_value(&ForgetOut {
+        status,
+        key,
+        closed,
+        written,
+    });
+    Out { structured, text }
+}
+
+// ---------------------------------------------------------------------------------------
+// Output schemas, derived from the types that write the results: a schema cannot promise
+// a field the result lacks. (`versions` and `hits` are values the wire module wrote from
+// its own types; `schemars(with)` names those types.)
+
+/// recall, list, history.
+#[derive(Serialize, JsonSchema)]
+struct VersionsOut<'a> {
+    /// The versions that answer.
+    #[schemars(with = "Vec<wire::VersionJson<'static>>")]
+    versions: Value,
+    /// On a miss: existing keys near the one asked for.
+    near_keys: Vec<wire::SimilarJson<'a>>,
+}
+
+/// search.
+#[derive(Serialize, JsonSchema)]
+struct HitsOut {
+    /// Best first.
+    #[schemars(with = "Vec<wire::HitJson<'static>>")]
+    hits: Value,
+}
+
+/// forget.
+#[derive(Serialize, JsonSchema)]
+struct ForgetOut<'a> {
+    status: ForgetStatus,
+    key: &'a str,
+    /// How many believed versions it closed.
+    closed: usize,
+    /// Where the forget entry was written (absent when nothing was believed).
+    #[serde(flatten)]
+    written: Option<Written<'a>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum ForgetStatus {
+    Forgotten,
+    NothingBelieved,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Written<'a> {
+    file: &'a str,
+    line: u32,
+    hash: &'a str,
+}
+
+/// context and get: the text as the CLI prints it.
+#[derive(Serialize, JsonSchema)]
+struct TextOut<'a> {
+    text: &'a str,
 }
 
 /// recall, list, history.
 pub fn versions_schema() -> Arc<rmcp::model::JsonObject> {
-    object_schema(json!({
-        "type": "object",
-        "required": ["versions", "near_keys"],
-        "properties": {
-            "versions": {"type": "array", "items": version_schema()},
-            "near_keys": near_schema()
-        }
-    }))
+    wire::schema::<VersionsOut>()
 }
 
 /// search.
 pub fn hits_schema() -> Arc<rmcp::model::JsonObject> {
-    let mut hit = version_schema();
-    hit["properties"]["score"] = json!({"type": "number"});
-    hit["properties"]["snippet"] = json!({"type": "string"});
-    hit["properties"]["lexical_rank"] = json!({"type": "integer"});
-    hit["properties"]["semantic_rank"] = json!({"type": "integer"});
-    hit["properties"]["similarity"] = json!({"type": "number"});
-    object_schema(json!({
-        "type": "object",
-        "required": ["hits"],
-        "properties": {"hits": {"type": "array", "items": hit}}
-    }))
+    wire::schema::<HitsOut>()
 }
 
 /// store.
 pub fn store_schema() -> Arc<rmcp::model::JsonObject> {
-    object_schema(json!({
-        "type": "object",
-        "required": ["status", "closed", "version", "similar"],
-        "properties": {
-            "status": {"type": "string", "enum": ["stored", "unchanged"]},
-            "closed": {"type": "integer"},
-            "version": version_schema(),
-            "similar": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["key", "why"],
-                    "properties": {"key": {"type": "string"}, "why": {"type": "string"}}
-                }
-            },
-            "hint": {"type": "string"},
-            "scope": {"type": "string", "enum": ["local", "project", "user"], "description": "the scope (workspace) the fact was written to"},
-            "tier_note": {"type": "string", "description": "present when the tier asked for was above what this workspace lets agents record"}
-        }
-    }))
+    wire::schema::<wire::StoreJson>()
 }
 
 /// forget.
 pub fn forget_schema() -> Arc<rmcp::model::JsonObject> {
-    object_schema(json!({
-        "type": "object",
-        "required": ["status", "key", "closed"],
-        "properties": {
-            "status": {"type": "string", "enum": ["forgotten", "nothing-believed"]},
-            "key": {"type": "string"},
-            "closed": {"type": "integer"},
-            "file": {"type": "string"},
-            "line": {"type": "integer"},
-            "hash": {"type": "string"}
-        }
-    }))
+    wire::schema::<ForgetOut>()
 }
 
 /// rekey.
 pub fn rekey_schema() -> Arc<rmcp::model::JsonObject> {
-    object_schema(json!({
-        "type": "object",
-        "required": ["written", "moved", "superseded"],
-        "properties": {
-            "written": {"type": "boolean"},
-            "moved": {"type": "array", "items": version_schema()},
-            "superseded": {"type": "array", "items": version_schema()}
-        }
-    }))
+    wire::schema::<wire::RekeyJson>()
 }
 
-/// context and get: the text as the CLI prints it.
+/// context and get.
 pub fn text_schema() -> Arc<rmcp::model::JsonObject> {
-    object_schema(json!({
-        "type": "object",
-        "required": ["text"],
-        "properties": {"text": {"type": "string"}}
-    }))
+    wire::schema::<TextOut>()
 }
