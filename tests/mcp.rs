@@ -1125,8 +1125,9 @@ async fn every_tool_answers_structured_content_and_compact_text() {
             !text.contains("memory/") && !text.contains("hash"),
             "{tool}: {text}"
         );
+        // (A search also notes, once, that it matched by words only: no model here.)
         assert_eq!(
-            text.lines().count(),
+            text.lines().filter(|l| !l.starts_with("note: ")).count(),
             list.as_array().unwrap().len(),
             "{tool}: one line per version: {text}"
         );
@@ -1776,4 +1777,40 @@ async fn one_workspace_results_say_their_scope() {
     let history = call_json(&client, "memory_history", json!({"key": "ci:provider"})).await;
     assert_eq!(history["versions"][0]["scope"], "project", "{history}");
     client.cancel().await.unwrap();
+}
+
+/// The engine's notes reach the model in its own words: a search that fell back to words
+/// because this memory has no embedding model says so in the tool's text, once, without
+/// telling the model to run a command it cannot run; the person's wording (with the
+/// command) goes to the server's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_by_words_only_tells_the_model_why_in_its_own_words() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("server.log");
+    let client = connect_logged(&sb, &log).await;
+    call_json(
+        &client,
+        "memory_store",
+        json!({"key": "deploy:target", "value": "Cloudflare Pages"}),
+    )
+    .await;
+    let (structured, text) =
+        call_full(&client, "memory_search", json!({"query": "cloudflare"})).await;
+    assert_eq!(values(&structured), ["Cloudflare Pages"]);
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(notes[0].contains("matched by words only"), "{text}");
+    assert!(
+        !notes[0].contains("`mem7"),
+        "a model cannot run commands: {text}"
+    );
+    // Said once per workspace, like the CLI's note.
+    let (_, again) = call_full(&client, "memory_search", json!({"query": "pages"})).await;
+    assert!(!again.contains("note: "), "said twice: {again}");
+    client.cancel().await.expect("close the session");
+    let logged = std::fs::read_to_string(&log).expect("the server's log");
+    assert!(
+        logged.contains("searching by words only") && logged.contains("`mem7 model fetch`"),
+        "{logged}"
+    );
 }

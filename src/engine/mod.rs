@@ -6,6 +6,7 @@ mod api;
 mod held;
 mod import;
 mod names;
+mod note;
 mod reads;
 mod semantic;
 mod write;
@@ -14,6 +15,7 @@ pub use crate::index::fusion::reciprocal_rank as fuse;
 pub use api::*;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
+pub use note::Note;
 pub use semantic::FillStats;
 pub use write::{Checked, check, validate_store};
 

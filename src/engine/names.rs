@@ -117,7 +117,9 @@ impl Engine {
         let vectors = match self.embed_cached(&texts) {
             Ok(v) => v,
             Err(e) => {
-                self.note(format!("{e}; no look-alike keys by meaning"));
+                self.note(super::Note::NoLookAlikesByMeaning {
+                    error: e.to_string(),
+                });
                 return Ok(());
             }
         };

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::Engine;
+use super::{Engine, Note};
 use crate::config::SearchSettings;
 use crate::core::time::TxTime;
 use crate::embed::{Embedder, Resolved};
@@ -29,8 +29,8 @@ pub(super) struct EmbedState {
     opening: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>>>>,
     cache: Option<EmbeddingCache>,
     vectors: Option<Arc<Vectors>>,
-    /// What the front end should tell a person (once each).
-    notes: Vec<String>,
+    /// What the front end should say about the answers (once each).
+    notes: Vec<Note>,
 }
 
 impl Default for EmbedState {
@@ -86,15 +86,15 @@ impl Engine {
         }
     }
 
-    /// Messages for a person gathered since the last call: why search fell back to words,
-    /// how many versions still lack a vector.
-    pub fn take_notes(&mut self) -> Vec<String> {
+    /// What the engine noticed since the last call: why search fell back to words, how
+    /// many versions still lack a vector.
+    pub fn take_notes(&mut self) -> Vec<Note> {
         std::mem::take(&mut self.embed.notes)
     }
 
-    pub(super) fn note(&mut self, message: String) {
-        if !self.embed.notes.contains(&message) {
-            self.embed.notes.push(message);
+    pub(super) fn note(&mut self, note: Note) {
+        if !self.embed.notes.contains(&note) {
+            self.embed.notes.push(note);
         }
     }
 
@@ -307,11 +307,7 @@ impl Engine {
                     // Said once per workspace: a marker in the index directory remembers.
                     let marker = self.ws.index_dir()?.join(LEXICAL_ONLY_NOTED);
                     if !marker.exists() {
-                        let why = format!(
-                            "{why} ({}); searching by words only",
-                            crate::embed::FETCH_HINT
-                        );
-                        self.note(why);
+                        self.note(Note::MeaningOff { why: why.clone() });
                         let _ = std::fs::write(&marker, b"");
                     }
                 }
@@ -368,7 +364,9 @@ impl Engine {
             // Auto with no vectors to compare with.
             Ok(None) => words(self, lexical),
             Err(e) if !explicit => {
-                self.note(format!("{e}; searching by words only"));
+                self.note(Note::MeaningFailed {
+                    error: e.to_string(),
+                });
                 words(self, lexical)
             }
             Err(e) => Err(e),
@@ -417,7 +415,9 @@ impl Engine {
         let hits = match hits {
             Ok(hits) => hits,
             Err(e) => {
-                self.note(format!("{e}; no suggestions by meaning"));
+                self.note(Note::NoNearByMeaning {
+                    error: e.to_string(),
+                });
                 return Ok(Vec::new());
             }
         };
@@ -512,17 +512,16 @@ impl Engine {
                     drop(vectors);
                     vectors = self.vectors(model)?;
                 }
-                Err(e) => self.note(format!(
-                    "{} version(s) have no vector yet ({e})",
-                    vectors.missing()
-                )),
+                Err(e) => self.note(Note::VectorsNotFilled {
+                    missing: vectors.missing(),
+                    error: e.to_string(),
+                }),
             }
         } else if vectors.missing() > INLINE_FILL {
-            self.note(format!(
-                "{} version(s) have no vector of {model} yet, so meaning search does not see \
-                 them: `mem7 embed` fills them in",
-                vectors.missing()
-            ));
+            self.note(Note::VectorsMissing {
+                missing: vectors.missing(),
+                model: model.to_string(),
+            });
         }
         if vectors.is_empty() && !explicit {
             return Ok(None);

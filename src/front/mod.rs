@@ -19,6 +19,7 @@ pub mod block;
 pub mod env;
 pub mod events;
 pub mod fill;
+pub mod notes;
 pub mod render;
 pub mod request;
 pub mod serve_loop;

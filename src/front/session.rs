@@ -33,8 +33,13 @@ impl Voice {
 
     /// Says what the engine noted for a person (why search fell back to words, …).
     pub fn notes(self, engine: &mut Engine) {
-        for n in engine.take_notes() {
-            self.note(&n);
+        self.say_notes(&engine.take_notes());
+    }
+
+    /// Says `notes` for a person.
+    pub fn say_notes(self, notes: &[crate::engine::Note]) {
+        for n in notes {
+            self.note(&super::notes::for_person(n));
         }
     }
 
@@ -154,14 +159,30 @@ impl Session {
     /// modification times, so a write by another process shows at once), run `f` with
     /// the clock, then say the notes it left.
     pub fn call<T>(&self, f: impl FnOnce(&mut Engine, TxTime, &Env) -> Result<T>) -> Result<T> {
-        let now = self.env.now()?;
+        self.call_noting(f).0
+    }
+
+    /// [`Session::call`], also handing back the notes it said, for a front end that words
+    /// them for its own audience too (the MCP tools tell the model).
+    pub fn call_noting<T>(
+        &self,
+        f: impl FnOnce(&mut Engine, TxTime, &Env) -> Result<T>,
+    ) -> (Result<T>, Vec<crate::engine::Note>) {
+        let now = match self.env.now() {
+            Ok(now) => now,
+            Err(e) => return (Err(e), Vec::new()),
+        };
         let mut engine = self.engine();
         // Searches bring the full text up to date themselves; a store need not wait for it.
-        let caught = engine.catch_up_versions(now)?;
+        let caught = match engine.catch_up_versions(now) {
+            Ok(caught) => caught,
+            Err(e) => return (Err(e), Vec::new()),
+        };
         self.voice.ahead(&mut engine, &caught.report.ahead, now);
         let result = f(&mut engine, now, &self.env);
         self.voice.ahead(&mut engine, &[], now);
-        self.voice.notes(&mut engine);
-        result
+        let notes = engine.take_notes();
+        self.voice.say_notes(&notes);
+        (result, notes)
     }
 }

@@ -491,12 +491,20 @@ impl MemoryServer {
     {
         let session = self.session.clone();
         let done = tokio::task::spawn_blocking(move || {
-            session.call(|engine, _now, env| {
+            let (out, notes) = session.call_noting(|engine, _now, env| {
                 let own = own_level(engine, env);
                 let mut out = f(engine, env)?;
                 // Every result says its scope, with one workspace as with several.
                 output::tag_scope(&mut out.structured, own);
                 Ok(out)
+            });
+            // What the answer lacks, in words the model acts on.
+            out.map(|mut out| {
+                for note in &notes {
+                    out.text.push_str(&crate::front::notes::for_model(note));
+                    out.text.push('\n');
+                }
+                out
             })
         })
         .await;
