@@ -762,7 +762,7 @@ fn read_write() -> impl Strategy<Value = ReadWrite> {
         0..3usize,
         prop::option::of(0i64..12),
         prop::option::weighted(0.3, 1i64..12),
-        0..3usize,
+        0..TAGS.len(),
     )
         .prop_map(|(key, value, from, to, tag)| ReadWrite::Store {
             key,
@@ -774,11 +774,12 @@ fn read_write() -> impl Strategy<Value = ReadWrite> {
     prop_oneof![
         8 => store,
         1 => (0..3usize).prop_map(|key| ReadWrite::Forget { key }),
-        1 => (1..3usize).prop_map(|tag| ReadWrite::LegacyForgetTagged { tag }),
+        1 => (1..TAGS.len()).prop_map(|tag| ReadWrite::LegacyForgetTagged { tag }),
     ]
 }
 
-const TAGS: [&[&str]; 3] = [&[], &["t1"], &["t1", "t2"]];
+/// Tag sets stored and asked for: `t10` holds `t1` as text but does not carry it.
+const TAGS: [&[&str]; 4] = [&[], &["t1"], &["t1", "t2"], &["t10"]];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]

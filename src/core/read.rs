@@ -82,10 +82,44 @@ pub fn matches(clocks: [i64; 4], valid_at: i64, as_of: i64) -> bool {
     })
 }
 
-/// Whether a version carrying `carried` carries every tag of `wanted` (every version
-/// does when `wanted` is empty).
+/// Tag containment: whether a version carrying `carried` carries every tag of `wanted`
+/// (every version does when `wanted` is empty), each as a whole tag, never a part of one
+/// (`t1` is not carried by a version tagged `t10`). The index answers the same rule from
+/// what it stores: [`stored_tags`] holds [`tag_needle`] exactly when the tag is carried.
 pub fn carries(carried: &[String], wanted: &[String]) -> bool {
     wanted.iter().all(|t| carried.contains(t))
+}
+
+/// What separates tags where the index stores a version's tags as one text (a control
+/// character, which no tag may hold: `core::validate` refuses it).
+pub const TAG_SEP: char = '\u{1f}';
+
+/// A version's tags as the index stores them: each between separators
+/// (`␟deploy␟infra␟`), empty when there are none.
+pub fn stored_tags(tags: &[String]) -> String {
+    if tags.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(TAG_SEP);
+    for t in tags {
+        s.push_str(&t.replace(TAG_SEP, ""));
+        s.push(TAG_SEP);
+    }
+    s
+}
+
+/// The tags of a stored text ([`stored_tags`]).
+pub fn tags_of_stored(text: &str) -> Vec<String> {
+    text.split(TAG_SEP)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// One tag between separators: a stored text contains it exactly when its version
+/// carries the tag (SQL's `instr` tests that).
+pub fn tag_needle(tag: &str) -> String {
+    format!("{TAG_SEP}{tag}{TAG_SEP}")
 }
 
 /// The versions of `changed` (recorded or retracted lately) that a reader of `shown`
@@ -123,6 +157,29 @@ pub fn history<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_tag_list_holds_a_tags_needle_exactly_when_the_tag_is_carried() {
+        let tags = |ts: &[&str]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        let lists = [
+            tags(&[]),
+            tags(&["t1"]),
+            tags(&["t10"]),
+            tags(&["t1", "t2"]),
+            tags(&["a:b", "b"]),
+        ];
+        for carried in &lists {
+            let stored = stored_tags(carried);
+            assert_eq!(&tags_of_stored(&stored), carried);
+            for wanted in ["t1", "t10", "t2", "t", "1", "b", "a:b", "a"] {
+                assert_eq!(
+                    stored.contains(&tag_needle(wanted)),
+                    carries(carried, &tags(&[wanted])),
+                    "{carried:?} / {wanted}"
+                );
+            }
+        }
+    }
     use crate::core::Source;
 
     fn v(key: &str, value: &str, hash: &str, valid: (i64, i64), tx: (i64, i64)) -> Version {

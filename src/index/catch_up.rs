@@ -234,14 +234,12 @@ pub(super) fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<War
             "key = ?2 OR substr(key, 1, length(?2) + 1) = ?2 || ':'",
             vec![entity.to_string().into()],
         )?,
-        // A coarse prefilter (a tag's text inside the tags column); the plan decides.
+        // The versions carrying every tag (the same rule as a read's); the plan decides.
         Scope::Tagged(tags) => {
             let mut sql = String::from("1");
             let mut args: Vec<rusqlite::types::Value> = Vec::new();
-            for t in tags {
-                args.push(format!("\u{1f}{t}\u{1f}").into());
-                sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len() + 1));
-            }
+            // (?1 is the open end `believed_where` binds.)
+            super::reads::push_carries(&mut sql, &mut args, tags, 1);
             believed_where(tx, &sql, args)?
         }
         Scope::Nothing => return Ok(None),

@@ -157,25 +157,6 @@ fn digest_step(digest: [u8; 32], entry: ChainHash, start: u64) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
-fn tags_text(tags: &[String]) -> String {
-    if tags.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from("\u{1f}");
-    for t in tags {
-        s.push_str(&t.replace('\u{1f}', ""));
-        s.push('\u{1f}');
-    }
-    s
-}
-
-fn tags_from_text(text: &str) -> Vec<String> {
-    text.split('\u{1f}')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 impl Index {
     /// Opens the current generation, if there is a usable one.
     ///
@@ -444,7 +425,7 @@ fn insert_version(
     stmt.execute(params![
         v.key,
         v.value,
-        tags_text(&v.tags),
+        crate::core::read::stored_tags(&v.tags),
         v.agent,
         v.valid_from.micros(),
         v.valid_to.micros(),
@@ -484,7 +465,7 @@ fn row_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
     Ok(Version {
         key: r.get("key")?,
         value: r.get("value")?,
-        tags: tags_from_text(&r.get::<_, String>("tags")?),
+        tags: crate::core::read::tags_of_stored(&r.get::<_, String>("tags")?),
         agent: r.get("agent")?,
         valid_from: ValidTime::from_micros(r.get("valid_from")?),
         valid_to: ValidTime::from_micros(r.get("valid_to")?),

@@ -400,7 +400,7 @@ impl Index {
 /// `LIMIT … OFFSET …` for a window of rows (numbers, never text from a request).
 /// Adds a read's key prefix and tag filters to `sql` (its arguments to `args`): the
 /// prefix as a range on the key index, every key with it sorting in [p, p || U+10FFFF);
-/// each tag as containment in the stored `\x1f`-separated list.
+/// each tag as containment ([`push_carries`]).
 fn push_key_filters(
     sql: &mut String,
     args: &mut Vec<rusqlite::types::Value>,
@@ -414,9 +414,21 @@ fn push_key_filters(
             n = args.len()
         ));
     }
+    push_carries(sql, args, tags, 0);
+}
+
+/// Tag containment ([`crate::core::read::carries`]) as SQL on the stored tag text
+/// ([`crate::core::read::stored_tags`]): ` AND instr(tags, ?n) > 0` with each tag's
+/// needle as an argument, numbered after `before` parameters the query binds itself.
+pub(super) fn push_carries(
+    sql: &mut String,
+    args: &mut Vec<rusqlite::types::Value>,
+    tags: &[String],
+    before: usize,
+) {
     for t in tags {
-        args.push(format!("\u{1f}{t}\u{1f}").into());
-        sql.push_str(&format!(" AND instr(tags, ?{}) > 0", args.len()));
+        args.push(crate::core::read::tag_needle(t).into());
+        sql.push_str(&format!(" AND instr(tags, ?{}) > 0", before + args.len()));
     }
 }
 

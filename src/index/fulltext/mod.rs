@@ -384,6 +384,8 @@ impl FullText {
                 (Occur::Must, range)
             })
             .collect();
+        // Tag containment (`core::read::carries`): each tag a whole term of the untokenised
+        // tags field, so `t1` never matches `t10`.
         for t in &req.tags {
             clauses.push((
                 Occur::Must,
