@@ -468,7 +468,7 @@ pub struct SearchArgs {
     /// fused by score. Default: hybrid when the workspace has vectors of the
     /// configured model, else lexical.
     #[arg(long, value_enum, value_name = "MODE")]
-    pub mode: Option<SearchModeArg>,
+    pub mode: Option<crate::engine::SearchMode>,
     /// Print a JSON array of versions, each with a `score` and a `snippet`.
     #[arg(long)]
     pub json: bool,

@@ -164,12 +164,7 @@ pub(super) fn search(
     } = a;
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
-    let mode = match mode {
-        None => crate::engine::SearchMode::Auto,
-        Some(args::SearchModeArg::Lexical) => crate::engine::SearchMode::Lexical,
-        Some(args::SearchModeArg::Semantic) => crate::engine::SearchMode::Semantic,
-        Some(args::SearchModeArg::Hybrid) => crate::engine::SearchMode::Hybrid,
-    };
+    let mode = mode.unwrap_or_default();
     if *raw
         && !matches!(
             mode,

@@ -1,6 +1,8 @@
 //! The values flags take (clap value enums) and small flag groups shared by several
 //! commands, apart from the command tree in `args.rs`.
 
+use crate::engine::SearchMode;
+
 /// An agent mem7 can set itself up for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Client {
@@ -72,15 +74,22 @@ pub enum ExportFormatArg {
     Csv,
 }
 
-/// `search --mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SearchModeArg {
-    /// Words only (BM25).
-    Lexical,
-    /// Meaning only (embeddings).
-    Semantic,
-    /// Both, fused by score.
-    Hybrid,
+/// `search --mode`: the engine's own modes, by the words the engine names them
+/// ([`SearchMode::name`]), so the CLI, the MCP tools and the page parse one set of words.
+impl clap::ValueEnum for SearchMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &SearchMode::NAMED
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self {
+            SearchMode::Auto => return None,
+            SearchMode::Lexical => "Words only (BM25)",
+            SearchMode::Semantic => "Meaning only (embeddings)",
+            SearchMode::Hybrid => "Both, fused by score",
+        };
+        Some(clap::builder::PossibleValue::new(self.name()).help(help))
+    }
 }
 
 /// `--scope`: one scope of the stack.

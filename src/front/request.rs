@@ -129,16 +129,13 @@ pub fn level(field: &str, text: Option<&str>) -> Result<Option<crate::core::leve
 /// (auto).
 pub fn search_mode(mode: Option<&str>) -> Result<crate::engine::SearchMode> {
     use crate::engine::SearchMode;
-    Ok(match mode.map(str::trim) {
-        None | Some("") => SearchMode::Auto,
-        Some("lexical") => SearchMode::Lexical,
-        Some("semantic") => SearchMode::Semantic,
-        Some("hybrid") => SearchMode::Hybrid,
-        Some(other) => {
-            return Err(Error::input(
-                format!("mode: {other:?} is not a search mode"),
+    match mode.map(str::trim) {
+        None | Some("") => Ok(SearchMode::Auto),
+        Some(word) => SearchMode::named(word).ok_or_else(|| {
+            Error::input(
+                format!("mode: {word:?} is not a search mode"),
                 "use lexical, semantic or hybrid (or leave it out)",
-            ));
-        }
-    })
+            )
+        }),
+    }
 }

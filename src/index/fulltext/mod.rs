@@ -140,6 +140,30 @@ pub enum SearchMode {
     Hybrid,
 }
 
+impl SearchMode {
+    /// The modes a request may name (auto is naming none).
+    pub const NAMED: [SearchMode; 3] = [
+        SearchMode::Lexical,
+        SearchMode::Semantic,
+        SearchMode::Hybrid,
+    ];
+
+    /// The word a request names it by (`--mode`, MCP's and the page's `mode`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchMode::Auto => "auto",
+            SearchMode::Lexical => "lexical",
+            SearchMode::Semantic => "semantic",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+
+    /// The mode a request names, by [`SearchMode::name`] (not `auto`: naming none is auto).
+    pub fn named(word: &str) -> Option<SearchMode> {
+        Self::NAMED.into_iter().find(|m| m.name() == word)
+    }
+}
+
 /// A search hit: the version id and its BM25 score.
 #[derive(Clone, Copy, Debug)]
 pub struct Hit {
