@@ -338,6 +338,15 @@ async fn tools_store_recall_search_history_forget_and_get() {
     )
     .await;
     assert!(is_error && text.contains("as_of"), "{text}");
+    // A search mode by the CLI's words only (`SearchMode::name`).
+    let (is_error, text) = call(
+        &client,
+        "memory_search",
+        json!({"query": "x", "mode": "fuzzy"}),
+    )
+    .await;
+    assert!(is_error && text.contains("not a search mode"), "{text}");
+    assert!(text.contains("lexical, semantic or hybrid"), "{text}");
     assert_eq!(sb.snapshot(), files, "a refused call changed files");
     // Bad input is the model's to fix, and says nothing of mem7 failing.
     assert!(!text.contains("inside mem7"), "{text}");
