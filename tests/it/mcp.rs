@@ -1,7 +1,7 @@
 //! The MCP server, driven by rmcp's real client: over stdio (a spawned `mem7 mcp`) and
 //! over streamable HTTP (a spawned `mem7 serve` on a loopback port).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

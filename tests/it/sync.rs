@@ -2,7 +2,7 @@
 //! and clones of it, each a mem7 workspace. Git runs with a scratch HOME and without the
 //! system config, so the developer's settings do not leak in.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

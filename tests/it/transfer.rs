@@ -2,7 +2,7 @@
 //! `import` (a property over random histories), the snapshot equals `list --json`, CSV
 //! quoting, and `import-notes` on Claude Code's memory layout and a notes folder.
 
-mod common;
+use crate::common;
 
 use common::Sandbox;
 use proptest::prelude::*;

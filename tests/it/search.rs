@@ -1,6 +1,6 @@
 //! Full-text search and timelines through the binary, on real tantivy and SQLite.
 
-mod common;
+use crate::common;
 
 use common::Sandbox;
 

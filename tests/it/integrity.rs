@@ -1,7 +1,7 @@
 //! Integrity through the binary: the tamper matrix for `mem7 verify`, `mem7 seal`, keyed
 //! chains, git merges with real git, and writers killed mid-stream.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

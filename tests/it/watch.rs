@@ -2,7 +2,7 @@
 //! Observed through the index's SQLite file directly (running mem7 would catch up by
 //! itself and prove nothing), polling with a bounded wait.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

@@ -4,7 +4,7 @@
 //! picture's labels on a real day (golden files in `tests/snapshots/svg/`, and no
 //! overlapping text as the browser draws a busy day).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

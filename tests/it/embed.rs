@@ -2,7 +2,7 @@
 //! on 127.0.0.1 (started here), the embedding cache across stores, searches, rebuilds and
 //! model changes, a provider that is down, and hybrid ranking under the time filters.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
