@@ -2,7 +2,6 @@
 //! module of it, so the library and its dependencies are linked once, not once per file.
 
 mod cli;
-mod common;
 mod docs;
 mod embed;
 mod integrity;
@@ -17,3 +16,4 @@ mod tour;
 mod transfer;
 mod ui;
 mod watch;
+mod world;

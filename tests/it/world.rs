@@ -1,14 +1,44 @@
-//! Helpers for driving the real `mem7` binary in a scratch directory.
+//! The one test environment every module of this binary shares: a sandbox that runs the
+//! real `mem7` binary with a pinned environment and, unless a test opts out, a pinned
+//! clock; the one git runner; the worked example and the fixtures; bounded waits.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Where the pinned clock starts. A command run without a time of its own reads the next
+/// second from here, so commands follow each other as on a real clock, and a test answers
+/// the same whatever day it runs. Tests that name their own times mostly name earlier
+/// ones, so "now" comes after them, as the real clock did when they were written.
+pub const PINNED_START: &str = "2026-12-01T09:00:00Z";
 
 /// A scratch home with a workspace path; every command runs with a pinned environment.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
     pub ws: PathBuf,
+    /// What a command reads when it names no time; `None`: the real clock.
+    clock: Option<Clock>,
+}
+
+/// A pinned clock: each reading is the next second after [`PINNED_START`].
+pub struct Clock(AtomicI64);
+
+impl Clock {
+    pub fn pinned() -> Clock {
+        Clock(AtomicI64::new(0))
+    }
+
+    /// The next reading, as `MEM7_NOW` takes it.
+    pub fn next(&self) -> String {
+        let seconds = self.0.fetch_add(1, Ordering::Relaxed);
+        let start = chrono::DateTime::parse_from_rfc3339(PINNED_START).unwrap();
+        let now = start + chrono::Duration::seconds(seconds);
+        now.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
 }
 
 /// The outcome of one run.
@@ -48,37 +78,65 @@ impl Sandbox {
     pub fn bare() -> Sandbox {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
-        Sandbox { dir, ws }
+        Sandbox {
+            dir,
+            ws,
+            clock: Some(Clock::pinned()),
+        }
     }
 
+    /// The same sandbox with its commands on the machine's clock (no `MEM7_NOW` unless a
+    /// command names a time): for the few tests about the clock itself.
+    pub fn on_the_real_clock(mut self) -> Sandbox {
+        self.clock = None;
+        self
+    }
+
+    /// The time the next command reads when it names none: the pinned clock's next
+    /// second, or `None` on the real clock.
+    pub fn tick(&self) -> Option<String> {
+        self.clock.as_ref().map(Clock::next)
+    }
+
+    /// `mem7 ARGS` in the sandbox, its clock reading `now` (else the pinned clock's next
+    /// second), with nothing of the test's environment but `PATH`.
     pub fn command(&self, args: &[&str], now: Option<&str>) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mem7"));
         cmd.args(args)
             .current_dir(self.dir.path())
             .env_clear()
-            .env("HOME", self.dir.path().join("home"))
+            .env("HOME", self.home())
             .env("MEM7_WORKSPACE", &self.ws)
             .env("MEM7_AGENT", "tester")
             .env("PATH", std::env::var("PATH").unwrap_or_default());
-        if let Some(now) = now {
+        if let Some(now) = now.map(str::to_string).or_else(|| self.tick()) {
             cmd.env("MEM7_NOW", now);
         }
         cmd
     }
 
-    /// A `sh -c SCRIPT` with the same pinned environment; `$MEM7` is the binary.
+    /// A `sh -c SCRIPT` with the same pinned environment (every mem7 in it reads one
+    /// instant of the pinned clock); `$MEM7` is the binary.
     pub fn shell(&self, script: &str) -> Command {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(script)
             .current_dir(self.dir.path())
             .env_clear()
-            .env("HOME", self.dir.path().join("home"))
+            .env("HOME", self.home())
             .env("MEM7_WORKSPACE", &self.ws)
             .env("MEM7_AGENT", "tester")
             .env("MEM7", env!("CARGO_BIN_EXE_mem7"))
             .env("PATH", std::env::var("PATH").unwrap_or_default());
+        if let Some(now) = self.tick() {
+            cmd.env("MEM7_NOW", now);
+        }
         cmd
+    }
+
+    /// The sandbox's HOME (not created until something writes there).
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
     }
 
     pub fn run(&self, args: &[&str], now: Option<&str>) -> Run {
@@ -136,6 +194,18 @@ impl Sandbox {
         r
     }
 
+    /// git in `dir` through [`git`], with this sandbox's HOME; must succeed.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        git_ok(dir, &self.home(), args)
+    }
+
+    /// A copy of `tests/fixtures/NAME` in the sandbox (so a test may change it); its path.
+    pub fn copy_fixture(&self, name: &str) -> PathBuf {
+        let to = self.dir.path().join(name);
+        copy_dir(&fixture(name), &to);
+        to
+    }
+
     pub fn memory_dir(&self) -> PathBuf {
         self.ws.join("memory")
     }
@@ -178,6 +248,166 @@ impl Sandbox {
         snapshot(&self.ws)
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The worked example
+
+/// The worked example (README.md, docs/temporal.md, `mem7 demo`): where event7 is hosted.
+/// Railway from 2026-02-15, Cloudflare from 2026-03-20, and, learned on 2026-04-12, "local
+/// only" since 2026-04-05: (when it was recorded, the value, its valid-from).
+pub const WORKED_EXAMPLE: [(&str, &str, Option<&str>); 3] = [
+    ("2026-02-15T00:00:00Z", "Railway", None),
+    ("2026-03-20T00:00:00Z", "Cloudflare", None),
+    ("2026-04-12T00:00:00Z", "local only", Some("2026-04-05")),
+];
+
+/// A sandbox holding the worked example: three versions of `event7:host`, each with
+/// `tags` (the README's are `["infra"]`).
+pub fn worked_example(tags: &[&str]) -> Sandbox {
+    let sb = Sandbox::new();
+    for (recorded, value, valid_from) in WORKED_EXAMPLE {
+        let mut args = vec!["store", "event7:host", value];
+        if let Some(from) = valid_from {
+            args.extend(["--valid-from", from]);
+        }
+        for tag in tags {
+            args.extend(["--tag", tag]);
+        }
+        sb.ok(&args, Some(recorded));
+    }
+    sb
+}
+
+/// `tests/fixtures/NAME`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Copies the tree `from` into `to` (made as needed).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The samples of a fixture list in `tests/fixtures/secrets/` (`credentials.txt` or
+/// `ordinary.txt`): one per line, `#` lines and blank lines skipped, the two characters
+/// `\n` read as a line break.
+pub fn samples(name: &str) -> Vec<String> {
+    let path = fixture("secrets").join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace("\\n", "\n"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// git
+
+/// The environment of every git process a test starts, and of every mem7 process that
+/// runs git: nothing of the developer's. No variable of the test's but `PATH`; no system
+/// or global configuration; `HOME` is `home`; git looks for a repository no higher than
+/// `home`'s parent; messages in the C locale.
+pub fn isolated<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
+    cmd.env_clear()
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CEILING_DIRECTORIES", home.parent().unwrap_or(home))
+        .env("LC_ALL", "C")
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+}
+
+/// The one git runner: `git ARGS` in `dir`, [`isolated`] with `home`, a fixed author and
+/// committer (a repository's own `user.name` is overridden only for commits made here).
+pub fn git(dir: &Path, home: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new("git");
+    cmd.args(args).current_dir(dir);
+    isolated(&mut cmd, home)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid");
+    finish(cmd.output().expect("git is installed"))
+}
+
+/// [`git`] that must succeed; its standard output.
+pub fn git_ok(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let r = git(dir, home, args);
+    assert_eq!(r.code, 0, "git {args:?} failed: {}{}", r.stdout, r.stderr);
+    r.stdout
+}
+
+// ---------------------------------------------------------------------------------------
+// Waiting
+
+/// How long a wait lasts before it fails: a hang's bound, generous for a loaded machine,
+/// never a measure of speed.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Asks `ok` every 50 ms until it holds (true) or [`PATIENCE`] runs out (false).
+pub fn poll(mut ok: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if ok() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until `ok` holds; fails naming `what` when it never does.
+pub fn wait_for(what: &str, ok: impl FnMut() -> bool) {
+    assert!(poll(ok), "timed out waiting for: {what}");
+}
+
+/// The lines of a child's output, read on a thread.
+pub fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stream)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Collects `lines` into `log` until one there matches `what`; fails showing the log
+/// when none does.
+pub fn wait_for_line(
+    lines: &mpsc::Receiver<String>,
+    log: &mut Vec<String>,
+    what: impl Fn(&str) -> bool,
+) {
+    let seen = poll(|| {
+        log.extend(lines.try_iter());
+        log.iter().any(|l| what(l))
+    });
+    assert!(seen, "no such line in: {log:#?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The rest
 
 /// A part of the machine some tests need and `cargo test` cannot build (`chromium`:
 /// Debian's browser; `model`: the local embedding model and its wheel) is missing, for
@@ -239,19 +469,4 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
             out.push((rel, std::fs::read(&path).unwrap()));
         }
     }
-}
-
-/// The samples of a fixture list in `tests/fixtures/secrets/` (`credentials.txt` or
-/// `ordinary.txt`): one per line, `#` lines and blank lines skipped, the two characters
-/// `\n` read as a line break.
-pub fn samples(name: &str) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/secrets")
-        .join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| l.replace("\\n", "\n"))
-        .collect()
 }
