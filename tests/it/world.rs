@@ -1,14 +1,21 @@
 //! The one test environment every module of this binary shares: a sandbox that runs the
 //! real `mem7` binary with a pinned environment and, unless a test opts out, a pinned
-//! clock; the one git runner; the worked example and the fixtures; bounded waits.
+//! clock; with the one git runner (`git.rs`), the worked example and the fixtures
+//! (`fixtures.rs`), and bounded waits (`wait.rs`).
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+
+mod fixtures;
+mod git;
+mod wait;
+
+pub use fixtures::{copy_dir, fixture, worked_example};
+pub use git::{git, git_ok, isolated};
+pub use wait::{PATIENCE, lines_of, poll, wait_for, wait_for_line};
 
 /// Where the pinned clock starts. A command run without a time of its own reads the next
 /// second from here, so commands follow each other as on a real clock, and a test answers
@@ -249,56 +256,6 @@ impl Sandbox {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// The worked example
-
-/// The worked example (README.md, docs/temporal.md, `mem7 demo`): where event7 is hosted.
-/// Railway from 2026-02-15, Cloudflare from 2026-03-20, and, learned on 2026-04-12, "local
-/// only" since 2026-04-05: (when it was recorded, the value, its valid-from).
-pub const WORKED_EXAMPLE: [(&str, &str, Option<&str>); 3] = [
-    ("2026-02-15T00:00:00Z", "Railway", None),
-    ("2026-03-20T00:00:00Z", "Cloudflare", None),
-    ("2026-04-12T00:00:00Z", "local only", Some("2026-04-05")),
-];
-
-/// A sandbox holding the worked example: three versions of `event7:host`, each with
-/// `tags` (the README's are `["infra"]`).
-pub fn worked_example(tags: &[&str]) -> Sandbox {
-    let sb = Sandbox::new();
-    for (recorded, value, valid_from) in WORKED_EXAMPLE {
-        let mut args = vec!["store", "event7:host", value];
-        if let Some(from) = valid_from {
-            args.extend(["--valid-from", from]);
-        }
-        for tag in tags {
-            args.extend(["--tag", tag]);
-        }
-        sb.ok(&args, Some(recorded));
-    }
-    sb
-}
-
-/// `tests/fixtures/NAME`.
-pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// Copies the tree `from` into `to` (made as needed).
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// The samples of a fixture list in `tests/fixtures/secrets/` (`credentials.txt` or
 /// `ordinary.txt`): one per line, `#` lines and blank lines skipped, the two characters
 /// `\n` read as a line break.
@@ -311,103 +268,6 @@ pub fn samples(name: &str) -> Vec<String> {
         .map(|l| l.replace("\\n", "\n"))
         .collect()
 }
-
-// ---------------------------------------------------------------------------------------
-// git
-
-/// The environment of every git process a test starts, and of every mem7 process that
-/// runs git: nothing of the developer's. No variable of the test's but `PATH`; no system
-/// or global configuration; `HOME` is `home`; git looks for a repository no higher than
-/// `home`'s parent; messages in the C locale.
-pub fn isolated<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
-    cmd.env_clear()
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CEILING_DIRECTORIES", home.parent().unwrap_or(home))
-        .env("LC_ALL", "C")
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-}
-
-/// The one git runner: `git ARGS` in `dir`, [`isolated`] with `home`, a fixed author and
-/// committer (a repository's own `user.name` is overridden only for commits made here).
-pub fn git(dir: &Path, home: &Path, args: &[&str]) -> Run {
-    let mut cmd = Command::new("git");
-    cmd.args(args).current_dir(dir);
-    isolated(&mut cmd, home)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid");
-    finish(cmd.output().expect("git is installed"))
-}
-
-/// [`git`] that must succeed; its standard output.
-pub fn git_ok(dir: &Path, home: &Path, args: &[&str]) -> String {
-    let r = git(dir, home, args);
-    assert_eq!(r.code, 0, "git {args:?} failed: {}{}", r.stdout, r.stderr);
-    r.stdout
-}
-
-// ---------------------------------------------------------------------------------------
-// Waiting
-
-/// How long a wait lasts before it fails: a hang's bound, generous for a loaded machine,
-/// never a measure of speed.
-pub const PATIENCE: Duration = Duration::from_secs(60);
-
-/// Asks `ok` every 50 ms until it holds (true) or [`PATIENCE`] runs out (false).
-pub fn poll(mut ok: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if ok() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Waits until `ok` holds; fails naming `what` when it never does.
-pub fn wait_for(what: &str, ok: impl FnMut() -> bool) {
-    assert!(poll(ok), "timed out waiting for: {what}");
-}
-
-/// The lines of a child's output, read on a thread.
-pub fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
-    use std::io::BufRead;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stream)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Collects `lines` into `log` until one there matches `what`; fails showing the log
-/// when none does.
-pub fn wait_for_line(
-    lines: &mpsc::Receiver<String>,
-    log: &mut Vec<String>,
-    what: impl Fn(&str) -> bool,
-) {
-    let seen = poll(|| {
-        log.extend(lines.try_iter());
-        log.iter().any(|l| what(l))
-    });
-    assert!(seen, "no such line in: {log:#?}");
-}
-
-// ---------------------------------------------------------------------------------------
-// The rest
 
 /// A part of the machine some tests need and `cargo test` cannot build (`chromium`:
 /// Debian's browser; `model`: the local embedding model and its wheel) is missing, for
