@@ -1,5 +1,5 @@
 //! The bodies of the fuzz targets (`fuzz/`, run by `just fuzz`), kept in the library so
-//! that every `cargo test` compiles them and `tests/properties.rs` runs them on random
+//! that every `cargo test` compiles them and `tests/it/properties.rs` runs them on random
 //! input: a target that stops building, or whose rule stops holding, fails CI instead of
 //! the next person who fuzzes. Each takes arbitrary bytes and panics only when a rule is
 //! broken.

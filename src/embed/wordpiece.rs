@@ -8,7 +8,7 @@
 //! which took 25–39 ms of every process that embedded a query; this reads it in about
 //! 2.5 ms, a third of a millisecond of it parsing the JSON. The equivalence is proved,
 //! id for id, by a test that runs both on a
-//! large corpus (`tests/local_model.rs`), which also keeps the embedding cache valid: it
+//! large corpus (`tests/it/local_model.rs`), which also keeps the embedding cache valid: it
 //! is keyed by text, and the same ids give the same vector.
 //!
 //! The steps, as `tokenizers` 0.23 runs them for this file:

@@ -1,6 +1,6 @@
 //! The door into the engine: the reads every front end (CLI, MCP, page, context block)
 //! makes, as typed requests, and the types their answers come in. Front ends never touch
-//! `index`; what they need of it is named here (`tests/layout.rs` holds them to that).
+//! `index`; what they need of it is named here (`tests/it/layout.rs` holds them to that).
 //!
 //! A read names its clocks once: [`Engine::clocks`] resolves them in one step (`as_of`
 //! defaults to "what mem7 believes now", which includes entries recorded ahead of this

@@ -9,7 +9,7 @@
 //! they can touch; the plan (`core::change::plan`) decides per key what they close,
 //! exactly as the in-memory fold does. So the versions are those of
 //! `core::fold::fold_all` over every event sorted by `core::event_order`
-//! (`tests/properties.rs` checks this on random event sets).
+//! (`tests/it/properties.rs` checks this on random event sets).
 //!
 //! What stays in memory: one file's parse at a time, one key's believed versions, the
 //! cross-key forgets, SQLite's caches (bounded below), SQLite's sorter (it spills to

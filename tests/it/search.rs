@@ -1,8 +1,6 @@
 //! Full-text search and timelines through the binary, on real tantivy and SQLite.
 
-mod common;
-
-use common::Sandbox;
+use crate::world::Sandbox;
 
 const NOW: &str = "2026-05-01T00:00:00Z";
 

@@ -1,31 +1,12 @@
 //! End-to-end tests of the `mem7` binary: real files, real SQLite, real processes.
 
-mod common;
-
-use common::Sandbox;
+use crate::world::{self, Sandbox, worked_example};
 use serde_json::Value;
 
 const T1: &str = "2026-02-15T00:00:00Z";
 const T2: &str = "2026-03-20T00:00:00Z";
 const T3: &str = "2026-04-12T00:00:00Z";
 const NOW: &str = "2026-04-12T12:00:00Z";
-
-fn worked_example() -> Sandbox {
-    let s = Sandbox::new();
-    s.ok(&["store", "event7:host", "Railway"], Some(T1));
-    s.ok(&["store", "event7:host", "Cloudflare"], Some(T2));
-    s.ok(
-        &[
-            "store",
-            "event7:host",
-            "local only",
-            "--valid-from",
-            "2026-04-05",
-        ],
-        Some(T3),
-    );
-    s
-}
 
 /// The keys a `store --json` answer names as look-alike slots.
 fn similar_keys(answer: &Value) -> Vec<&str> {
@@ -51,7 +32,7 @@ fn recall_values(s: &Sandbox, args: &[&str]) -> Vec<String> {
 
 #[test]
 fn worked_example_answers_the_four_questions() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     assert_eq!(
         recall_values(&s, &["--valid-at", "2026-04-10", "--as-of", "2026-04-11"]),
         ["Cloudflare"]
@@ -69,7 +50,7 @@ fn worked_example_answers_the_four_questions() {
 
 #[test]
 fn recall_json_carries_the_contract_fields() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let r = s.ok(
         &[
             "recall",
@@ -98,7 +79,7 @@ fn recall_json_carries_the_contract_fields() {
 
 #[test]
 fn human_output_shows_the_valid_line() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let r = s.ok(
         &["recall", "event7:host", "--valid-at", "2026-03-01"],
         Some(NOW),
@@ -114,7 +95,7 @@ fn human_output_shows_the_valid_line() {
 
 #[test]
 fn history_lists_every_version_with_its_source() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let r = s.ok(&["history", "event7:host", "--json"], Some(NOW));
     let json = r.json();
     let rows = json.as_array().unwrap();
@@ -341,7 +322,7 @@ fn carriage_returns_and_control_characters_survive() {
 
 #[test]
 fn deleting_the_index_between_commands_gives_the_same_answers() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     s.ok(&["forget", "event7:host"], Some(NOW));
     s.ok(&["store", "other", "x", "--tag", "t"], Some(NOW));
     let queries: Vec<Vec<&str>> = vec![
@@ -681,7 +662,7 @@ fn a_bare_init_creates_the_workspace_every_command_finds() {
     let unset = |args: &[&str]| {
         let mut cmd = s.command(args, Some(NOW));
         cmd.env_remove("MEM7_WORKSPACE");
-        common::finish(cmd.output().unwrap())
+        world::finish(cmd.output().unwrap())
     };
     let r = unset(&["recall", "k"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -720,7 +701,7 @@ fn a_bare_init_creates_the_workspace_every_command_finds() {
     let inside = default.join("memory");
     let mut cmd = s.command(&["init"], Some(NOW));
     cmd.env_remove("MEM7_WORKSPACE").current_dir(&inside);
-    let r = common::finish(cmd.output().unwrap());
+    let r = world::finish(cmd.output().unwrap());
     assert_eq!(
         r.stdout,
         format!(
@@ -734,7 +715,7 @@ fn a_bare_init_creates_the_workspace_every_command_finds() {
     std::fs::create_dir_all(&project).unwrap();
     let mut cmd = s.command(&["init", "."], Some(NOW));
     cmd.env_remove("MEM7_WORKSPACE").current_dir(&project);
-    let r = common::finish(cmd.output().unwrap());
+    let r = world::finish(cmd.output().unwrap());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(project.join("mem7.yaml").is_file());
     assert!(r.stdout.contains("next: mem7 store"), "{}", r.stdout);
@@ -867,7 +848,7 @@ fn workspace_is_found_from_an_ancestor_directory() {
         .current_dir(&deep)
         .output()
         .unwrap();
-    let r = common::finish(out);
+    let r = world::finish(out);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.json()[0]["value"], "v");
     // --workspace beats MEM7_WORKSPACE.
@@ -983,21 +964,7 @@ fn concurrent_writers_lose_nothing() {
 
 /// Copies the hand-made Go mem7 data directory into the sandbox; returns its path.
 fn legacy_dir(s: &Sandbox) -> std::path::PathBuf {
-    fixture_dir(s, "legacy-go")
-}
-
-/// Copies `tests/fixtures/NAME` into the sandbox; returns its path.
-fn fixture_dir(s: &Sandbox, name: &str) -> std::path::PathBuf {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    let dst = s.dir.path().join(name);
-    for (rel, bytes) in common::snapshot(&src) {
-        let path = dst.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
-    dst
+    s.copy_fixture("legacy-go")
 }
 
 #[test]
@@ -1011,7 +978,7 @@ fn go_mem7_workspaces_load() {
             .env("MEM7_DIR", &dir)
             .output()
             .unwrap();
-        let r = common::finish(out);
+        let r = world::finish(out);
         // A recall that finds nothing exits 4.
         let miss = args[0] == "recall" && r.stdout.trim() == "[]";
         assert_eq!(r.code, if miss { 4 } else { 0 }, "{args:?}: {}", r.stderr);
@@ -1103,7 +1070,7 @@ fn go_mem7_workspaces_load() {
         .env("MEM7_DIR", &dir)
         .output()
         .unwrap();
-    assert_eq!(common::finish(out).code, 0);
+    assert_eq!(world::finish(out).code, 0);
     assert_eq!(
         run(&["recall", "event7:host", "--json"])[0]["value"],
         "Fly.io"
@@ -1319,7 +1286,7 @@ fn bad_input_creates_no_index_either() {
 
 #[test]
 fn a_corrupt_index_is_rebuilt_not_trusted() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let before = s
         .ok(&["history", "event7:host", "--json"], Some(NOW))
         .stdout;
@@ -1374,7 +1341,7 @@ fn an_odd_user_name_does_not_break_writes() {
         .env("USER", "o'brien")
         .output()
         .unwrap();
-    let r = common::finish(out);
+    let r = world::finish(out);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.json()["version"]["agent"], "o-brien");
 }
@@ -1435,7 +1402,7 @@ fn go_mem7_embeddings_are_carried_over_and_survive_rebuilds() {
             .env("MEM7_DIR", &dir)
             .output()
             .unwrap();
-        let r = common::finish(out);
+        let r = world::finish(out);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         r
     };
@@ -1677,7 +1644,7 @@ fn instants_outside_years_1_to_9999_are_refused_and_nothing_is_written() {
 
 #[test]
 fn history_svg_draws_every_version_deterministically_and_escapes_values() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let args = [
         "history",
         "event7:host",
@@ -1748,20 +1715,20 @@ fn history_svg_draws_every_version_deterministically_and_escapes_values() {
 }
 
 /// Runs mem7 on the Go mem7 data directory `dir` (through `MEM7_DIR`, as a Go user would).
-fn in_go_dir(s: &Sandbox, dir: &std::path::Path, args: &[&str]) -> common::Run {
+fn in_go_dir(s: &Sandbox, dir: &std::path::Path, args: &[&str]) -> world::Run {
     let out = s
         .command(args, Some("2025-04-01T00:00:00Z"))
         .env_remove("MEM7_WORKSPACE")
         .env("MEM7_DIR", dir)
         .output()
         .unwrap();
-    common::finish(out)
+    world::finish(out)
 }
 
 #[test]
 fn go_bodies_with_conflict_markers_escapes_and_headings_read_as_the_go_mem7_did() {
     let s = Sandbox::bare();
-    let dir = fixture_dir(&s, "legacy-go-bodies");
+    let dir = s.copy_fixture("legacy-go-bodies");
     let run = |args: &[&str]| {
         let r = in_go_dir(&s, &dir, args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
@@ -1831,7 +1798,7 @@ fn a_real_conflict_in_a_go_workspace_still_stops_every_command() {
     ];
     for (name, conflict) in conflicts {
         let s = Sandbox::bare();
-        let dir = fixture_dir(&s, "legacy-go-bodies");
+        let dir = s.copy_fixture("legacy-go-bodies");
         let file = dir.join("workspace/memory/2025-03-01.md");
         let text = std::fs::read_to_string(&file).unwrap();
         std::fs::write(&file, format!("{text}{conflict}")).unwrap();
@@ -2302,7 +2269,7 @@ fn search_reads_only_the_start_of_a_huge_value_and_recall_keeps_all_of_it() {
 
 #[test]
 fn export_refuses_to_write_into_the_memory_folder_or_the_index() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let before = s.snapshot();
     for target in [
         "memory/2026-02-15.md",
@@ -2406,7 +2373,7 @@ fn a_key_in_another_script_or_full_width_names_its_ascii_twin() {
 
 #[test]
 fn a_corrupt_index_is_rebuilt_never_an_exit_3_loop() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let db = std::fs::read_dir(s.ws.join(".mem7"))
         .unwrap()
         .flatten()
@@ -2422,7 +2389,7 @@ fn a_corrupt_index_is_rebuilt_never_an_exit_3_loop() {
 
 #[test]
 fn a_retry_of_a_store_or_an_import_changes_nothing() {
-    let s = worked_example();
+    let s = worked_example(&[]);
     let bytes = |s: &Sandbox| s.snapshot();
     // The same explicit period twice: the second is a restatement.
     let args = [
@@ -2513,7 +2480,7 @@ fn a_fact_shown_as_holding_is_never_also_history_in_the_block() {
 }
 
 /// The values of a JSON array of versions (or hits), in the order given.
-fn json_values(r: &common::Run) -> Vec<String> {
+fn json_values(r: &world::Run) -> Vec<String> {
     r.strings("value")
 }
 
@@ -2739,7 +2706,7 @@ fn two_deploys() -> (Sandbox, String, String) {
     );
     assert_eq!(second.json()["status"], "stored");
     assert_eq!(second.json()["closed"], 0, "an event closes no other value");
-    let hash = |r: &common::Run| r.json()["version"]["hash"].as_str().unwrap().to_string();
+    let hash = |r: &world::Run| r.json()["version"]["hash"].as_str().unwrap().to_string();
     (s, hash(&first), hash(&second))
 }
 
@@ -3113,12 +3080,12 @@ impl Scopes {
     }
 
     /// `mem7 ARGS` run from `cwd`, with a pinned clock and no MEM7_WORKSPACE.
-    fn run_at(&self, cwd: &std::path::Path, args: &[&str]) -> common::Run {
+    fn run_at(&self, cwd: &std::path::Path, args: &[&str]) -> world::Run {
         self.run_when(cwd, SCOPE_NOW, args)
     }
 
     /// [`Scopes::run_at`] with the clock reading `now`.
-    fn run_when(&self, cwd: &std::path::Path, now: &str, args: &[&str]) -> common::Run {
+    fn run_when(&self, cwd: &std::path::Path, now: &str, args: &[&str]) -> world::Run {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_mem7"))
             .args(args)
             .current_dir(cwd)
@@ -3130,26 +3097,26 @@ impl Scopes {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .output()
             .unwrap();
-        common::finish(out)
+        world::finish(out)
     }
 
     /// From inside the project (its subfolder `src`).
-    fn inside(&self, args: &[&str]) -> common::Run {
+    fn inside(&self, args: &[&str]) -> world::Run {
         self.run_at(&self.project().join("src"), args)
     }
 
-    fn inside_ok(&self, args: &[&str]) -> common::Run {
+    fn inside_ok(&self, args: &[&str]) -> world::Run {
         let r = self.inside(args);
         assert_eq!(r.code, 0, "mem7 {args:?}: {}{}", r.stdout, r.stderr);
         r
     }
 
     /// From the scratch directory, outside any project.
-    fn outside(&self, args: &[&str]) -> common::Run {
+    fn outside(&self, args: &[&str]) -> world::Run {
         self.run_at(self.dir.path(), args)
     }
 
-    fn outside_ok(&self, args: &[&str]) -> common::Run {
+    fn outside_ok(&self, args: &[&str]) -> world::Run {
         let r = self.outside(args);
         assert_eq!(r.code, 0, "mem7 {args:?}: {}{}", r.stdout, r.stderr);
         r
@@ -3180,7 +3147,7 @@ impl Scopes {
 }
 
 /// `(value, scope, shadowed)` of each object of a JSON array of versions.
-fn scoped(r: &common::Run) -> Vec<(String, String, bool)> {
+fn scoped(r: &world::Run) -> Vec<(String, String, bool)> {
     r.json()
         .as_array()
         .unwrap_or_else(|| panic!("not an array: {}", r.stdout))
@@ -3361,7 +3328,7 @@ fn scopes_forget_and_the_scopes_setting_choose_the_workspace_a_write_goes_to() {
 #[test]
 fn scopes_a_write_to_a_scope_without_a_workspace_is_refused_and_writes_nothing() {
     let s = Scopes::without_user();
-    let before = common::snapshot(s.dir.path());
+    let before = world::snapshot(s.dir.path());
     // Named outright: an error that says how to make it, and nothing anywhere.
     let r = s.inside(&["store", "user:editor", "helix", "--scope", "user"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
@@ -3373,7 +3340,7 @@ fn scopes_a_write_to_a_scope_without_a_workspace_is_refused_and_writes_nothing()
     );
     assert!(r.stderr.contains("mem7 init "), "{}", r.stderr);
     assert_eq!(
-        common::snapshot(s.dir.path()),
+        world::snapshot(s.dir.path()),
         before,
         "something was written"
     );
@@ -3387,7 +3354,7 @@ fn scopes_a_write_to_a_scope_without_a_workspace_is_refused_and_writes_nothing()
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("no project scope here"), "{}", r.stderr);
     assert_eq!(
-        common::snapshot(s.dir.path()),
+        world::snapshot(s.dir.path()),
         before,
         "something was written"
     );
@@ -3523,7 +3490,7 @@ fn scopes_one_workspace_says_no_scope_in_its_text() {
     ] {
         let mut cmd = s.command(args, Some(NOW));
         cmd.env("MEM7_EMBED_PROVIDER", "none");
-        let r = common::finish(cmd.output().unwrap());
+        let r = world::finish(cmd.output().unwrap());
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         assert!(r.stdout.contains("helix"), "{args:?}: {}", r.stdout);
         for mark in ["Scope:", "[project]", "[user]", " · project", " · user"] {

@@ -1,6 +1,7 @@
 //! The house's layout as tests (issue 13): every source file opens with a `//!` line
 //! that says what it owns, and no two top-level modules of `src/` import each other,
-//! directly or through others (the front ends sit on the shell, the shell on the core).
+//! directly or through others (the front ends sit on the shell, the shell on the core);
+//! the integration tests are one binary.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -202,4 +203,41 @@ fn front_ends_go_through_the_one_door_and_never_touch_the_index() {
         "front ends read and write through the engine's door (src/engine/api.rs):\n{}",
         offenders.join("\n")
     );
+}
+
+/// The integration tests are one binary (`tests/it/`, issue 25): a `.rs` file directly
+/// under `tests/`, or another `tests/*/main.rs`, would be a test binary of its own that
+/// links the library again and leaves the shared environment (`tests/it/world.rs`). Every
+/// file of `tests/it/` is a module `main.rs` names, and opens with its `//!` line.
+#[test]
+fn the_integration_tests_are_one_binary_of_modules_that_say_what_they_own() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.extension().is_some_and(|e| e == "rs") {
+            problems.push(format!("tests/{name}: move it into tests/it/ as a module"));
+        } else if path.join("main.rs").is_file() && name != "it" {
+            problems.push(format!("tests/{name}/main.rs: a second test binary"));
+        }
+    }
+    let it = tests.join("it");
+    let main = std::fs::read_to_string(it.join("main.rs")).unwrap();
+    let mut files = Vec::new();
+    sources(&it, &mut files);
+    for path in files {
+        let rel = path.strip_prefix(&it).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if !text.trim_start().starts_with("//!") {
+            problems.push(format!("tests/it/{rel}: no `//!` line saying what it owns"));
+        }
+        let module = rel.trim_end_matches(".rs");
+        if rel != "main.rs" && !module.contains('/') && !main.contains(&format!("mod {module};")) {
+            problems.push(format!(
+                "tests/it/{rel}: not named in main.rs, so never compiled"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -2,14 +2,9 @@
 //! Observed through the index's SQLite file directly (running mem7 would catch up by
 //! itself and prove nothing), polling with a bounded wait.
 
-mod common;
-
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
-use common::Sandbox;
+use crate::world::{self, Sandbox, wait_for};
 
 /// Counts the versions of `key` in the current index generation, and whether the full
 /// text index holds every version.
@@ -44,17 +39,6 @@ fn index_state(ws: &std::path::Path, key: &str) -> Option<(i64, bool)> {
     Some((count, indexed >= max_id && dirty == 0))
 }
 
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting for: {what}");
-}
-
 #[test]
 fn watch_follows_other_writers_and_hand_edits() {
     let s = Sandbox::new();
@@ -65,23 +49,13 @@ fn watch_follows_other_writers_and_hand_edits() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (lines_tx, lines) = mpsc::channel();
-    let stdout = watch.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let started = lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("watch started");
+    let lines = world::lines_of(watch.stdout.take().unwrap());
+    let started = lines.recv_timeout(world::PATIENCE).expect("watch started");
     let mut log = vec![started.clone()];
     let banner = if started.contains("keeping the index") {
         started
     } else {
-        lines.recv_timeout(Duration::from_secs(30)).unwrap()
+        lines.recv_timeout(world::PATIENCE).unwrap()
     };
     assert!(banner.contains("keeping the index"), "{banner}");
 
@@ -100,12 +74,10 @@ fn watch_follows_other_writers_and_hand_edits() {
 
     // What it applied is logged (a bounded wait; generous, as on a loaded machine the
     // log line can trail the index by seconds).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline && !log.iter().any(|l| l.contains("applied")) {
-        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
-            log.push(l);
-        }
-    }
+    world::poll(|| {
+        log.extend(lines.try_iter());
+        log.iter().any(|l| l.contains("applied"))
+    });
     let _ = watch.kill();
     let _ = watch.wait();
     assert!(

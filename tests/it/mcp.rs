@@ -1,13 +1,11 @@
 //! The MCP server, driven by rmcp's real client: over stdio (a spawned `mem7 mcp`) and
 //! over streamable HTTP (a spawned `mem7 serve` on a loopback port).
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::Sandbox;
+use crate::world::{self, Sandbox};
 use rmcp::model::{CallToolRequestParams, ClientConfig};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -194,7 +192,7 @@ async fn tool_list_matches_the_snapshot() {
     let expected = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         expected == actual,
-        "the tool list changed; if that is deliberate, run `MEM7_UPDATE_SNAPSHOTS=1 cargo test --test mcp` and commit tests/snapshots/mcp_tools.json\n{actual}"
+        "the tool list changed; if that is deliberate, run `MEM7_UPDATE_SNAPSHOTS=1 cargo test --test it mcp::` and commit tests/snapshots/mcp_tools.json\n{actual}"
     );
     client.cancel().await.unwrap();
 }
@@ -373,7 +371,9 @@ async fn tools_store_recall_search_history_forget_and_get() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_and_the_cli_see_each_others_writes() {
-    let sb = Sandbox::new();
+    // On the real clock: a server reads its clock once, so on a pinned one its "now"
+    // would stay before the CLI's later store, which it must see as what holds now.
+    let sb = Sandbox::new().on_the_real_clock();
     let a = connect(&sb).await;
     let b = connect(&sb).await;
     let stored = call_json(
@@ -669,7 +669,7 @@ fn serve_refuses_a_short_token_and_a_busy_port() {
         .command(&["serve", "--token", "short"], None)
         .output()
         .unwrap();
-    let r = common::finish(r);
+    let r = world::finish(r);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("at least 16 characters"), "{}", r.stderr);
 
@@ -680,7 +680,7 @@ fn serve_refuses_a_short_token_and_a_busy_port() {
         .env("MEM7_TOKEN", "test-token-0123456789abcdef")
         .output()
         .unwrap();
-    let r = common::finish(r);
+    let r = world::finish(r);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("cannot listen"), "{}", r.stderr);
 }
@@ -890,27 +890,24 @@ fn the_server_catches_up_in_the_background() {
     // process but the server's watcher is there to index it.
     std::thread::sleep(Duration::from_millis(300));
     sb.append_by_hand("k:two", "2");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let current = sb.ws.join(".mem7/CURRENT");
-    let mut seen = false;
-    while std::time::Instant::now() < deadline && !seen {
-        if let Ok(name) = std::fs::read_to_string(&current) {
-            let conn = rusqlite::Connection::open_with_flags(
-                sb.ws.join(".mem7").join(name.trim()),
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-            )
-            .unwrap();
-            seen = conn
-                .query_row(
-                    "SELECT count(*) FROM versions WHERE key = 'k:two'",
-                    [],
-                    |r| r.get::<_, i64>(0),
-                )
-                .unwrap()
-                == 1;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let seen = world::poll(|| {
+        let Ok(name) = std::fs::read_to_string(&current) else {
+            return false;
+        };
+        let conn = rusqlite::Connection::open_with_flags(
+            sb.ws.join(".mem7").join(name.trim()),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        conn.query_row(
+            "SELECT count(*) FROM versions WHERE key = 'k:two'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+            == 1
+    });
     let _ = child.kill();
     let _ = child.wait();
     assert!(seen);
@@ -1307,7 +1304,7 @@ async fn memory_store_refuses_the_credential_catalogue_in_words_a_client_can_act
     let sb = Sandbox::new();
     std::fs::write(sb.ws.join("mem7.yaml"), "max_value_bytes: 200000\n").unwrap();
     let client = connect(&sb).await;
-    let credentials = common::samples("credentials.txt");
+    let credentials = world::samples("credentials.txt");
     let mut refused = 0;
     for (i, c) in credentials.iter().enumerate() {
         let (is_error, text) = call(
@@ -1625,7 +1622,7 @@ async fn the_tools_write_and_read_every_scope_and_say_which() {
     let user = sb.dir.path().join("home/.mem7/workspace");
     let project = sb.dir.path().join("proj");
     for dir in [&user, &project] {
-        let r = common::finish(
+        let r = world::finish(
             sb.command(&["init", dir.to_str().unwrap()], None)
                 .output()
                 .unwrap(),

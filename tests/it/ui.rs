@@ -4,15 +4,13 @@
 //! picture's labels on a real day (golden files in `tests/snapshots/svg/`, and no
 //! overlapping text as the browser draws a busy day).
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Sandbox;
+use crate::world::{self, Sandbox, worked_example};
 
 const POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const TOKEN: &str = "ui-test-token-0123456789abcdef";
@@ -141,30 +139,6 @@ impl Resp {
 
 const HTML: &str = "text/html; charset=utf-8";
 
-/// The worked example: Railway, then Cloudflare, then "local only" learned late.
-fn worked_example(sb: &Sandbox) {
-    sb.ok(
-        &["store", "event7:host", "Railway", "--tag", "infra"],
-        Some("2026-02-15T00:00:00Z"),
-    );
-    sb.ok(
-        &["store", "event7:host", "Cloudflare", "--tag", "infra"],
-        Some("2026-03-20T00:00:00Z"),
-    );
-    sb.ok(
-        &[
-            "store",
-            "event7:host",
-            "local only",
-            "--valid-from",
-            "2026-04-05",
-            "--tag",
-            "infra",
-        ],
-        Some("2026-04-12T00:00:00Z"),
-    );
-}
-
 /// The values in the rows of a list page's table.
 fn values(body: &str) -> Vec<String> {
     body.split("<div class=\"value\"><p>")
@@ -175,8 +149,7 @@ fn values(body: &str) -> Vec<String> {
 
 #[test]
 fn every_route_answers_with_its_type_and_the_policy() {
-    let sb = Sandbox::new();
-    worked_example(&sb);
+    let sb = worked_example(&["infra"]);
     let ui = Ui::start(&sb, Some("2026-04-20T00:00:00Z"), None);
 
     // The list at the worked example's four questions.
@@ -621,26 +594,21 @@ fn without_a_token_only_loopback_hosts_are_answered() {
     }
 }
 
-/// Polls `path` until its body holds `text` (or panics after a bound).
+/// Polls `path` until its body holds `text` (or fails, showing the last body).
 fn wait_for(ui: &Ui, path: &str, text: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let r = ui.get(path);
-        if r.body.contains(text) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{text:?} never appeared on {path}: {}",
-            r.body
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut body = String::new();
+    let seen = world::poll(|| {
+        body = ui.get(path).body;
+        body.contains(text)
+    });
+    assert!(seen, "{text:?} never appeared on {path}: {body}");
 }
 
 #[test]
 fn new_writes_show_on_the_next_load() {
-    let sb = Sandbox::new();
+    // On the real clock: the server reads its clock once, so on a pinned one its "now"
+    // would stay before the writes it must show as what holds now.
+    let sb = Sandbox::new().on_the_real_clock();
     sb.ok(&["store", "k:one", "first value"], None);
     let ui = Ui::start(&sb, None, None);
     wait_for(&ui, "/", "first value");
@@ -668,7 +636,7 @@ fn chromium() -> Option<PathBuf> {
         .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
         .find(|p| p.is_file());
     if found.is_none() {
-        common::missing(
+        world::missing(
             "chromium",
             "the browser tests need Debian's chromium, which is not installed",
             "install it with `sudo apt-get install chromium` (.ci/run does when apt-get is there)",
@@ -730,8 +698,7 @@ fn a_real_browser_renders_the_picture_and_keeps_markup_as_text() {
     if chromium().is_none() {
         return;
     }
-    let sb = Sandbox::new();
-    worked_example(&sb);
+    let sb = worked_example(&["infra"]);
     store_hostile(&sb);
     let ui = Ui::start(&sb, Some("2026-04-20T00:00:00Z"), None);
 
@@ -811,8 +778,7 @@ fn the_inertness_check_catches_live_markup() {
 
 #[test]
 fn a_foreign_origin_is_refused_whatever_the_token() {
-    let sb = Sandbox::new();
-    worked_example(&sb);
+    let sb = worked_example(&["infra"]);
     let token = "ui-token-0123456789abcdef";
     for with_token in [false, true] {
         let ui = Ui::start(
@@ -866,14 +832,14 @@ fn golden(name: &str, svg: &str) {
     }
     let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e} (MEM7_UPDATE_GOLDEN=1 cargo test --test ui writes it)",
+            "{}: {e} (MEM7_UPDATE_GOLDEN=1 cargo test --test it ui:: writes it)",
             path.display()
         )
     });
     assert!(
         svg == want,
         "the picture differs from {} (look at both; MEM7_UPDATE_GOLDEN=1 cargo test \
-         --test ui rewrites it):\n{svg}",
+         --test it ui:: rewrites it):\n{svg}",
         path.display()
     );
 }

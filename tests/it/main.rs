@@ -1,0 +1,19 @@
+//! The integration tests, one binary (`cargo test --test it`): every file here is a
+//! module of it, so the library and its dependencies are linked once, not once per file.
+
+mod cli;
+mod docs;
+mod embed;
+mod integrity;
+mod layout;
+mod local_model;
+mod mcp;
+mod model;
+mod properties;
+mod search;
+mod sync;
+mod tour;
+mod transfer;
+mod ui;
+mod watch;
+mod world;
