@@ -91,13 +91,9 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     // Check the request before anything (even the index) is opened or created.
     let (level, root, stacked) =
         stack::write_target(env, cli.workspace.as_deref(), &a.key, a.scope.level())?;
-    let req = request::check_store(
-        req,
-        store::Workspace::open(&root)?.config(),
-        now,
-        ("--valid-from", "--valid-to"),
-    )?;
-    let mut engine = session::open_root(env, &root)?;
+    let ws = store::Workspace::open(&root)?;
+    let req = request::check_store(req, ws.config(), now, ("--valid-from", "--valid-to"))?;
+    let mut engine = session::open_workspace(env, ws)?;
     // Look-alike slots of a new key, by name and (meaning search on) by meaning.
     session::embeddings_or_off(&mut engine, env);
     let similar = engine.look_alikes(&req.key)?;
@@ -241,7 +237,8 @@ pub(super) fn import_notes(
     use crate::transfer::notes;
     let now = env.now()?;
     let root = env.workspace(cli.workspace.as_deref());
-    let max = store::Workspace::open(&root)?.config().max_value_bytes();
+    let ws = store::Workspace::open(&root)?;
+    let max = ws.config().max_value_bytes();
     if !path.exists() {
         return Err(Error::input(
             format!("{} does not exist", path.display()),
@@ -266,7 +263,7 @@ pub(super) fn import_notes(
             ));
         }
     }
-    let mut engine = open_engine(cli, env)?;
+    let mut engine = session::open_workspace(env, ws)?;
     let mut records = Vec::new();
     let mut unchanged = 0;
     let mut text = String::new();
@@ -386,13 +383,9 @@ pub(super) fn import(
     let input = crate::transfer::import::Input::open(file)?;
     let agent = |a: Option<&str>| env.agent(a);
     let root = env.workspace(cli.workspace.as_deref());
-    let count = crate::transfer::import::check(
-        &input,
-        &agent,
-        allow_secret,
-        store::Workspace::open(&root)?.config(),
-    )?;
-    let mut engine = open_engine(cli, env)?;
+    let ws = store::Workspace::open(&root)?;
+    let count = crate::transfer::import::check(&input, &agent, allow_secret, ws.config())?;
+    let mut engine = session::open_workspace(env, ws)?;
     let started = std::time::Instant::now();
     let outcome = engine.import_each(&mut input.records(&agent, allow_secret)?, now)?;
     print_set_aside(&engine);

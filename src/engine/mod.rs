@@ -188,8 +188,17 @@ impl Engine {
         Self::open_inner(root, key, Some(now))
     }
 
+    /// [`Engine::open_at`] for a workspace already open (a front end that read its
+    /// settings first, to check a request before anything is created).
+    pub fn open_workspace_at(ws: Workspace, key: ChainKey, now: TxTime) -> Result<Engine> {
+        Self::open_opened(ws, key, Some(now))
+    }
+
     fn open_inner(root: &Path, key: ChainKey, clock: Option<TxTime>) -> Result<Engine> {
-        let ws = Workspace::open(root)?;
+        Self::open_opened(Workspace::open(root)?, key, clock)
+    }
+
+    fn open_opened(ws: Workspace, key: ChainKey, clock: Option<TxTime>) -> Result<Engine> {
         let dir = ws.index_dir()?;
         let scan = ws.scan()?;
         if let Some(index) = Index::open(&dir)? {

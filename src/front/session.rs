@@ -65,8 +65,14 @@ pub fn open(env: &Env, flag: Option<&Path>) -> Result<Engine> {
 
 /// [`open`] for the workspace at `root` (one scope of the stack).
 pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
+    open_workspace(env, crate::store::Workspace::open(root)?)
+}
+
+/// [`open`] for a workspace the front end already opened (to read its settings before
+/// anything is created).
+pub fn open_workspace(env: &Env, ws: crate::store::Workspace) -> Result<Engine> {
     let now = env.now()?;
-    let mut engine = Engine::open_at(root, env.chain_key()?, now)?;
+    let mut engine = Engine::open_workspace_at(ws, env.chain_key()?, now)?;
     let voice = Voice::CLI;
     voice.ahead(&mut engine, &[], now);
     let report = engine.catch_up_report();
