@@ -83,6 +83,11 @@ pub struct SearchSettings {
     /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`,
     /// `word_floor`).
     pub fusion: FusionSettings,
+    /// The most sentences of a fact that get a vector of their own beside the whole
+    /// text's (meaning search scores a fact by the nearest of its vectors); 0 gives
+    /// each fact one vector. Default [`crate::embed::sentences::DEFAULT_SENTENCES`],
+    /// at most [`crate::embed::sentences::MAX_SENTENCES`].
+    pub sentences: Option<usize>,
 }
 
 /// `search.weights:` in `mem7.yaml`.
@@ -172,6 +177,14 @@ impl SearchSettings {
         self.min_similarity
             .filter(|s| s.is_finite())
             .unwrap_or(DEFAULT_MIN_SIMILARITY)
+    }
+
+    /// The effective number of sentence vectors per fact (`sentences`).
+    pub fn sentences(&self) -> usize {
+        use crate::embed::sentences::{DEFAULT_SENTENCES, MAX_SENTENCES};
+        self.sentences
+            .unwrap_or(DEFAULT_SENTENCES)
+            .min(MAX_SENTENCES)
     }
 
     /// The effective RRF constant.

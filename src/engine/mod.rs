@@ -8,6 +8,7 @@ mod import;
 mod names;
 mod reads;
 mod semantic;
+mod weights;
 mod write;
 
 pub use crate::index::fusion::reciprocal_rank as fuse;
