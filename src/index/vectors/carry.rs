@@ -94,12 +94,14 @@ pub fn settle(index: &Index) {
         let name = path.to_string_lossy();
         let target = PathBuf::from(&name[..name.len() - CARRIED.len()]);
         let old = Vectors::open_path(&path, index.generation());
-        let versions = old.as_ref().and_then(|old| {
-            if !texts.contains_key(&old.sentences) {
-                texts.insert(old.sentences, index.texts_after(0, old.sentences).ok()?);
-            }
-            texts.get(&old.sentences)
-        });
+        let versions = old
+            .as_ref()
+            .and_then(|old| match texts.entry(old.sentences) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(e.into_mut()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    Some(e.insert(index.texts_after(0, old.sentences).ok()?))
+                }
+            });
         if let (Some(old), Some(versions)) = (old, versions) {
             if fits(&old, versions) {
                 if std::fs::rename(&path, &target).is_ok() {
