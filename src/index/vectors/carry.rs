@@ -22,7 +22,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::super::{CURRENT, Index, fulltext_dir};
-use super::{Texts, Vectors, cached};
+use super::texts::cached;
+use super::{Texts, Vectors};
 use crate::index::embeddings::EmbeddingCache;
 
 /// The suffix of a vector file linked to a new generation and not yet checked.
