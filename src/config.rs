@@ -81,7 +81,7 @@ pub struct SearchSettings {
     pub weights: WeightSettings,
     /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
     /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`,
-    /// `word_floor`).
+    /// `meaning_pool`, `word_floor`).
     pub fusion: FusionSettings,
     /// The most sentences of a fact that get a vector of their own beside the whole
     /// text's (meaning search scores a fact by the nearest of its vectors); 0 gives
@@ -110,6 +110,7 @@ pub struct FusionSettings {
     pub same_time: Option<f32>,
     pub same_entity: Option<f32>,
     pub pool: Option<usize>,
+    pub meaning_pool: Option<usize>,
     pub beside: Option<f32>,
     pub lenders: Option<usize>,
     pub coverage: Option<f32>,

@@ -340,10 +340,14 @@ impl Engine {
                 return Ok(None);
             };
             let query = self.finish_query(&model, pending)?;
+            let meaning_pool = SearchRequest {
+                limit: fusion.meaning_pool.max(req.limit),
+                ..req.clone()
+            };
             let req = if mode == SearchMode::Semantic {
                 req
             } else {
-                &pool
+                &meaning_pool
             };
             self.index.nearest(req, vectors, query).map(Some)
         });

@@ -28,6 +28,11 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         same_time: weight(f.same_time, d.same_time),
         same_entity: weight(f.same_entity, d.same_entity),
         pool: f.pool.filter(|p| *p > 0).unwrap_or(d.pool).min(10_000),
+        meaning_pool: f
+            .meaning_pool
+            .filter(|p| *p > 0)
+            .unwrap_or(d.meaning_pool)
+            .min(10_000),
         beside: weight(f.beside, d.beside),
         lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
         coverage: weight(f.coverage, d.coverage),
