@@ -419,31 +419,38 @@ impl Vectors {
         let best = |out: &mut Vec<Option<f32>>, i: usize, s: f32| {
             out[i] = Some(out[i].map_or(s, |b| b.max(s)));
         };
-        let mut to_read: Vec<(usize, usize)> = Vec::new();
+        // A version's rows lie together, all in the file or all after it: one read each.
+        let mut to_read: Vec<(Range<usize>, usize)> = Vec::new();
         for (i, &id) in ids.iter().enumerate() {
             let Some(rows) = self.rows_of(id, query.exact.len()) else {
                 continue;
             };
-            for row in rows {
-                match &self.mapped {
-                    Some(m) if row < m.rows => to_read.push((row, i)),
-                    _ => best(&mut out, i, dot(self.exact(row), &query.exact)),
+            match &self.mapped {
+                Some(m) if rows.end <= m.rows => to_read.push((rows, i)),
+                _ => {
+                    for row in rows {
+                        best(&mut out, i, dot(self.exact(row), &query.exact));
+                    }
                 }
             }
         }
         let Some(m) = &self.mapped else {
             return out;
         };
-        to_read.sort_unstable();
-        let mut buf = vec![0f32; self.dim];
-        for (row, i) in to_read {
-            let at = (m.data.start + row * self.dim * 4) as u64;
-            let exact = match m.file.read_exact_at(bytemuck::cast_slice_mut(&mut buf), at) {
-                Ok(()) => &buf[..],
-                // The mapping reads the same bytes.
-                Err(_) => self.exact(row),
-            };
-            best(&mut out, i, dot(exact, &query.exact));
+        to_read.sort_unstable_by_key(|(rows, _)| rows.start);
+        let mut buf = Vec::new();
+        for (rows, i) in to_read {
+            buf.resize(rows.len() * self.dim, 0f32);
+            let at = (m.data.start + rows.start * self.dim * 4) as u64;
+            let read = m.file.read_exact_at(bytemuck::cast_slice_mut(&mut buf), at);
+            for (k, row) in rows.enumerate() {
+                let exact = match read {
+                    Ok(()) => &buf[k * self.dim..(k + 1) * self.dim],
+                    // The mapping reads the same bytes.
+                    Err(_) => self.exact(row),
+                };
+                best(&mut out, i, dot(exact, &query.exact));
+            }
         }
         out
     }
