@@ -531,7 +531,9 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
     engine
         .index()
         .for_each_text(&mut |k, v| {
-            hashes.insert(mem7::index::vectors::text_hash(k, v));
+            // The whole text's and its sentences' (`search.sentences`, by default).
+            let sentences = mem7::config::SearchSettings::default().sentences();
+            hashes.extend(mem7::index::vectors::Texts::of(0, k, v, sentences).hashes());
         })
         .expect("texts");
     let items: Vec<([u8; 32], Vec<f32>)> = hashes

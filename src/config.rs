@@ -81,8 +81,13 @@ pub struct SearchSettings {
     pub weights: WeightSettings,
     /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
     /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`,
-    /// `word_floor`).
+    /// `meaning_pool`, `word_floor`).
     pub fusion: FusionSettings,
+    /// The most sentences of a fact that get a vector of their own beside the whole
+    /// text's (meaning search scores a fact by the nearest of its vectors); 0 gives
+    /// each fact one vector. Default [`crate::embed::sentences::DEFAULT_SENTENCES`],
+    /// at most [`crate::embed::sentences::MAX_SENTENCES`].
+    pub sentences: Option<usize>,
 }
 
 /// `search.weights:` in `mem7.yaml`.
@@ -105,6 +110,7 @@ pub struct FusionSettings {
     pub same_time: Option<f32>,
     pub same_entity: Option<f32>,
     pub pool: Option<usize>,
+    pub meaning_pool: Option<usize>,
     pub beside: Option<f32>,
     pub lenders: Option<usize>,
     pub coverage: Option<f32>,
@@ -172,6 +178,14 @@ impl SearchSettings {
         self.min_similarity
             .filter(|s| s.is_finite())
             .unwrap_or(DEFAULT_MIN_SIMILARITY)
+    }
+
+    /// The effective number of sentence vectors per fact (`sentences`).
+    pub fn sentences(&self) -> usize {
+        use crate::embed::sentences::{DEFAULT_SENTENCES, MAX_SENTENCES};
+        self.sentences
+            .unwrap_or(DEFAULT_SENTENCES)
+            .min(MAX_SENTENCES)
     }
 
     /// The effective RRF constant.

@@ -13,6 +13,7 @@ mod encoder;
 pub mod http;
 pub mod install;
 pub mod local;
+pub mod sentences;
 pub mod wordpiece;
 
 use std::path::{Path, PathBuf};
@@ -268,6 +269,8 @@ pub fn version_text(key: &str, value: &str) -> String {
         .collect();
     format!("{}: {value}", key.trim())
 }
+
+pub use sentences::sentence_texts;
 
 /// A provider failure, with the provider named and what to check.
 pub(crate) fn provider_error(id: &str, problem: impl std::fmt::Display) -> Error {

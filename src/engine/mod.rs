@@ -9,6 +9,7 @@ mod names;
 mod note;
 mod reads;
 mod semantic;
+mod weights;
 mod write;
 
 pub use crate::index::fusion::reciprocal_rank as fuse;

@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::weights::{fusion_of, word_weights};
 use super::{Engine, Note};
-use crate::config::SearchSettings;
 use crate::core::time::TxTime;
 use crate::embed::{Embedder, Resolved};
 use crate::error::{Error, Result};
 use crate::index::embeddings::EmbeddingCache;
-use crate::index::fulltext::{SearchMode, SearchRequest, WordWeights};
+use crate::index::fulltext::{SearchMode, SearchRequest};
 use crate::index::vectors::{self, Vectors};
 use crate::index::{SearchHit, fusion};
 
@@ -161,7 +161,9 @@ impl Engine {
         let keys = self.local_model_on();
         self.cache()?;
         let cache = self.embed.cache.as_ref().expect("opened above");
-        let (waiting, missing) = vectors::missing_texts(&self.index, cache, &model, max, keys)?;
+        let sentences = self.ws.config().search.sentences();
+        let (waiting, missing) =
+            vectors::missing_texts(&self.index, cache, &model, max, keys, sentences)?;
         let mut stats = FillStats {
             missing: waiting,
             computed: 0,
@@ -185,7 +187,7 @@ impl Engine {
         let Some(model) = self.embedding_model() else {
             return Err(off_error(&self.embed.resolved));
         };
-        let keep = vectors::workspace_hashes(&self.index)?;
+        let keep = vectors::workspace_hashes(&self.index, self.ws.config().search.sentences())?;
         let pruned = self.cache()?.prune(&model, &keep)?;
         vectors::remove_other_files(self.index.generation(), &model);
         Ok(pruned)
@@ -198,6 +200,7 @@ impl Engine {
 
     /// The vectors of the configured model for the current index, topped up.
     fn vectors(&mut self, model: &str) -> Result<Arc<Vectors>> {
+        let sentences = self.ws.config().search.sentences();
         if let Some(current) = self.embed.vectors.as_mut() {
             let fresh = {
                 let cache = self
@@ -206,7 +209,7 @@ impl Engine {
                     .as_ref()
                     .expect("vectors come from the cache");
                 match Arc::get_mut(current) {
-                    Some(v) => v.refresh(&self.index, cache, model)?,
+                    Some(v) => v.refresh(&self.index, cache, model, sentences)?,
                     None => false,
                 }
             };
@@ -216,7 +219,7 @@ impl Engine {
         }
         self.cache()?;
         let cache = self.embed.cache.as_ref().expect("opened above");
-        let loaded = Arc::new(Vectors::load(&self.index, cache, model)?);
+        let loaded = Arc::new(Vectors::load(&self.index, cache, model, sentences)?);
         self.embed.vectors = Some(loaded.clone());
         Ok(loaded)
     }
@@ -333,10 +336,14 @@ impl Engine {
                 return Ok(None);
             };
             let query = self.finish_query(&model, pending)?;
+            let meaning_pool = SearchRequest {
+                limit: fusion.meaning_pool.max(req.limit),
+                ..req.clone()
+            };
             let req = if mode == SearchMode::Semantic {
                 req
             } else {
-                &pool
+                &meaning_pool
             };
             self.index.nearest(req, vectors, query).map(Some)
         });
@@ -543,43 +550,6 @@ enum PendingQuery {
 /// What the query's thread hands back: the embedder (none when it could not be
 /// opened), and the query's vector.
 type Embedded = (Option<Box<dyn Embedder>>, Result<Vec<Vec<f32>>>);
-
-/// The word weights `search.weights` in `mem7.yaml` sets (unset ones: the defaults).
-pub fn word_weights(settings: &SearchSettings) -> WordWeights {
-    let d = WordWeights::default();
-    let w = &settings.weights;
-    WordWeights {
-        value: weight(w.value, d.value),
-        key: weight(w.key, d.key),
-        tags: weight(w.tags, d.tags),
-        exact_key: weight(w.exact_key, d.exact_key),
-        name: weight(w.name, d.name),
-    }
-}
-
-/// The fusion `search.fusion` in `mem7.yaml` sets (unset ones: the defaults).
-pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
-    let d = fusion::Fusion::default();
-    let f = &settings.fusion;
-    fusion::Fusion {
-        lexical: weight(f.lexical, d.lexical),
-        semantic: weight(f.semantic, d.semantic),
-        same_time: weight(f.same_time, d.same_time),
-        same_entity: weight(f.same_entity, d.same_entity),
-        pool: f.pool.filter(|p| *p > 0).unwrap_or(d.pool).min(10_000),
-        beside: weight(f.beside, d.beside),
-        lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
-        coverage: weight(f.coverage, d.coverage),
-        date: weight(f.date, d.date),
-        word_floor: weight(f.word_floor, d.word_floor),
-    }
-}
-
-/// A weight from the settings: finite and not negative, else the default.
-fn weight(set: Option<f32>, default: f32) -> f32 {
-    set.filter(|v| v.is_finite() && *v >= 0.0)
-        .unwrap_or(default)
-}
 
 fn off_error(resolved: &Resolved) -> Error {
     let why = match resolved {

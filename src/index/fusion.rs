@@ -34,8 +34,13 @@ pub struct Fusion {
     pub same_time: f32,
     /// The same, among the other candidates of the same entity.
     pub same_entity: f32,
-    /// Candidates taken from each side before fusing.
+    /// Candidates taken from the word side before fusing.
     pub pool: usize,
+    /// Candidates taken from the meaning side before fusing. With a vector per
+    /// sentence, a deeper meaning pool brings facts that only one passing sentence
+    /// relates to the question (a greeting, a thank-you), and its scale over them
+    /// flattens the answer's lead (measured in docs/search.md).
+    pub meaning_pool: usize,
     /// The share of a top candidate's score lent to the facts recorded just before and
     /// after it (see [`lend_beside`]).
     pub beside: f32,
@@ -64,6 +69,7 @@ impl Default for Fusion {
             same_time: 0.3,
             same_entity: 0.0,
             pool: 150,
+            meaning_pool: 50,
             beside: 0.5,
             lenders: 40,
             coverage: 1.0,

@@ -141,18 +141,28 @@ impl Index {
         &self.fulltext_dir
     }
 
-    /// The id and embedded-text hash of every version with an id above `after`.
-    pub fn texts_after(&self, after: u64) -> Result<Vec<(u64, [u8; 32])>> {
+    /// The id and embedded-text hashes (the whole text's, then at most `sentences` of
+    /// its sentences') of every version with an id above `after`.
+    pub fn texts_after(&self, after: u64, sentences: usize) -> Result<Vec<vectors::Texts>> {
+        self.texts_where("id > ?1 ORDER BY id", after, sentences)
+    }
+
+    /// [`Index::texts_after`] for the one version `id`, if there is one.
+    pub fn texts_of(&self, id: u64, sentences: usize) -> Result<Option<vectors::Texts>> {
+        Ok(self.texts_where("id = ?1", id, sentences)?.pop())
+    }
+
+    fn texts_where(&self, cond: &str, id: u64, sentences: usize) -> Result<Vec<vectors::Texts>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id, key, value FROM versions WHERE id > ?1 ORDER BY id")?;
-        let mut rows = stmt.query([after as i64])?;
+            .prepare_cached(&format!("SELECT id, key, value FROM versions WHERE {cond}"))?;
+        let mut rows = stmt.query([id as i64])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
             let key = row.get_ref(1)?.as_str()?;
             let value = row.get_ref(2)?.as_str()?;
-            out.push((id as u64, vectors::text_hash(key, value)));
+            out.push(vectors::Texts::of(id as u64, key, value, sentences));
         }
         Ok(out)
     }

@@ -14,7 +14,12 @@
 //! file is a cache of a cache: it is replaced whole (written aside, then renamed), removed
 //! with its generation, and ignored when it does not hold together.
 //!
-//! The file's layout and its tail are in `vectors/file.rs`, carrying it to a new
+//! A version has a row for its whole text and, when its value has several sentences, a
+//! row for each of them (at most `search.sentences`), next to one another; its
+//! similarity to a query is that of its nearest row (`embed/sentences.rs`).
+//!
+//! The file's layout and its tail are in `vectors/file.rs`, the texts a version embeds
+//! and those waiting for a vector in `vectors/texts.rs`, carrying it to a new
 //! generation in `vectors/carry.rs`. (This file passes 600 lines by its tests, which
 //! check the search rows, the file and the tail together.)
 
@@ -27,13 +32,16 @@ use super::embeddings::{EmbeddingCache, Stamp};
 
 pub mod carry;
 mod file;
+mod texts;
 
-use crate::embed::{dot, version_text};
+use crate::embed::dot;
 use crate::error::Result;
 use file::file_path;
 pub use file::remove_other_files;
+use texts::cached;
+pub use texts::{Texts, Waiting, key_text, missing_texts, text_hash, workspace_hashes};
 
-/// A version's id and the hash of its embedded text.
+/// A version's id and the hash of its whole embedded text.
 type Pending = (u64, [u8; 32]);
 
 /// The vectors of one model for one index generation.
@@ -46,8 +54,12 @@ pub struct Vectors {
     model: String,
     generation: PathBuf,
     dim: usize,
-    /// Row of each version id, `u32::MAX` for none.
+    /// The most sentence rows a version has (`search.sentences`).
+    sentences: usize,
+    /// First row of each version id, `u32::MAX` for none.
     row_of: Vec<u32>,
+    /// Rows after the first of each version id (its sentences'), as long as `row_of`.
+    extra: Vec<u8>,
     /// The first rows, from a vector file.
     mapped: Option<Mapped>,
     /// The rows after the mapped ones, exact.
@@ -105,11 +117,6 @@ impl Mapped {
     }
 }
 
-/// The blake3 of the text embedded for a version.
-pub fn text_hash(key: &str, value: &str) -> [u8; 32] {
-    *blake3::hash(version_text(key, value).as_bytes()).as_bytes()
-}
-
 impl Vectors {
     /// A set with no rows yet.
     fn empty(model: &str, generation: &Path, cache_stamp: Stamp) -> Vectors {
@@ -117,7 +124,9 @@ impl Vectors {
             model: model.to_string(),
             generation: generation.to_path_buf(),
             dim: 0,
+            sentences: 0,
             row_of: Vec::new(),
+            extra: Vec::new(),
             mapped: None,
             data: Vec::new(),
             bits: Vec::new(),
@@ -131,38 +140,58 @@ impl Vectors {
         }
     }
 
-    /// Every vector of `model` for the versions of `index`: from the generation's vector
-    /// file, topped up, when there is a sound one; else from the cache, and then written
-    /// to the file (best effort: a search never fails for want of it).
-    pub fn load(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
+    /// Every vector of `model` for the versions of `index`, with at most `sentences`
+    /// sentence rows per version: from the generation's vector file, topped up, when
+    /// there is a sound one; else from the cache, and then written to the file (best
+    /// effort: a search never fails for want of it).
+    pub fn load(
+        index: &Index,
+        cache: &EmbeddingCache,
+        model: &str,
+        sentences: usize,
+    ) -> Result<Vectors> {
         let origin = cache.stamp()?.origin;
-        if let Some(mut v) = Vectors::open(index.generation(), model, origin) {
-            v.refresh(index, cache, model)?;
+        if let Some(mut v) = Vectors::open(index.generation(), model, origin, sentences) {
+            v.refresh(index, cache, model, sentences)?;
             return Ok(v);
         }
-        let mut v = Vectors::assemble(index, cache, model)?;
+        let mut v = Vectors::assemble(index, cache, model, sentences)?;
         v.unsaved = usize::MAX;
         v.save_if_due();
         Ok(v)
     }
 
     /// Reads every vector of `model` for the versions of `index` out of the cache.
-    fn assemble(index: &Index, cache: &EmbeddingCache, model: &str) -> Result<Vectors> {
+    fn assemble(
+        index: &Index,
+        cache: &EmbeddingCache,
+        model: &str,
+        sentences: usize,
+    ) -> Result<Vectors> {
         let mut v = Vectors::empty(model, index.generation(), cache.stamp()?);
+        v.sentences = sentences;
         // Rows are laid out in version-id order, the order a search visits them in, so
-        // the scan reads the matrix front to back. The cache is streamed once, each
-        // vector decoded straight into the rows of the versions holding its text.
-        let versions = index.texts_after(0)?;
+        // the scan reads the matrix front to back; a version's rows (its whole text's,
+        // then its sentences') lie together. The cache is streamed once, each vector
+        // decoded straight into the rows holding its text.
+        let versions = index.texts_after(0, sentences)?;
+        let mut owner: Vec<u32> = Vec::with_capacity(versions.len());
         let mut slots: HashMap<[u8; 32], Vec<u32>> = HashMap::new();
-        for (k, (id, hash)) in versions.iter().enumerate() {
-            v.max_id = v.max_id.max(*id);
-            slots.entry(*hash).or_default().push(k as u32);
+        for (k, t) in versions.iter().enumerate() {
+            v.max_id = v.max_id.max(t.id);
+            for hash in t.hashes() {
+                slots.entry(*hash).or_default().push(owner.len() as u32);
+                owner.push(k as u32);
+            }
         }
         v.row_of = vec![u32::MAX; v.max_id as usize + 1];
-        let n = versions.len();
+        v.extra = vec![0; v.row_of.len()];
+        let rows = owner.len();
+        // Rows filled of each version: it has a vector once all of them are.
+        let mut done = vec![0usize; versions.len()];
         let (mut row, mut bits) = (Vec::new(), Vec::new());
         cache.for_each_of(model, &mut |hash, bytes| {
-            let Some(ks) = slots.remove(hash) else {
+            let Some(rs) = slots.remove(hash) else {
                 return;
             };
             row.clear();
@@ -173,37 +202,51 @@ impl Vectors {
             );
             if v.dim == 0 && !row.is_empty() {
                 v.dim = row.len();
-                v.data = vec![0.0; n * v.dim];
-                v.bits = vec![0; n * v.words()];
-                v.hashes = versions.iter().map(|(_, h)| *h).collect();
+                v.data = vec![0.0; rows * v.dim];
+                v.bits = vec![0; rows * v.words()];
+                v.hashes = versions.iter().flat_map(|t| t.hashes().copied()).collect();
             }
             if row.len() != v.dim {
                 return;
             }
             bits.clear();
             sign_bits(&row, &mut bits);
-            for k in ks {
-                let k = k as usize;
-                v.data[k * v.dim..(k + 1) * v.dim].copy_from_slice(&row);
-                let words = v.words();
-                v.bits[k * words..(k + 1) * words].copy_from_slice(&bits);
-                v.row_of[versions[k].0 as usize] = k as u32;
-                v.filled += 1;
+            let words = v.words();
+            for r in rs {
+                let r = r as usize;
+                v.data[r * v.dim..(r + 1) * v.dim].copy_from_slice(&row);
+                v.bits[r * words..(r + 1) * words].copy_from_slice(&bits);
+                done[owner[r] as usize] += 1;
             }
         })?;
-        v.missing = slots
-            .into_iter()
-            .flat_map(|(hash, ks)| ks.into_iter().map(move |k| (k, hash)))
-            .map(|(k, hash)| (versions[k as usize].0, hash))
-            .collect();
+        let mut first = 0;
+        for (t, done) in versions.iter().zip(done) {
+            if done == t.rows() {
+                v.row_of[t.id as usize] = first as u32;
+                v.extra[t.id as usize] = t.sentences.len() as u8;
+                v.filled += 1;
+            } else {
+                v.missing.push((t.id, t.whole));
+            }
+            first += t.rows();
+        }
         Ok(v)
     }
 
     /// Brings the set up to date with the index and the cache, and writes it to its
     /// vector file when enough has changed. Returns false when the index is another
-    /// generation or the model changed: load afresh.
-    pub fn refresh(&mut self, index: &Index, cache: &EmbeddingCache, model: &str) -> Result<bool> {
-        if self.model != model || self.generation != index.generation() {
+    /// generation, or the model or the sentence rows changed: load afresh.
+    pub fn refresh(
+        &mut self,
+        index: &Index,
+        cache: &EmbeddingCache,
+        model: &str,
+        sentences: usize,
+    ) -> Result<bool> {
+        if self.model != model
+            || self.generation != index.generation()
+            || self.sentences != sentences
+        {
             return Ok(false);
         }
         // The stamp is read before anything is looked up: a vector cached meanwhile moves
@@ -212,18 +255,26 @@ impl Vectors {
         if stamp != self.cache_stamp && !self.missing.is_empty() {
             let mut still = Vec::new();
             for (id, hash) in std::mem::take(&mut self.missing) {
-                match cache.get_hash(&hash, model)? {
-                    Some(vector) => self.push(id, hash, &vector),
+                // The whole text's first: a version still missing mostly lacks it too.
+                let found = match cache.get_hash(&hash, model)? {
+                    Some(_) => match index.texts_of(id, sentences)? {
+                        Some(t) => cached(cache, model, &t)?.map(|vs| (t, vs)),
+                        None => None,
+                    },
+                    None => None,
+                };
+                match found {
+                    Some((t, vs)) => self.push_rows(&t, &vs),
                     None => still.push((id, hash)),
                 }
             }
             self.missing = still;
         }
-        for (id, hash) in index.texts_after(self.max_id)? {
-            self.max_id = self.max_id.max(id);
-            match cache.get_hash(&hash, model)? {
-                Some(vector) => self.push(id, hash, &vector),
-                None => self.missing.push((id, hash)),
+        for t in index.texts_after(self.max_id, sentences)? {
+            self.max_id = self.max_id.max(t.id);
+            match cached(cache, model, &t)? {
+                Some(vs) => self.push_rows(&t, &vs),
+                None => self.missing.push((t.id, t.whole)),
             }
         }
         self.cache_stamp = stamp;
@@ -231,23 +282,42 @@ impl Vectors {
         Ok(true)
     }
 
+    /// Adds a version of one row (its whole text's).
+    #[cfg(test)]
     fn push(&mut self, id: u64, hash: [u8; 32], vector: &[f32]) {
-        if self.dim == 0 {
-            self.dim = vector.len();
+        let t = Texts {
+            id,
+            whole: hash,
+            sentences: Vec::new(),
+        };
+        self.push_rows(&t, &[vector.to_vec()]);
+    }
+
+    /// Adds version `t.id`'s rows, one vector per text of `t` in order (a version with a
+    /// vector of another dimension is left out, as one that has none).
+    fn push_rows(&mut self, t: &Texts, vectors: &[Vec<f32>]) {
+        if self.dim == 0
+            && let Some(v) = vectors.first()
+        {
+            self.dim = v.len();
         }
-        if vector.len() != self.dim {
+        if vectors.len() != t.rows() || vectors.iter().any(|v| v.len() != self.dim) {
             return;
         }
-        let slot = id as usize;
+        let slot = t.id as usize;
         if self.row_of.len() <= slot {
             self.row_of.resize(slot + 1, u32::MAX);
+            self.extra.resize(slot + 1, 0);
         }
         self.row_of[slot] = self.rows() as u32;
-        self.data.extend_from_slice(vector);
-        sign_bits(vector, &mut self.bits);
-        self.hashes.push(hash);
+        self.extra[slot] = t.sentences.len() as u8;
+        for (hash, vector) in t.hashes().zip(vectors) {
+            self.data.extend_from_slice(vector);
+            sign_bits(vector, &mut self.bits);
+            self.hashes.push(*hash);
+        }
         self.filled += 1;
-        self.unsaved += 1;
+        self.unsaved += vectors.len();
     }
 
     /// Rows in the mapped file.
@@ -315,17 +385,25 @@ impl Vectors {
         self.missing.len()
     }
 
-    fn row(&self, id: u64, query_len: usize) -> Option<usize> {
+    /// The rows of version `id` (its whole text's, then its sentences'), if it has a
+    /// vector of the query's dimension.
+    #[inline]
+    fn rows_of(&self, id: u64, query_len: usize) -> Option<Range<usize>> {
         let row = *self.row_of.get(id as usize)?;
-        (row != u32::MAX && query_len == self.dim).then_some(row as usize)
+        if row == u32::MAX || query_len != self.dim {
+            return None;
+        }
+        let extra = self.extra.get(id as usize).copied().unwrap_or(0) as usize;
+        Some(row as usize..row as usize + 1 + extra)
     }
 
-    /// The cosine similarity of version `id` to `query` (both unit length), if it has a
-    /// vector.
+    /// The cosine similarity of version `id` to `query` (both unit length): that of its
+    /// nearest row, if it has a vector.
     #[inline]
     pub fn similarity(&self, id: u64, query: &Query) -> Option<f32> {
-        let row = self.row(id, query.exact.len())?;
-        Some(dot(self.exact(row), &query.exact))
+        let rows = self.rows_of(id, query.exact.len())?;
+        rows.map(|row| dot(self.exact(row), &query.exact))
+            .reduce(f32::max)
     }
 
     /// The cosine similarities of versions `ids` to `query`, in their order (`None` for
@@ -337,43 +415,59 @@ impl Vectors {
     /// nothing.
     pub fn similarities(&self, ids: &[u64], query: &Query) -> Vec<Option<f32>> {
         use std::os::unix::fs::FileExt;
-        let mut out = vec![None; ids.len()];
-        let mut to_read: Vec<(usize, usize)> = Vec::new();
+        let mut out: Vec<Option<f32>> = vec![None; ids.len()];
+        let best = |out: &mut Vec<Option<f32>>, i: usize, s: f32| {
+            out[i] = Some(out[i].map_or(s, |b| b.max(s)));
+        };
+        // A version's rows lie together, all in the file or all after it: one read each.
+        let mut to_read: Vec<(Range<usize>, usize)> = Vec::new();
         for (i, &id) in ids.iter().enumerate() {
-            let Some(row) = self.row(id, query.exact.len()) else {
+            let Some(rows) = self.rows_of(id, query.exact.len()) else {
                 continue;
             };
             match &self.mapped {
-                Some(m) if row < m.rows => to_read.push((row, i)),
-                _ => out[i] = Some(dot(self.exact(row), &query.exact)),
+                Some(m) if rows.end <= m.rows => to_read.push((rows, i)),
+                _ => {
+                    for row in rows {
+                        best(&mut out, i, dot(self.exact(row), &query.exact));
+                    }
+                }
             }
         }
         let Some(m) = &self.mapped else {
             return out;
         };
-        to_read.sort_unstable();
-        let mut buf = vec![0f32; self.dim];
-        for (row, i) in to_read {
-            let at = (m.data.start + row * self.dim * 4) as u64;
-            let exact = match m.file.read_exact_at(bytemuck::cast_slice_mut(&mut buf), at) {
-                Ok(()) => &buf[..],
-                // The mapping reads the same bytes.
-                Err(_) => self.exact(row),
-            };
-            out[i] = Some(dot(exact, &query.exact));
+        to_read.sort_unstable_by_key(|(rows, _)| rows.start);
+        let mut buf = Vec::new();
+        for (rows, i) in to_read {
+            buf.resize(rows.len() * self.dim, 0f32);
+            let at = (m.data.start + rows.start * self.dim * 4) as u64;
+            let read = m.file.read_exact_at(bytemuck::cast_slice_mut(&mut buf), at);
+            for (k, row) in rows.enumerate() {
+                let exact = match read {
+                    Ok(()) => &buf[k * self.dim..(k + 1) * self.dim],
+                    // The mapping reads the same bytes.
+                    Err(_) => self.exact(row),
+                };
+                best(&mut out, i, dot(exact, &query.exact));
+            }
         }
         out
     }
 
-    /// How many dimensions have the same sign in version `id`'s vector as in `query`:
-    /// a coarse nearness (the more agree, the smaller the angle, on average) read from
-    /// a thirty-second of the bytes of [`Vectors::similarity`].
+    /// How many dimensions have the same sign in version `id`'s vector as in `query`
+    /// (the most over its rows): a coarse nearness (the more agree, the smaller the
+    /// angle, on average) read from a thirty-second of the bytes of
+    /// [`Vectors::similarity`].
     #[inline]
     pub fn agreeing_signs(&self, id: u64, query: &Query) -> Option<u32> {
-        let row = self.row(id, query.exact.len())?;
+        let rows = self.rows_of(id, query.exact.len())?;
         // Saturating: a vector file's padding bits are not checked.
-        let differing = (self.differing)(self.signs(row), &query.bits);
-        Some((self.dim as u32).saturating_sub(differing))
+        rows.map(|row| {
+            let differing = (self.differing)(self.signs(row), &query.bits);
+            (self.dim as u32).saturating_sub(differing)
+        })
+        .max()
     }
 }
 
@@ -430,57 +524,6 @@ fn pick_differing() -> fn(&[u64], &[u64]) -> u32 {
         return |a, b| unsafe { differing_popcnt(a, b) };
     }
     differing_portable
-}
-
-/// Every distinct text hash of the versions of `index` (what `embed --prune` keeps).
-pub fn workspace_hashes(index: &Index) -> Result<std::collections::HashSet<[u8; 32]>> {
-    let mut keep: std::collections::HashSet<[u8; 32]> =
-        index.texts_after(0)?.into_iter().map(|(_, h)| h).collect();
-    for key in index.all_keys()? {
-        keep.insert(*blake3::hash(key_text(&key).as_bytes()).as_bytes());
-    }
-    Ok(keep)
-}
-
-/// The text of a key's own vector (one per key): its words, spaced
-/// ([`crate::core::drift::KeyWords::phrase`]), what a new key is compared with.
-pub fn key_text(key: &str) -> String {
-    crate::core::drift::KeyWords::of(key).phrase()
-}
-
-/// How many texts wait for a vector, and the ones kept to embed (hash, text).
-pub type Waiting = (usize, Vec<([u8; 32], String)>);
-
-/// The workspace's texts without a vector of `model` (one per distinct text), and with
-/// `keys` the keys' own texts ([`key_text`]): how many
-/// there are, and at most `keep` of them (all without a bound), shortest first so that a
-/// batch pads little. Only the texts kept are held: counting what waits (`reindex`, a
-/// server's step of 32) holds one hash per waiting text, not the texts.
-pub fn missing_texts(
-    index: &Index,
-    cache: &EmbeddingCache,
-    model: &str,
-    keep: Option<usize>,
-    keys: bool,
-) -> Result<Waiting> {
-    let have = cache.hashes_for(model)?;
-    let mut waiting: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
-    let mut kept = Vec::new();
-    let mut wait = |text: String| {
-        let hash = *blake3::hash(text.as_bytes()).as_bytes();
-        if !have.contains(&hash) && waiting.insert(hash) && keep.is_none_or(|k| kept.len() < k) {
-            kept.push((hash, text));
-        }
-    };
-    index.for_each_text(&mut |key, value| wait(version_text(key, value)))?;
-    // One vector per key, for the look-alike slots of a new key.
-    if keys {
-        for key in index.all_keys()? {
-            wait(key_text(&key));
-        }
-    }
-    kept.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
-    Ok((waiting.len(), kept))
 }
 
 #[cfg(test)]

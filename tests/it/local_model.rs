@@ -792,3 +792,99 @@ fn fusion_beats_either_list_alone_on_the_labelled_set() {
     );
     assert!(hybrid.0 > lexical.0 && hybrid.1 > lexical.1, "{tally:?}");
 }
+
+/// A conversational turn that greets, tells and asks: the sentence that answers is its
+/// second. Beside it, facts about other things, one of them a pet.
+fn turns(s: &Sandbox) {
+    let run = |args: &[&str]| with_model(s, args);
+    run(&[
+        "store",
+        "chat:d1_1",
+        "Hey, good to see you again, it has been ages! I finally adopted a puppy from the \
+         shelter. Anyway, how was your weekend, and did the kids enjoy the trip to the lake?",
+    ]);
+    run(&[
+        "store",
+        "chat:d1_2",
+        "We should grab coffee sometime next week.",
+    ]);
+    run(&[
+        "store",
+        "chat:d1_3",
+        "My cat loves sleeping near the window.",
+    ]);
+    run(&[
+        "store",
+        "chat:d1_4",
+        "I am thinking about buying a new car this spring.",
+    ]);
+}
+
+/// The similarity of `key` in a semantic search for `query`, and whether it came first.
+fn meaning_of(s: &Sandbox, query: &str, key: &str) -> Option<(f64, bool)> {
+    let r = with_model(s, &["search", query, "--mode", "semantic", "--json"]);
+    let hits = r.json();
+    let hits = hits.as_array().unwrap();
+    let place = hits.iter().position(|h| h["key"] == key)?;
+    Some((hits[place]["similarity"].as_f64().unwrap(), place == 0))
+}
+
+/// Meaning search scores a fact by its nearest sentence: a question in other words
+/// about the second sentence of a turn finds the turn first, which its whole text's
+/// vector (about the greeting and the weekend too) does not.
+#[test]
+fn a_question_about_one_sentence_finds_its_fact_by_meaning() {
+    needs_model!();
+    let s = Sandbox::new();
+    turns(&s);
+    let question = "Did Mel adopt a pet?";
+    let (by_sentence, first) = meaning_of(&s, question, "chat:d1_1").expect("found");
+    assert!(first, "the turn comes first by its sentence");
+    let r = with_model(&s, &["search", question, "--json"]);
+    assert_eq!(r.strings("key")[0], "chat:d1_1", "hybrid too: {}", r.stdout);
+
+    // One vector per fact, as before: the whole turn is further from the question, and
+    // the fact about a cat comes first (or the turn falls under the floor).
+    std::fs::write(s.ws.join("mem7.yaml"), "search:\n  sentences: 0\n").unwrap();
+    if let Some((whole, first)) = meaning_of(&s, question, "chat:d1_1") {
+        assert!(
+            !first && whole < by_sentence,
+            "{whole} against {by_sentence}"
+        );
+    }
+}
+
+/// Sentence vectors live in the cache like any text's: a rebuild, a vector file
+/// assembled again, `embed` and `embed --prune` keep them, and nothing is embedded again.
+#[test]
+fn a_reindex_or_a_re_embed_keeps_the_sentence_vectors() {
+    needs_model!();
+    let s = Sandbox::new();
+    turns(&s);
+    let question = "Did Mel adopt a pet?";
+    let before = meaning_of(&s, question, "chat:d1_1").expect("found");
+    let embed = |s: &Sandbox| with_model(s, &["embed", "--json"]).json()["computed"].clone();
+    assert_eq!(embed(&s), 0, "the search embedded every sentence");
+    with_model(&s, &["reindex"]);
+    assert_eq!(
+        meaning_of(&s, question, "chat:d1_1"),
+        Some(before),
+        "after a reindex"
+    );
+    assert_eq!(embed(&s), 0, "a reindex keeps the vectors");
+    for file in std::fs::read_dir(s.ws.join(".mem7")).unwrap() {
+        let path = file.unwrap().path();
+        if path.to_string_lossy().contains(".vectors-") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    assert_eq!(
+        meaning_of(&s, question, "chat:d1_1"),
+        Some(before),
+        "the set assembled again from the cache"
+    );
+    let pruned = with_model(&s, &["embed", "--prune", "--json"]);
+    assert_eq!(pruned.json()["computed"], 0, "{}", pruned.stdout);
+    assert_eq!(embed(&s), 0, "pruning kept the sentences' vectors");
+    assert_eq!(meaning_of(&s, question, "chat:d1_1"), Some(before));
+}

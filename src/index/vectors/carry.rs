@@ -22,7 +22,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::super::{CURRENT, Index, fulltext_dir};
-use super::Vectors;
+use super::texts::cached;
+use super::{Texts, Vectors};
 use crate::index::embeddings::EmbeddingCache;
 
 /// The suffix of a vector file linked to a new generation and not yet checked.
@@ -88,20 +89,27 @@ pub fn settle(index: &Index) {
     if carried.is_empty() {
         return;
     }
-    let Ok(versions) = index.texts_after(0) else {
-        carried.iter().for_each(|p| drop(std::fs::remove_file(p)));
-        return;
-    };
+    // The versions' texts, read once for each count of sentence rows a file was made with.
+    let mut texts: HashMap<usize, Vec<Texts>> = HashMap::new();
     for path in carried {
         let name = path.to_string_lossy();
         let target = PathBuf::from(&name[..name.len() - CARRIED.len()]);
-        if let Some(old) = Vectors::open_path(&path, index.generation()) {
-            if fits(&old, &versions) {
+        let old = Vectors::open_path(&path, index.generation());
+        let versions = old
+            .as_ref()
+            .and_then(|old| match texts.entry(old.sentences) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(e.into_mut()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    Some(e.insert(index.texts_after(0, old.sentences).ok()?))
+                }
+            });
+        if let (Some(old), Some(versions)) = (old, versions) {
+            if fits(&old, versions) {
                 if std::fs::rename(&path, &target).is_ok() {
                     continue;
                 }
             } else if super::file_path(index.generation(), &old.model) == target {
-                let _ = remap(&old, index, &versions)
+                let _ = remap(&old, index, versions)
                     .and_then(|v| v.save().map_err(|e| crate::error::Error::io(&target, e)));
             }
         }
@@ -110,14 +118,20 @@ pub fn settle(index: &Index) {
 }
 
 /// Whether `old` holds exactly the versions up to its largest id of `versions` (id and
-/// text hash, in id order), each with a row or listed as missing.
-fn fits(old: &Vectors, versions: &[(u64, [u8; 32])]) -> bool {
+/// text hashes, in id order), each with its rows or listed as missing.
+fn fits(old: &Vectors, versions: &[Texts]) -> bool {
     let missing: HashMap<u64, [u8; 32]> = old.missing.iter().copied().collect();
     let mut seen = 0;
-    for (id, hash) in versions.iter().take_while(|(id, _)| *id <= old.max_id) {
-        let same = match old.row_of.get(*id as usize) {
-            Some(&row) if row != u32::MAX => old.row_hash(row as usize) == *hash,
-            _ => missing.get(id) == Some(hash),
+    for t in versions.iter().take_while(|t| t.id <= old.max_id) {
+        let same = match old.row_of.get(t.id as usize) {
+            Some(&row) if row != u32::MAX => {
+                let extra = old.extra.get(t.id as usize).copied().unwrap_or(0) as usize;
+                extra == t.sentences.len()
+                    && t.hashes()
+                        .enumerate()
+                        .all(|(k, hash)| old.row_hash(row as usize + k) == *hash)
+            }
+            _ => missing.get(&t.id) == Some(&t.whole),
         };
         if !same {
             return false;
@@ -127,16 +141,15 @@ fn fits(old: &Vectors, versions: &[(u64, [u8; 32])]) -> bool {
     seen == old.filled + old.missing.len()
 }
 
-/// The set of `old`'s model for `versions` of `index`: each row found in `old` by its
-/// text hash, else in the cache, else listed as missing.
-fn remap(
-    old: &Vectors,
-    index: &Index,
-    versions: &[(u64, [u8; 32])],
-) -> crate::error::Result<Vectors> {
-    let mut by_hash: HashMap<[u8; 32], u32> = HashMap::with_capacity(old.filled);
-    for &row in old.row_of.iter().filter(|r| **r != u32::MAX) {
-        by_hash.insert(old.row_hash(row as usize), row);
+/// The set of `old`'s model for `versions` of `index`: each version's rows found in
+/// `old` by the hash of its whole text (its sentences' rows follow it), else in the
+/// cache, else listed as missing.
+fn remap(old: &Vectors, index: &Index, versions: &[Texts]) -> crate::error::Result<Vectors> {
+    let mut by_hash: HashMap<[u8; 32], (u32, u8)> = HashMap::with_capacity(old.filled);
+    for (&row, &extra) in old.row_of.iter().zip(&old.extra) {
+        if row != u32::MAX {
+            by_hash.insert(old.row_hash(row as usize), (row, extra));
+        }
     }
     let dir = index
         .generation()
@@ -145,14 +158,23 @@ fn remap(
     let cache = EmbeddingCache::open(dir)?;
     let mut v = Vectors::empty(&old.model, index.generation(), old.cache_stamp);
     v.dim = old.dim;
-    for &(id, hash) in versions {
-        v.max_id = v.max_id.max(id);
-        match by_hash.get(&hash) {
-            Some(&row) => v.push(id, hash, old.exact(row as usize)),
-            None => match cache.get_hash(&hash, &old.model)? {
-                Some(vector) => v.push(id, hash, &vector),
-                None => v.missing.push((id, hash)),
-            },
+    v.sentences = old.sentences;
+    for t in versions {
+        v.max_id = v.max_id.max(t.id);
+        let rows = match by_hash.get(&t.whole) {
+            Some(&(row, extra)) if extra as usize == t.sentences.len() => {
+                let row = row as usize;
+                Some(
+                    (row..=row + extra as usize)
+                        .map(|r| old.exact(r).to_vec())
+                        .collect(),
+                )
+            }
+            _ => cached(&cache, &old.model, t)?,
+        };
+        match rows {
+            Some(rows) => v.push_rows(t, &rows),
+            None => v.missing.push((t.id, t.whole)),
         }
     }
     Ok(v)

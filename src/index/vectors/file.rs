@@ -59,24 +59,27 @@ pub fn remove_other_files(generation: &Path, model: &str) {
 }
 
 /// The first eight bytes of a vector file; the last names the layout's version.
-const MAGIC: [u8; 8] = *b"mem7vec\x02";
+const MAGIC: [u8; 8] = *b"mem7vec\x03";
 /// Rows filled by a process before it writes the tail again: a tail costs a few MB to
 /// write at a million versions, against the file's 1.6 GB, so it is written early.
 const TAIL_AFTER: usize = 128;
 /// The first eight bytes of a tail file.
-const TAIL_MAGIC: [u8; 8] = *b"mem7vtl\x01";
+const TAIL_MAGIC: [u8; 8] = *b"mem7vtl\x02";
 /// Header fields after the magic, each a little-endian u64.
-const HEADER_FIELDS: usize = 11;
+const HEADER_FIELDS: usize = 12;
 
 /// Where each part of a vector file lies, from its header.
 ///
 /// After the magic: `dim`, `rows`, `max_id`, the cache stamp (origin, writes), the
-/// lengths of `row_of`, the missing list and the model id, and the file a tail extends
-/// (its `rows`, `max_id` and stamp's writes; zeros in a whole file). Then, each part starting on 8 bytes: the model id
-/// (UTF-8), `row_of` (u32 per version id), the sign bits (u64s, row by row), the exact
-/// rows (f32s), the rows' text hashes (32 bytes each) and the missing versions (u64 id
-/// and 32-byte text hash each). Numbers
-/// are little-endian; the file is only written and read on little-endian machines.
+/// lengths of `row_of`, the missing list and the model id, the file a tail extends
+/// (its `rows`, `max_id` and stamp's writes; zeros in a whole file), and the most
+/// sentence rows a version may have (`search.sentences`). Then, each part starting on 8
+/// bytes: the model id (UTF-8), `row_of` (u32 per version id: its first row), `extra`
+/// (u8 per version id: its rows after the first, its sentences'), the sign bits (u64s,
+/// row by row), the exact rows (f32s), the rows' text hashes (32 bytes each) and the
+/// missing versions (u64 id and 32-byte hash of the whole text each). Numbers are
+/// little-endian; the file is only written and read on little-endian machines.
+/// (Layout 2 had no `extra` and no sentence field: one row per version.)
 pub(super) struct Layout {
     /// What a tail extends: the whole file's rows, largest id and cache write count.
     base: [u64; 3],
@@ -84,8 +87,10 @@ pub(super) struct Layout {
     rows: usize,
     max_id: u64,
     stamp: Stamp,
+    sentences: usize,
     model: Range<usize>,
     pub(super) row_of: Range<usize>,
+    pub(super) extra: Range<usize>,
     bits: Range<usize>,
     data: Range<usize>,
     hashes: Range<usize>,
@@ -104,8 +109,10 @@ impl Layout {
         };
         let words = dim.div_ceil(64);
         let model = part(8 * (1 + HEADER_FIELDS), Some(model))?;
-        let row_of = part(model.end, row_of.checked_mul(4))?;
-        let bits = part(row_of.end, rows.checked_mul(words)?.checked_mul(8))?;
+        let ids = row_of;
+        let row_of = part(model.end, ids.checked_mul(4))?;
+        let extra = part(row_of.end, Some(ids))?;
+        let bits = part(extra.end, rows.checked_mul(words)?.checked_mul(8))?;
         let data = part(bits.end, rows.checked_mul(dim)?.checked_mul(4))?;
         let hashes = part(data.end, rows.checked_mul(32))?;
         let missing = part(hashes.end, missing.checked_mul(MISSING_BYTES))?;
@@ -115,8 +122,10 @@ impl Layout {
             rows,
             max_id: 0,
             stamp: Stamp::default(),
+            sentences: 0,
             model,
             row_of,
+            extra,
             bits,
             data,
             hashes,
@@ -146,6 +155,7 @@ impl Layout {
             writes: field(4),
         };
         layout.base = [field(8), field(9), field(10)];
+        layout.sentences = size(11)?;
         (layout.missing.end == bytes.len()).then_some(layout)
     }
 
@@ -163,6 +173,7 @@ impl Layout {
             self.base[0],
             self.base[1],
             self.base[2],
+            self.sentences as u64,
         ];
         let mut out = [0u8; 8 * (1 + HEADER_FIELDS)];
         out[..8].copy_from_slice(&magic);
@@ -177,11 +188,16 @@ impl Vectors {
     /// The set in the vector file of `model` for `generation`, if there is one that holds
     /// together and was made from the cache whose origin is `origin` (not from one since
     /// deleted, whose vectors may differ). It is mapped, not read: only the rows a search
-    /// touches are loaded.
-    pub(super) fn open(generation: &Path, model: &str, origin: u64) -> Option<Vectors> {
+    /// touches are loaded. Its versions have at most `sentences` sentence rows.
+    pub(super) fn open(
+        generation: &Path,
+        model: &str,
+        origin: u64,
+        sentences: usize,
+    ) -> Option<Vectors> {
         let path = file_path(generation, model);
         let mut v = Vectors::open_path(&path, generation)?;
-        if v.model != model || v.cache_stamp.origin != origin {
+        if v.model != model || v.cache_stamp.origin != origin || v.sentences != sentences {
             return None;
         }
         v.read_tail(&tail_path(&path));
@@ -204,11 +220,17 @@ impl Vectors {
         if layout.base != base
             || &bytes[layout.model.clone()] != self.model.as_bytes()
             || layout.stamp.origin != self.cache_stamp.origin
+            || layout.sentences != self.sentences
             || !dim_fits
         {
             return;
         }
-        let Some((row_of, missing, filled)) = checked_maps(&bytes, &layout, self.mapped_rows())
+        let Some(Maps {
+            row_of,
+            extra,
+            missing,
+            filled,
+        }) = checked_maps(&bytes, &layout, self.mapped_rows())
         else {
             return;
         };
@@ -226,6 +248,7 @@ impl Vectors {
             .map(|h| h.try_into().expect("32 bytes"))
             .collect();
         self.row_of = row_of;
+        self.extra = extra;
         self.missing = missing;
         self.filled = filled;
         self.max_id = layout.max_id;
@@ -249,10 +272,18 @@ impl Vectors {
         let model = std::str::from_utf8(&map[layout.model.clone()])
             .ok()?
             .to_string();
-        let (row_of, missing, filled) = checked_maps(&map, &layout, 0)?;
+        let maps = checked_maps(&map, &layout, 0)?;
         let mut v = Vectors::empty(&model, generation, layout.stamp);
         v.dim = layout.dim;
+        v.sentences = layout.sentences;
+        let Maps {
+            row_of,
+            extra,
+            missing,
+            filled,
+        } = maps;
         v.row_of = row_of;
+        v.extra = extra;
         v.missing = missing;
         v.filled = filled;
         v.max_id = layout.max_id;
@@ -336,7 +367,9 @@ impl Vectors {
         layout.max_id = self.max_id;
         layout.stamp = self.cache_stamp;
         layout.base = base;
+        layout.sentences = self.sentences;
         let unlisted = vec![u32::MAX; ids - self.row_of.len()];
+        let no_extra = vec![0u8; ids.checked_sub(self.extra.len()).ok_or_else(invalid)?];
         let (mapped_bits, mapped_data, mapped_hashes) = match &self.mapped {
             Some(m) if first == 0 => (m.bits(), m.data(), m.hashes()),
             _ => (&[][..], &[][..], &[][..]),
@@ -347,7 +380,7 @@ impl Vectors {
             .flat_map(|(id, hash)| id.to_le_bytes().into_iter().chain(*hash))
             .collect();
         // Each part at its offset, after up to 7 bytes of padding.
-        let parts: [(usize, &[&[u8]]); 7] = [
+        let parts: [(usize, &[&[u8]]); 8] = [
             (0, &[&layout.header(magic)]),
             (layout.model.start, &[self.model.as_bytes()]),
             (
@@ -357,6 +390,7 @@ impl Vectors {
                     bytemuck::cast_slice(&unlisted),
                 ],
             ),
+            (layout.extra.start, &[&self.extra, &no_extra]),
             (
                 layout.bits.start,
                 &[
@@ -408,22 +442,30 @@ impl Vectors {
     }
 }
 
-/// A file's id-to-row map, its missing versions, and how many ids have a row.
-type Maps = (Vec<u32>, Vec<super::Pending>, usize);
+/// A file's id-to-row map, its rows after the first per id, its missing versions, and
+/// how many ids have a row.
+struct Maps {
+    row_of: Vec<u32>,
+    extra: Vec<u8>,
+    missing: Vec<super::Pending>,
+    filled: usize,
+}
 
-/// The id-to-row map and the missing list of a file laid out as `layout`, checked: every
+/// The id-to-row maps and the missing list of a file laid out as `layout`, checked: every
 /// row below `earlier` (rows before the file's own) plus the file's rows, one entry per
-/// id up to the largest, and no missing version with a row. Also how many rows are used.
+/// id up to the largest, no version with more sentence rows than the file allows, and no
+/// missing version with a row. Also how many ids have a row.
 fn checked_maps(bytes: &[u8], layout: &Layout, earlier: usize) -> Option<Maps> {
     let row_of: Vec<u32> = bytes[layout.row_of.clone()]
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
         .collect();
+    let extra = bytes[layout.extra.clone()].to_vec();
     let rows = earlier.checked_add(layout.rows)?;
     let mut filled = 0;
-    for &row in &row_of {
+    for (&row, &more) in row_of.iter().zip(&extra) {
         if row != u32::MAX {
-            if row as usize >= rows {
+            if row as usize + more as usize >= rows || more as usize > layout.sentences {
                 return None;
             }
             filled += 1;
@@ -442,5 +484,10 @@ fn checked_maps(bytes: &[u8], layout: &Layout, earlier: usize) -> Option<Maps> {
         }
         missing.push((id, m[8..].try_into().expect("32 bytes")));
     }
-    Some((row_of, missing, filled))
+    Some(Maps {
+        row_of,
+        extra,
+        missing,
+        filled,
+    })
 }

@@ -109,7 +109,7 @@ fn a_vector_file_gives_back_the_set_and_takes_rows_added_after_it() {
     }
     v.save().unwrap();
     let query = Query::new(&unit(12345, dim));
-    let mut back = Vectors::open(&generation, "m", ORIGIN).expect("the file reads back");
+    let mut back = Vectors::open(&generation, "m", ORIGIN, 0).expect("the file reads back");
     assert_eq!(back.mapped_rows(), 200);
     assert_eq!((back.len(), back.missing(), back.max_id), (200, 100, 300));
     assert_eq!(back.cache_stamp, stamp);
@@ -125,15 +125,15 @@ fn a_vector_file_gives_back_the_set_and_takes_rows_added_after_it() {
     }
     assert_eq!(answers(&back, 320, &query), answers(&v, 320, &query));
     back.save().unwrap();
-    let again = Vectors::open(&generation, "m", ORIGIN).unwrap();
+    let again = Vectors::open(&generation, "m", ORIGIN, 0).unwrap();
     assert_eq!(again.mapped_rows(), 220);
     assert_eq!(answers(&again, 320, &query), answers(&v, 320, &query));
     assert!(
-        Vectors::open(&generation, "other", ORIGIN).is_none(),
+        Vectors::open(&generation, "other", ORIGIN, 0).is_none(),
         "another model's file"
     );
     assert!(
-        Vectors::open(&generation, "m", ORIGIN + 1).is_none(),
+        Vectors::open(&generation, "m", ORIGIN + 1, 0).is_none(),
         "made from another cache"
     );
 }
@@ -159,7 +159,7 @@ fn rows_added_to_a_mapped_set_go_to_its_tail_and_a_stale_tail_is_ignored() {
     }
     v.max_id = base;
     v.save().unwrap();
-    let mut back = Vectors::open(&generation, "m", ORIGIN).unwrap();
+    let mut back = Vectors::open(&generation, "m", ORIGIN, 0).unwrap();
     let added = base + RESAVE_AFTER as u64;
     for id in base + 1..=added {
         v.push(id, [id as u8; 32], &unit(id, dim));
@@ -173,7 +173,7 @@ fn rows_added_to_a_mapped_set_go_to_its_tail_and_a_stale_tail_is_ignored() {
     back.save_if_due();
     assert!(tail.is_file(), "the added rows went to the tail");
     let query = Query::new(&unit(777, dim));
-    let again = Vectors::open(&generation, "m", ORIGIN).unwrap();
+    let again = Vectors::open(&generation, "m", ORIGIN, 0).unwrap();
     assert_eq!(
         again.mapped_rows(),
         base as usize,
@@ -194,7 +194,7 @@ fn rows_added_to_a_mapped_set_go_to_its_tail_and_a_stale_tail_is_ignored() {
     other.save().unwrap();
     assert!(!tail.exists(), "a whole write removes the tail");
     std::fs::write(&tail, &kept).unwrap();
-    let replaced = Vectors::open(&generation, "m", ORIGIN).unwrap();
+    let replaced = Vectors::open(&generation, "m", ORIGIN, 0).unwrap();
     assert_eq!((replaced.len(), replaced.max_id), (10, 10));
     assert_eq!(
         answers(&replaced, ids, &query),
@@ -222,8 +222,8 @@ fn a_vector_file_that_does_not_hold_together_is_ignored() {
     v.max_id = 51;
     v.save().unwrap();
     let good = std::fs::read(&path).unwrap();
-    assert!(Vectors::open(&generation, "m", ORIGIN).is_some());
-    let layout = file::Layout::read(&good, *b"mem7vec\x02").unwrap();
+    assert!(Vectors::open(&generation, "m", ORIGIN, 0).is_some());
+    let layout = file::Layout::read(&good, *b"mem7vec\x03").unwrap();
     let broken: Vec<(&str, Vec<u8>)> = vec![
         ("cut short", good[..good.len() - 1].to_vec()),
         ("one byte more", [&good[..], &[0]].concat()),
@@ -261,8 +261,60 @@ fn a_vector_file_that_does_not_hold_together_is_ignored() {
     for (what, bytes) in broken {
         std::fs::write(&path, &bytes).unwrap();
         assert!(
-            Vectors::open(&generation, "m", ORIGIN).is_none(),
+            Vectors::open(&generation, "m", ORIGIN, 0).is_none(),
             "{what} was taken"
         );
     }
+}
+
+#[test]
+fn a_version_is_as_near_as_its_nearest_row_and_its_file_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let generation = dir.path().join("index-1-2.tantivy");
+    let dim = 70;
+    let seed = |id: u64, k: usize| 1001 + 2 * (8 * id + k as u64);
+    let stamp = Stamp {
+        origin: ORIGIN,
+        writes: 1,
+    };
+    let mut v = Vectors::empty("m", &generation, stamp);
+    v.sentences = 4;
+    for id in 1..=60u64 {
+        // Versions of one to four rows: the whole text's, then up to three sentences'.
+        let t = Texts {
+            id,
+            whole: [id as u8; 32],
+            sentences: (0..id % 4)
+                .map(|k| [id as u8, k as u8 + 1].repeat(16).try_into().unwrap())
+                .collect(),
+        };
+        let rows: Vec<Vec<f32>> = (0..t.rows()).map(|k| unit(seed(id, k), dim)).collect();
+        v.push_rows(&t, &rows);
+        v.max_id = id;
+    }
+    assert_eq!((v.len(), v.rows()), (60, 60 + 15 * (1 + 2 + 3)));
+    // A query equal to version 7's third row (its second sentence) finds it at 1.
+    let query = Query::new(&unit(seed(7, 2), dim));
+    assert!((v.similarity(7, &query).unwrap() - 1.0).abs() < 1e-5);
+    for id in 1..=60u64 {
+        let best = (0..=(id % 4) as usize)
+            .map(|k| dot(&unit(seed(id, k), dim), &unit(seed(7, 2), dim)))
+            .fold(f32::MIN, f32::max);
+        assert_eq!(v.similarity(id, &query), Some(best), "version {id}");
+    }
+    v.save().unwrap();
+    let back = Vectors::open(&generation, "m", ORIGIN, 4).expect("the file reads back");
+    assert_eq!((back.len(), back.mapped_rows()), (60, v.rows()));
+    assert_eq!(answers(&back, 61, &query), answers(&v, 61, &query));
+    let ids: Vec<u64> = (0..=61).collect();
+    let read = back.similarities(&ids, &query);
+    let one_by_one: Vec<Option<f32>> = ids.iter().map(|id| v.similarity(*id, &query)).collect();
+    assert_eq!(
+        read, one_by_one,
+        "positional reads take the nearest row too"
+    );
+    assert!(
+        Vectors::open(&generation, "m", ORIGIN, 0).is_none(),
+        "a set made with other sentence rows is not taken"
+    );
 }

@@ -1,0 +1,125 @@
+//! The texts embedded for a version (its whole text and its sentences'), by hash, and
+//! which of the workspace's texts wait for a vector or are kept by a prune.
+
+use super::super::Index;
+use super::super::embeddings::EmbeddingCache;
+use crate::embed::{sentence_texts, version_text};
+use crate::error::Result;
+
+/// The blake3 of the text embedded for a version.
+pub fn text_hash(key: &str, value: &str) -> [u8; 32] {
+    *blake3::hash(version_text(key, value).as_bytes()).as_bytes()
+}
+
+/// A version's id and the hashes of the texts embedded for it: its whole text's, then
+/// its sentences' (none for a value of one sentence).
+#[derive(Clone, Debug)]
+pub struct Texts {
+    pub id: u64,
+    pub whole: [u8; 32],
+    pub sentences: Vec<[u8; 32]>,
+}
+
+impl Texts {
+    /// The texts of version `id` with at most `sentences` sentence texts.
+    pub fn of(id: u64, key: &str, value: &str, sentences: usize) -> Texts {
+        Texts {
+            id,
+            whole: text_hash(key, value),
+            sentences: sentence_texts(key, value, sentences)
+                .iter()
+                .map(|t| *blake3::hash(t.as_bytes()).as_bytes())
+                .collect(),
+        }
+    }
+
+    /// Every hash, in row order.
+    pub fn hashes(&self) -> impl Iterator<Item = &[u8; 32]> {
+        std::iter::once(&self.whole).chain(&self.sentences)
+    }
+
+    /// Rows in a vector set.
+    pub(super) fn rows(&self) -> usize {
+        1 + self.sentences.len()
+    }
+}
+
+/// The vectors of `t`'s texts in row order, if the cache holds every one.
+pub(super) fn cached(
+    cache: &EmbeddingCache,
+    model: &str,
+    t: &Texts,
+) -> Result<Option<Vec<Vec<f32>>>> {
+    let mut out = Vec::with_capacity(t.rows());
+    for hash in t.hashes() {
+        match cache.get_hash(hash, model)? {
+            Some(v) => out.push(v),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Every distinct text hash of the versions of `index`, with at most `sentences`
+/// sentence texts each, and of its keys (what `embed --prune` keeps).
+pub fn workspace_hashes(
+    index: &Index,
+    sentences: usize,
+) -> Result<std::collections::HashSet<[u8; 32]>> {
+    let mut keep: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
+    for t in index.texts_after(0, sentences)? {
+        keep.extend(t.hashes());
+    }
+    for key in index.all_keys()? {
+        keep.insert(*blake3::hash(key_text(&key).as_bytes()).as_bytes());
+    }
+    Ok(keep)
+}
+
+/// The text of a key's own vector (one per key): its words, spaced
+/// ([`crate::core::drift::KeyWords::phrase`]), what a new key is compared with.
+pub fn key_text(key: &str) -> String {
+    crate::core::drift::KeyWords::of(key).phrase()
+}
+
+/// How many texts wait for a vector, and the ones kept to embed (hash, text).
+pub type Waiting = (usize, Vec<([u8; 32], String)>);
+
+/// The workspace's texts without a vector of `model` (one per distinct text: whole
+/// values, and at most `sentences` sentences of each), and with `keys` the keys' own
+/// texts ([`key_text`]): how many
+/// there are, and at most `keep` of them (all without a bound), shortest first so that a
+/// batch pads little. Only the texts kept are held: counting what waits (`reindex`, a
+/// server's step of 32) holds one hash per waiting text, not the texts.
+pub fn missing_texts(
+    index: &Index,
+    cache: &EmbeddingCache,
+    model: &str,
+    keep: Option<usize>,
+    keys: bool,
+    sentences: usize,
+) -> Result<Waiting> {
+    let have = cache.hashes_for(model)?;
+    let mut waiting: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
+    let mut kept = Vec::new();
+    let mut wait = |text: String| {
+        let hash = *blake3::hash(text.as_bytes()).as_bytes();
+        if !have.contains(&hash) && waiting.insert(hash) && keep.is_none_or(|k| kept.len() < k) {
+            kept.push((hash, text));
+        }
+    };
+    index.for_each_text(&mut |key, value| {
+        wait(version_text(key, value));
+        for text in sentence_texts(key, value, sentences) {
+            wait(text);
+        }
+    })?;
+    // One vector per key, for the look-alike slots of a new key.
+    if keys {
+        for key in index.all_keys()? {
+            wait(key_text(&key));
+        }
+    }
+    kept.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
+    Ok((waiting.len(), kept))
+}
