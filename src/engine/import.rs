@@ -459,16 +459,23 @@ impl Spill {
         let mut first = 1;
         if ws.length(file)?.is_some() {
             let mut buf = Vec::new();
-            let text = ws.read_into(file, &mut buf)?.as_bytes();
-            let lines = text.iter().filter(|b| **b == b'\n').count();
-            let sep = if text.is_empty() || text.ends_with(b"\n\n") || text == b"\n" {
-                0
-            } else if text.ends_with(b"\n") {
-                1
-            } else {
-                2
-            };
-            first = u32::try_from(lines + sep + 1).unwrap_or(u32::MAX);
+            match ws.read_into(file, &mut buf) {
+                Ok(text) => {
+                    let text = text.as_bytes();
+                    let lines = text.iter().filter(|b| **b == b'\n').count();
+                    let sep = if text.is_empty() || text.ends_with(b"\n\n") || text == b"\n" {
+                        0
+                    } else if text.ends_with(b"\n") {
+                        1
+                    } else {
+                        2
+                    };
+                    first = u32::try_from(lines + sep + 1).unwrap_or(u32::MAX);
+                }
+                // Not readable as a day file (the append will say why, and undo the
+                // import): nothing planned here is recorded as planned.
+                Err(_) => self.exact = false,
+            }
         }
         self.files.insert(
             file.to_string(),
