@@ -28,7 +28,8 @@ use crate::core::time::TxTime;
 use crate::core::{Event, Op, Source, ValidEnd, Version, validate};
 use crate::error::{Error, Result};
 use crate::format::{EntryDraft, render_entry};
-use crate::store::Workspace;
+use crate::index::{ImportCheck, ImportedFile, Scratch};
+use crate::store::{FileStat, Workspace};
 
 /// Checks every record of an import; the error names the first bad record's line.
 pub fn validate_import(records: &[ImportRecord], config: &crate::config::Config) -> Result<()> {
@@ -92,25 +93,65 @@ impl Engine {
         self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
+        // A torn tail is set aside before the append, which moves the lines planned for
+        // its file: such an import is applied by the catch-up after it instead.
+        let torn = !self.index.torn_tails()?.is_empty();
+        let start = (self.index.last_tx()?, self.index.head()?);
         let mut spill = Spill::new(&self.ws.index_dir()?)?;
-        let mut outcome = self.plan_import(records, now, &mut spill)?;
+        let scratch = self.index.scratch()?;
+        let mut outcome = plan_import(
+            &self.ws, &self.key, &scratch, start, records, now, &mut spill,
+        )?;
         spill.finish()?;
         outcome.files = spill.files.len();
-        self.set_aside_torn()?;
-        // All or nothing: when an append fails (a full disk), every file this import
-        // appended to goes back to its length before it, so a rerun starts clean.
-        let mut appended: Vec<(&String, Option<u64>)> = Vec::new();
-        for file in spill.files.keys() {
-            let before = self.ws.length(file)?;
-            appended.push((file, before));
-            let path = spill.path(file);
-            let result = File::open(&path)
-                .map_err(|e| Error::io(&path, e))
-                .and_then(|mut f| self.ws.append_from(file, &mut f));
-            if let Err(e) = result {
+        if torn || !spill.exact {
+            drop(scratch);
+            self.set_aside_torn()?;
+            append_spill(&self.ws, &spill)?;
+        } else {
+            let appended = append_spill(&self.ws, &spill)?;
+            let files: Vec<ImportedFile> = appended
+                .into_iter()
+                .map(|(stat, check)| ImportedFile { stat, check })
+                .collect();
+            // The plans made above are executed as they are, once: the index checks the
+            // appended files against them and commits the planning transaction.
+            let ahead_after = self.clock.map(super::ahead_threshold);
+            if let Some(report) = scratch.record_import(&self.ws, &files, ahead_after)? {
+                self.caught_up.warnings.extend(report.warnings);
+                self.caught_up.ahead.extend(report.ahead);
+                self.caught_up.applied += report.applied;
+            }
+        }
+        drop(spill);
+        // What the import did not record (everything, after a torn tail or when the
+        // files were not as planned; else nothing) is caught up as after any append.
+        self.refresh()?;
+        self.index.checkpoint()?;
+        Ok(outcome)
+    }
+}
+
+/// Appends each spill file to its day file (in name order), all or nothing: when an
+/// append fails (a full disk), every file this import appended to goes back to its
+/// length before it, so a rerun starts clean. Returns each file's fingerprint after its
+/// append, with what was planned for it.
+fn append_spill(ws: &Workspace, spill: &Spill) -> Result<Vec<(FileStat, ImportCheck)>> {
+    let mut appended: Vec<(&String, Option<u64>)> = Vec::new();
+    let mut done = Vec::new();
+    for (file, planned) in &spill.files {
+        let before = ws.length(file)?;
+        appended.push((file, before));
+        let path = spill.path(file);
+        let result = File::open(&path)
+            .map_err(|e| Error::io(&path, e))
+            .and_then(|mut f| ws.append_from(file, &mut f));
+        match result {
+            Ok(a) => done.push((a.stat, planned.check)),
+            Err(e) => {
                 let undone = appended
                     .iter()
-                    .try_for_each(|(f, len)| self.ws.roll_back(f, *len));
+                    .try_for_each(|(f, len)| ws.roll_back(f, *len));
                 return Err(match undone {
                     Ok(()) => Error::internal(
                         format!("{e}; the import was undone: no record was written"),
@@ -123,235 +164,249 @@ impl Engine {
                 });
             }
         }
-        drop(spill);
-        // One catch-up reads what was appended and applies it in one transaction.
-        self.refresh()?;
-        self.index.checkpoint()?;
-        Ok(outcome)
     }
-
-    /// Plans every record against a scratch transaction and writes its entry to `spill`.
-    fn plan_import(
-        &mut self,
-        records: &mut dyn Iterator<Item = Result<ImportRecord>>,
-        now: TxTime,
-        spill: &mut Spill,
-    ) -> Result<ImportOutcome> {
-        let mut last = self.index.last_tx()?;
-        let workspace_last = last;
-        let mut previous_recorded: Option<TxTime> = None;
-        let mut prev = self.index.head()?;
-        let config = self.ws.config().clone();
-        let key = self.key;
-        let scratch = self.index.scratch()?;
-        let mut tie = TieGroup::default();
-        let mut outcome = ImportOutcome::default();
-        // Read from the files the first time a record could already be there.
-        let mut held: Option<Held> = None;
-        let ceiling = config.agent_ceiling()?;
-        // Entry hashes where the records come from → the hashes of the entries written
-        // (or already held) here, for the forgets of one value that name them.
-        let mut renamed: std::collections::HashMap<String, String> = Default::default();
-        for r in records {
-            let mut r = r?;
-            validate_record(&r, &config)?;
-            let many = config.is_many(&r.req.key);
-            if let Some(t) = r.recorded {
-                // A record whose entry the workspace already holds (its own export read
-                // back, a rerun) writes nothing, whatever its time.
-                if workspace_last.is_some_and(|w| t <= w) {
-                    let held = match &mut held {
-                        Some(h) => h,
-                        None => held.insert(Held::load(&self.ws, t)?),
-                    };
-                    if held.holds(&r, t, many) {
-                        if let Some(origin) = &r.origin {
-                            renamed.insert(origin.clone(), origin.clone());
-                        }
-                        outcome.held += 1;
-                        previous_recorded = Some(t);
-                        continue;
-                    }
-                }
-                let problem = match (workspace_last, previous_recorded) {
-                    (Some(w), _) if t < w => Some(format!(
-                        "recorded {t} is before the workspace's last transaction ({w})"
-                    )),
-                    (_, Some(p)) if t < p => Some(format!(
-                        "recorded {t} is before the previous record's ({p})"
-                    )),
-                    _ => None,
-                };
-                if let Some(problem) = problem {
-                    return Err(at_line(
-                        r.line,
-                        Error::input(
-                            problem,
-                            "records with `recorded` must be in time order and not before what the workspace already holds",
-                        ),
-                    ));
-                }
-                previous_recorded = Some(t);
-            }
-            // A forget of one value names the entry that wrote it where the record
-            // comes from: the same entry here may have another hash (another chain).
-            if r.op == ImportOp::Forget
-                && let Some(named) = r.entry.take()
-            {
-                let here = renamed.get(&named).cloned().unwrap_or(named);
-                let known = renamed.values().any(|h| *h == here)
-                    || scratch
-                        .believed(&r.req.key)?
-                        .iter()
-                        .any(|v| v.source.hash == here);
-                if !known {
-                    return Err(at_line(
-                        r.line,
-                        Error::input(
-                            format!(
-                                "the forget names entry {here}, which wrote no value of `{}` believed here",
-                                r.req.key
-                            ),
-                            "give the `hash` of an entry this workspace holds (or one a `store` record of this import carries)",
-                        ),
-                    ));
-                }
-                r.entry = Some(here);
-            }
-            // A record keeps the tier it names, within what agents may record (a record
-            // the workspace already holds was skipped above, as it stands).
-            if let Some(t) = r.req.tier
-                && t.within(ceiling) != t
-            {
-                r.req.tier = Some(t.within(ceiling));
-                outcome.lowered += 1;
-            }
-            // Like `now`, a time not after the last transaction is raised past it; the
-            // record's own clock (`recorded`, else now) stays its default valid_from.
-            let wanted = r.recorded.unwrap_or(now);
-            let tx = step_past(last, wanted).map_err(|e| at_line(r.line, e))?;
-            let req = &r.req;
-            // Each record either stops believing (a forget) or is a store; both are then
-            // placed, noted, applied and spilled alike.
-            let (op, scope, placed, forgets) = if r.op != ImportOp::Store {
-                let (op, name) = match r.op {
-                    ImportOp::Forget => (
-                        Op::Forget {
-                            key: req.key.clone(),
-                            entry: r.entry.clone(),
-                        },
-                        EntryOp::Forget,
-                    ),
-                    ImportOp::ForgetEntity => (
-                        Op::ForgetEntity {
-                            entity: req.key.clone(),
-                        },
-                        EntryOp::ForgetEntity,
-                    ),
-                    _ => (
-                        Op::ForgetTagged {
-                            tags: req.tags.clone(),
-                        },
-                        EntryOp::ForgetTagged,
-                    ),
-                };
-                let heading = match r.op {
-                    ImportOp::ForgetTagged => "mem7:forget_tagged",
-                    _ => req.key.as_str(),
-                };
-                let tags: &[String] = match r.op {
-                    ImportOp::ForgetTagged => &req.tags,
-                    _ => &[],
-                };
-                let draft = |recorded: TxTime| EntryDraft {
-                    key: heading,
-                    op: name,
-                    valid_from: None,
-                    valid_to: None,
-                    recorded,
-                    agent: &req.agent,
-                    tier: None,
-                    tags,
-                    entry: match r.op {
-                        ImportOp::Forget => r.entry.as_deref(),
-                        _ => None,
-                    },
-                    secret_allowed: false,
-                    accepts: &[],
-                    value: None,
-                };
-                // Every op's entry passes the credential check, as every store does.
-                draft(tx)
-                    .refuse_credentials()
-                    .map_err(|e| at_line(r.line, e))?;
-                let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
-                let placed = place(&tie, &r, wanted, tx, scope, draft, prev, &key);
-                (op, scope, placed, true)
-            } else {
-                let believed = scratch.believed(&req.key)?;
-                let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-                if confirmed(req, &believed, &periods, wanted.as_valid(), many).is_some() {
-                    outcome.unchanged += 1;
-                    continue;
-                }
-                let from = req.valid_from.unwrap_or(wanted.as_valid());
-                let end = req.valid_to.unwrap_or(ValidEnd::Open);
-                let op = store_op(req, from, end, many);
-                // The plan the index will execute (an empty period is refused before
-                // anything is written).
-                let planned = plan_unwritten(&op, tx, &believed).map_err(|e| at_line(r.line, e))?;
-                // A record that restates what is believed (a rerun) writes nothing.
-                if planned.restates(&believed).is_some() {
-                    outcome.unchanged += 1;
-                    continue;
-                }
-                store_draft(req, from, tx, many)
-                    .refuse_credentials()
-                    .map_err(|e| at_line(r.line, e))?;
-                // Only a record that is written takes a transaction time.
-                let scope = Some(req.key.as_str());
-                let placed = place(
-                    &tie,
-                    &r,
-                    wanted,
-                    tx,
-                    scope,
-                    |t| store_draft(req, from, t, many),
-                    prev,
-                    &key,
-                );
-                (op, scope, placed, false)
-            };
-            let (tx, text, hash, content) = placed;
-            if let Some(origin) = &r.origin {
-                renamed.insert(origin.clone(), hash.to_hex());
-            }
-            if r.keep_ties && tx != wanted && last == Some(wanted) {
-                outcome.raised_ties.push(r.line);
-            }
-            tie.note(tx, scope, content);
-            last = Some(tx);
-            prev = hash;
-            scratch.apply(&staged_event(tx, op, content))?;
-            spill.write(&Workspace::day_file(&tx.utc_day()), &text)?;
-            if forgets {
-                outcome.forgot += 1;
-            } else {
-                outcome.stored += 1;
-            }
-        }
-        Ok(outcome)
-    }
+    Ok(done)
 }
 
-/// The event of a planned record (its source is decided by the catch-up after the
-/// append).
-fn staged_event(tx: TxTime, op: Op, content: ChainHash) -> Event {
-    Event {
-        tx,
-        op,
-        source: Source::default(),
-        content,
+/// Plans every record against a scratch transaction and writes its entry to `spill`;
+/// `start` is the workspace's last transaction time and chain head.
+fn plan_import(
+    ws: &Workspace,
+    key: &ChainKey,
+    scratch: &Scratch<'_>,
+    start: (Option<TxTime>, ChainHash),
+    records: &mut dyn Iterator<Item = Result<ImportRecord>>,
+    now: TxTime,
+    spill: &mut Spill,
+) -> Result<ImportOutcome> {
+    let (mut last, mut prev) = start;
+    let workspace_last = last;
+    let mut previous_recorded: Option<TxTime> = None;
+    let config = ws.config().clone();
+    let mut tie = TieGroup::default();
+    let mut outcome = ImportOutcome::default();
+    // Read from the files the first time a record could already be there.
+    let mut held: Option<Held> = None;
+    let ceiling = config.agent_ceiling()?;
+    // Entry hashes where the records come from → the hashes of the entries written
+    // (or already held) here, for the forgets of one value that name them.
+    let mut renamed: std::collections::HashMap<String, String> = Default::default();
+    for r in records {
+        let mut r = r?;
+        validate_record(&r, &config)?;
+        let many = config.is_many(&r.req.key);
+        if let Some(t) = r.recorded {
+            // A record whose entry the workspace already holds (its own export read
+            // back, a rerun) writes nothing, whatever its time.
+            if workspace_last.is_some_and(|w| t <= w) {
+                let held = match &mut held {
+                    Some(h) => h,
+                    None => held.insert(Held::load(ws, t)?),
+                };
+                if held.holds(&r, t, many) {
+                    if let Some(origin) = &r.origin {
+                        renamed.insert(origin.clone(), origin.clone());
+                    }
+                    outcome.held += 1;
+                    previous_recorded = Some(t);
+                    continue;
+                }
+            }
+            let problem = match (workspace_last, previous_recorded) {
+                (Some(w), _) if t < w => Some(format!(
+                    "recorded {t} is before the workspace's last transaction ({w})"
+                )),
+                (_, Some(p)) if t < p => Some(format!(
+                    "recorded {t} is before the previous record's ({p})"
+                )),
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                return Err(at_line(
+                    r.line,
+                    Error::input(
+                        problem,
+                        "records with `recorded` must be in time order and not before what the workspace already holds",
+                    ),
+                ));
+            }
+            previous_recorded = Some(t);
+        }
+        // A forget of one value names the entry that wrote it where the record
+        // comes from: the same entry here may have another hash (another chain).
+        if r.op == ImportOp::Forget
+            && let Some(named) = r.entry.take()
+        {
+            let here = renamed.get(&named).cloned().unwrap_or(named);
+            let known = renamed.values().any(|h| *h == here)
+                || scratch
+                    .believed(&r.req.key)?
+                    .iter()
+                    .any(|v| v.source.hash == here);
+            if !known {
+                return Err(at_line(
+                    r.line,
+                    Error::input(
+                        format!(
+                            "the forget names entry {here}, which wrote no value of `{}` believed here",
+                            r.req.key
+                        ),
+                        "give the `hash` of an entry this workspace holds (or one a `store` record of this import carries)",
+                    ),
+                ));
+            }
+            r.entry = Some(here);
+        }
+        // A record keeps the tier it names, within what agents may record (a record
+        // the workspace already holds was skipped above, as it stands).
+        if let Some(t) = r.req.tier
+            && t.within(ceiling) != t
+        {
+            r.req.tier = Some(t.within(ceiling));
+            outcome.lowered += 1;
+        }
+        // Like `now`, a time not after the last transaction is raised past it; the
+        // record's own clock (`recorded`, else now) stays its default valid_from.
+        let wanted = r.recorded.unwrap_or(now);
+        let tx = step_past(last, wanted).map_err(|e| at_line(r.line, e))?;
+        let req = &r.req;
+        // Each record either stops believing (a forget) or is a store; both are then
+        // placed, noted, applied and spilled alike.
+        let (op, scope, placed, forgets) = if r.op != ImportOp::Store {
+            let (op, name) = match r.op {
+                ImportOp::Forget => (
+                    Op::Forget {
+                        key: req.key.clone(),
+                        entry: r.entry.clone(),
+                    },
+                    EntryOp::Forget,
+                ),
+                ImportOp::ForgetEntity => (
+                    Op::ForgetEntity {
+                        entity: req.key.clone(),
+                    },
+                    EntryOp::ForgetEntity,
+                ),
+                _ => (
+                    Op::ForgetTagged {
+                        tags: req.tags.clone(),
+                    },
+                    EntryOp::ForgetTagged,
+                ),
+            };
+            let heading = match r.op {
+                ImportOp::ForgetTagged => "mem7:forget_tagged",
+                _ => req.key.as_str(),
+            };
+            let tags: &[String] = match r.op {
+                ImportOp::ForgetTagged => &req.tags,
+                _ => &[],
+            };
+            let draft = |recorded: TxTime| EntryDraft {
+                key: heading,
+                op: name,
+                valid_from: None,
+                valid_to: None,
+                recorded,
+                agent: &req.agent,
+                tier: None,
+                tags,
+                entry: match r.op {
+                    ImportOp::Forget => r.entry.as_deref(),
+                    _ => None,
+                },
+                secret_allowed: false,
+                accepts: &[],
+                value: None,
+            };
+            // Every op's entry passes the credential check, as every store does.
+            draft(tx)
+                .refuse_credentials()
+                .map_err(|e| at_line(r.line, e))?;
+            let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
+            let placed = place(&tie, &r, wanted, tx, scope, draft, prev, key);
+            (op, scope, placed, true)
+        } else {
+            let believed = scratch.believed(&req.key)?;
+            let periods: Vec<Period> = believed.iter().map(Version::period).collect();
+            if confirmed(req, &believed, &periods, wanted.as_valid(), many).is_some() {
+                outcome.unchanged += 1;
+                continue;
+            }
+            let from = req.valid_from.unwrap_or(wanted.as_valid());
+            let end = req.valid_to.unwrap_or(ValidEnd::Open);
+            let op = store_op(req, from, end, many);
+            // The plan the index will execute (an empty period is refused before
+            // anything is written).
+            let planned = plan_unwritten(&op, tx, &believed).map_err(|e| at_line(r.line, e))?;
+            // A record that restates what is believed (a rerun) writes nothing.
+            if planned.restates(&believed).is_some() {
+                outcome.unchanged += 1;
+                continue;
+            }
+            store_draft(req, from, tx, many)
+                .refuse_credentials()
+                .map_err(|e| at_line(r.line, e))?;
+            // Only a record that is written takes a transaction time.
+            let scope = Some(req.key.as_str());
+            let placed = place(
+                &tie,
+                &r,
+                wanted,
+                tx,
+                scope,
+                |t| store_draft(req, from, t, many),
+                prev,
+                key,
+            );
+            (op, scope, placed, false)
+        };
+        let (tx, text, hash, content) = placed;
+        if let Some(origin) = &r.origin {
+            renamed.insert(origin.clone(), hash.to_hex());
+        }
+        if r.keep_ties && tx != wanted && last == Some(wanted) {
+            outcome.raised_ties.push(r.line);
+        }
+        tie.note(tx, scope, content);
+        last = Some(tx);
+        prev = hash;
+        let day = Workspace::day_file(&tx.utc_day());
+        let line = spill.next_line(ws, &day)?;
+        let ev = staged_event(&day, line, &text).unwrap_or_else(|| {
+            // Not read back as the event planned (never seen): the catch-up after
+            // the append reads the file instead of taking the plan.
+            spill.exact = false;
+            Event {
+                tx,
+                op,
+                source: Source::default(),
+                content,
+            }
+        });
+        scratch.apply(&ev)?;
+        spill.write(&day, &text, &ev)?;
+        if forgets {
+            outcome.forgot += 1;
+        } else {
+            outcome.stored += 1;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The event of a planned record as the catch-up would read it from `day` once
+/// appended with its heading at `line`: read back from the entry's own text, so what
+/// the index records is what a catch-up of the file would record.
+fn staged_event(day: &str, line: u32, text: &str) -> Option<Event> {
+    let parsed = crate::format::parse_file(text, &ChainKey::Plain);
+    match (parsed.entries.as_slice(), parsed.problems.is_empty()) {
+        ([entry], true) => {
+            let mut ev = entry.to_event(day).ok()??;
+            ev.source.line = line;
+            Some(ev)
+        }
+        _ => None,
     }
 }
 
@@ -359,10 +414,20 @@ fn staged_event(tx: TxTime, op: Op, content: ChainHash) -> Event {
 /// under `.mem7/` that is deleted when this is dropped.
 struct Spill {
     dir: tempfile::TempDir,
-    /// Day file → whether its spill file has an entry yet.
-    files: BTreeMap<String, bool>,
+    /// Day file → what was planned for it.
+    files: BTreeMap<String, Planned>,
     /// The spill file being written (records come in time order, so mostly one).
     current: Option<(String, BufWriter<File>)>,
+    /// Whether every entry was planned as the catch-up will read it (see `staged_event`).
+    exact: bool,
+}
+
+/// What an import planned for one day file.
+struct Planned {
+    /// The line the next entry's heading will have once the spill is appended.
+    next_line: u32,
+    /// The entries planned so far.
+    check: ImportCheck,
 }
 
 impl Spill {
@@ -375,6 +440,7 @@ impl Spill {
             dir,
             files: BTreeMap::new(),
             current: None,
+            exact: true,
         })
     }
 
@@ -382,9 +448,48 @@ impl Spill {
         self.dir.path().join(file.replace('/', "_"))
     }
 
-    /// Adds an entry to `file`'s spill, entries separated by a blank line as in a
-    /// memory file.
-    fn write(&mut self, file: &str, text: &str) -> Result<()> {
+    /// The line the next entry of `file` will have once appended: after the lines the
+    /// day file has now and the blank line `Workspace::append_from` puts first (the same
+    /// rule: none after a blank line, one after a line feed, else two), then after the
+    /// entries spilled before it, each followed by a blank line.
+    fn next_line(&mut self, ws: &Workspace, file: &str) -> Result<u32> {
+        if let Some(p) = self.files.get(file) {
+            return Ok(p.next_line);
+        }
+        let mut first = 1;
+        if ws.length(file)?.is_some() {
+            let mut buf = Vec::new();
+            match ws.read_into(file, &mut buf) {
+                Ok(text) => {
+                    let text = text.as_bytes();
+                    let lines = text.iter().filter(|b| **b == b'\n').count();
+                    let sep = if text.is_empty() || text.ends_with(b"\n\n") || text == b"\n" {
+                        0
+                    } else if text.ends_with(b"\n") {
+                        1
+                    } else {
+                        2
+                    };
+                    first = u32::try_from(lines + sep + 1).unwrap_or(u32::MAX);
+                }
+                // Not readable as a day file (the append will say why, and undo the
+                // import): nothing planned here is recorded as planned.
+                Err(_) => self.exact = false,
+            }
+        }
+        self.files.insert(
+            file.to_string(),
+            Planned {
+                next_line: first,
+                check: ImportCheck::default(),
+            },
+        );
+        Ok(first)
+    }
+
+    /// Adds an entry (planned as `ev`, at [`Spill::next_line`]) to `file`'s spill,
+    /// entries separated by a blank line as in a memory file.
+    fn write(&mut self, file: &str, text: &str, ev: &Event) -> Result<()> {
         if self.current.as_ref().is_none_or(|(f, _)| f != file) {
             self.finish()?;
             let path = self.path(file);
@@ -395,15 +500,19 @@ impl Spill {
                 .map_err(|e| Error::io(&path, e))?;
             self.current = Some((file.to_string(), BufWriter::with_capacity(1 << 16, f)));
         }
-        let started = self.files.entry(file.to_string()).or_insert(false);
         let path = self.dir.path();
+        let planned = self.files.get_mut(file).expect("next_line was asked first");
         let (_, w) = self.current.as_mut().expect("opened above");
-        if *started {
+        if planned.check.entries > 0 {
             w.write_all(b"\n").map_err(|e| Error::io(path, e))?;
         }
         w.write_all(text.as_bytes())
             .map_err(|e| Error::io(path, e))?;
-        *started = true;
+        planned.check.add(ev);
+        let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+        planned.next_line = planned
+            .next_line
+            .saturating_add(u32::try_from(lines).unwrap_or(u32::MAX));
         Ok(())
     }
 
@@ -415,6 +524,7 @@ impl Spill {
         Ok(())
     }
 }
+
 /// The entries an import wrote at its last transaction time, each with the key it
 /// touches (`None`: a forget of an entity or of tags, which may touch any key) and its
 /// content hash (what orders entries recorded at one instant).

@@ -46,7 +46,7 @@ pub use report::{
     AHEAD_KEPT, Ahead, CatchUpReport, Progress, RebuildReason, Warning, describe_ahead, span_text,
 };
 pub use schema::SCHEMA_VERSION;
-pub use scratch::Scratch;
+pub use scratch::{ImportCheck, ImportedFile, Scratch};
 
 const CURRENT: &str = "CURRENT";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1128,3 +1128,88 @@ fn an_imported_forget_of_an_unknown_entry_is_refused_and_writes_nothing() {
     );
     assert_eq!(s.snapshot(), before, "nothing written");
 }
+
+/// An import's records for `keys` keys, each stored twice, on two days, a second apart.
+fn two_day_import(keys: usize) -> String {
+    let mut text = String::new();
+    for round in 0..2 {
+        for k in 0..keys {
+            let i = round * keys + k;
+            let at = format!("2026-03-0{}T00:00:{:02}Z", 1 + round, 1 + k % 59);
+            text.push_str(&format!(
+                "{{\"key\":\"bulk:k{k}\",\"value\":\"value {i}\",\"agent\":\"tester\",\"recorded\":\"{at}\"}}\n"
+            ));
+        }
+    }
+    text
+}
+
+/// An import records in the index what it planned (the lines its entries land on
+/// included) without planning again: the index equals a fold of the files, also when
+/// the import appends to a day file that already holds entries (after a line feed, or
+/// after a hand edit that left no line feed at the end), and after `reindex`.
+#[test]
+fn an_import_records_its_plans_as_a_fold_of_the_files_would() {
+    let now = Some("2026-04-01T00:00:00Z");
+    for ending in ["", "\n", "<!-- a note -->"] {
+        let s = Sandbox::new();
+        s.ok(
+            &["store", "bulk:k0", "before", "--agent", "tester"],
+            Some("2026-03-01T00:00:00Z"),
+        );
+        if !ending.is_empty() {
+            let file = s.memory_dir().join("2026-03-01.md");
+            let mut text = std::fs::read_to_string(&file).unwrap();
+            text.push_str(ending);
+            std::fs::write(&file, text).unwrap();
+        }
+        let r = s.run_stdin(&["import", "-"], now, &two_day_import(5));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        // (The note is foreign text, which `verify` names; the index must match still.)
+        let v = s.run(&["verify", "--index"], now);
+        let said = format!("{}{}", v.stdout, v.stderr);
+        assert!(said.contains("the index matches the markdown"), "{said}");
+        let before = s.ok(&["history", "bulk:k3", "--json"], now).json();
+        let list = s.ok(&["list", "--json"], now).json();
+        s.ok(&["reindex"], now);
+        assert_eq!(s.ok(&["history", "bulk:k3", "--json"], now).json(), before);
+        assert_eq!(s.ok(&["list", "--json"], now).json(), list);
+    }
+}
+
+/// An import killed after its entries were appended but before the index recorded them
+/// leaves the files ahead of the index: the next command catches up to the same index
+/// as the import that finished (the state is made exactly: the finished import's files
+/// copied over a copy of the workspace taken before it).
+#[test]
+fn an_import_killed_between_the_append_and_the_index_write_is_recovered() {
+    let now = Some("2026-04-01T00:00:00Z");
+    let done = Sandbox::new();
+    done.ok(
+        &["store", "bulk:k0", "before", "--agent", "tester"],
+        Some("2026-03-01T00:00:00Z"),
+    );
+    let killed = Sandbox::bare();
+    copy_dir(&done.ws, &killed.ws);
+    let r = done.run_stdin(&["import", "-"], now, &two_day_import(5));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The files as the finished import left them, the index as it was before.
+    for e in std::fs::read_dir(done.memory_dir()).unwrap().flatten() {
+        std::fs::copy(e.path(), killed.memory_dir().join(e.file_name())).unwrap();
+    }
+    for k in 0..5 {
+        let key = format!("bulk:k{k}");
+        assert_eq!(
+            killed.ok(&["history", &key, "--json"], now).json(),
+            done.ok(&["history", &key, "--json"], now).json(),
+            "history of {key}"
+        );
+    }
+    assert_eq!(
+        killed.ok(&["list", "--json"], now).json(),
+        done.ok(&["list", "--json"], now).json()
+    );
+    let v = killed.run(&["verify", "--index"], now);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(format!("{}{}", v.stdout, v.stderr).contains("index matches"));
+}
