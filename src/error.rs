@@ -116,6 +116,20 @@ impl Error {
         Error::input(format!("{}: {source}", path.display()), hint)
     }
 
+    /// What a scoped thread returned, or, when it panicked, an internal error naming it
+    /// (`what`: "a verify thread"): the one way mem7's worker threads are joined.
+    pub fn joined<T>(
+        handle: std::thread::ScopedJoinHandle<'_, Result<T>>,
+        what: &str,
+    ) -> Result<T> {
+        handle.join().unwrap_or_else(|_| {
+            Err(Error::internal(
+                format!("{what} panicked"),
+                "report this as a bug",
+            ))
+        })
+    }
+
     /// A failure inside mem7 or a tool it runs.
     pub fn internal(problem: impl Into<String>, hint: impl Into<String>) -> Self {
         Error::Internal {

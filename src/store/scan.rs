@@ -128,14 +128,7 @@ pub(super) fn stat_all(days: Vec<(String, fs::DirEntry)>) -> Result<Vec<FileStat
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::internal(
-                        "a thread reading the memory folder panicked",
-                        "report this as a bug",
-                    ))
-                })
-            })
+            .map(|h| Error::joined(h, "a thread reading the memory folder"))
             .collect()
     });
     let mut out = Vec::new();

@@ -524,14 +524,7 @@ fn in_parallel<T: Send, S>(
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::internal(
-                        "a verify thread panicked",
-                        "report this as a bug",
-                    ))
-                })
-            })
+            .map(|h| Error::joined(h, "a verify thread"))
             .collect()
     });
     let mut slots: Vec<Option<T>> = names.iter().map(|_| None).collect();
