@@ -39,17 +39,7 @@ impl Index {
             return Ok(Err(RebuildReason::Removed(gone.clone())));
         }
         let mut report = CatchUpReport::default();
-        // The last entry applied, in the fold's order: (recorded, content).
-        let mut last: Option<(TxTime, [u8; 32])> = match self.last_tx()? {
-            Some(t) => Some((
-                t,
-                self.meta("last_content")?
-                    .and_then(|h| ChainHash::from_hex(&h))
-                    .unwrap_or(ChainHash([0xff; 32]))
-                    .0,
-            )),
-            None => None,
-        };
+        let mut last = last_applied(&self.conn)?;
         let mut last_event: Option<Event> = None;
         let tx = self.conn.transaction()?;
         for file in scan {
@@ -83,8 +73,8 @@ impl Index {
             events.sort_by(event_order);
             // The fold's order is (recorded, content): an entry that sorts before one
             // already applied can only be placed by folding again.
-            if let (Some(first), Some(l)) = (events.first(), last)
-                && (first.tx, first.content.0) <= l
+            if let Some(first) = events.first()
+                && !comes_after(first, last)
             {
                 let what = if report.applied == 0 {
                     "entries already indexed"
@@ -110,13 +100,7 @@ impl Index {
             tx.execute("DELETE FROM problems WHERE file = ?1", [&file.name])?;
             insert_file_row(&tx, file, &parsed)?;
         }
-        if let Some(last) = &last_event {
-            set_last(&tx, last)?;
-        }
-        refresh_head(&tx)?;
-        refresh_stamp(&tx)?;
-        insert_problems(&tx, &report.warnings)?;
-        tx.commit()?;
+        finish(tx, last_event.as_ref(), &report.warnings)?;
         Ok(Ok(report))
     }
 
@@ -191,6 +175,46 @@ pub(super) fn stored_stamp(tx: &rusqlite::Connection) -> rusqlite::Result<Option
         })
         .optional()?
         .and_then(|t| ScanStamp::parse(&t)))
+}
+
+/// The last entry applied, in the fold's order: (recorded, content). Entries of a
+/// catch-up (or of an import's plan) must all come after it.
+pub(super) fn last_applied(
+    conn: &rusqlite::Connection,
+) -> rusqlite::Result<Option<(TxTime, [u8; 32])>> {
+    let meta = |k: &str| -> rusqlite::Result<Option<String>> {
+        conn.query_row("SELECT v FROM meta WHERE k = ?1", [k], |r| r.get(0))
+            .optional()
+    };
+    let Some(micros) = meta("last_tx")?.and_then(|v| v.parse().ok()) else {
+        return Ok(None);
+    };
+    let content = meta("last_content")?
+        .and_then(|h| ChainHash::from_hex(&h))
+        .unwrap_or(ChainHash([0xff; 32]));
+    Ok(Some((TxTime::from_micros(micros), content.0)))
+}
+
+/// Whether `ev` sorts after `last` in the fold's order (every entry does when nothing
+/// was applied yet).
+pub(super) fn comes_after(ev: &Event, last: Option<(TxTime, [u8; 32])>) -> bool {
+    last.is_none_or(|l| (ev.tx, ev.content.0) > l)
+}
+
+/// Ends a catch-up's transaction (or an import's, recorded): the last entry applied,
+/// the head, the files' stamp and the problems found, then the commit.
+pub(super) fn finish(
+    tx: Transaction<'_>,
+    last_event: Option<&Event>,
+    warnings: &[Warning],
+) -> rusqlite::Result<()> {
+    if let Some(last) = last_event {
+        set_last(&tx, last)?;
+    }
+    refresh_head(&tx)?;
+    refresh_stamp(&tx)?;
+    insert_problems(&tx, warnings)?;
+    tx.commit()
 }
 
 /// Stamps the `files` table as it now is (after a catch-up or a rebuild: one row per

@@ -12,11 +12,11 @@ use std::hash::{Hash, Hasher};
 
 use rusqlite::{OptionalExtension, Transaction};
 
+use super::catch_up::{comes_after, finish, last_applied};
 use super::{
     CatchUpReport, Index, Warning, apply_event, believed_in, file_digest, file_events,
-    insert_file_row, insert_problems, note_ahead, refresh_head, set_last,
+    insert_file_row, note_ahead,
 };
-use crate::core::chain::ChainHash;
 use crate::core::time::TxTime;
 use crate::core::{Event, Version, event_order};
 use crate::error::Result;
@@ -118,23 +118,9 @@ impl Scratch<'_> {
         let tx = self.tx;
         let mut planned_warnings = self.warnings.into_inner();
         let mut report = CatchUpReport::default();
-        // The last entry applied before the import, in the fold's order (as a
-        // catch-up starts from it): every planned entry must come after it.
-        let meta = |k: &str| -> rusqlite::Result<Option<String>> {
-            tx.query_row("SELECT v FROM meta WHERE k = ?1", [k], |r| r.get(0))
-                .optional()
-        };
-        let mut last: Option<(TxTime, [u8; 32])> =
-            match meta("last_tx")?.and_then(|v| v.parse().ok()) {
-                Some(micros) => Some((
-                    TxTime::from_micros(micros),
-                    meta("last_content")?
-                        .and_then(|h| ChainHash::from_hex(&h))
-                        .unwrap_or(ChainHash([0xff; 32]))
-                        .0,
-                )),
-                None => None,
-            };
+        // The last entry applied before the import (as a catch-up starts from it):
+        // every planned entry must come after it.
+        let mut last = last_applied(&tx)?;
         let mut last_event: Option<Event> = None;
         for file in files {
             let name = &file.stat.name;
@@ -157,10 +143,7 @@ impl Scratch<'_> {
             let mut check = ImportCheck::default();
             events.iter().for_each(|ev| check.add(ev));
             let in_order = events.windows(2).all(|w| event_order(&w[0], &w[1]).is_lt())
-                && match (events.first(), last) {
-                    (Some(first), Some(l)) => (first.tx, first.content.0) > l,
-                    _ => true,
-                };
+                && events.first().is_none_or(|first| comes_after(first, last));
             if check != file.check || !in_order {
                 return Ok(None);
             }
@@ -181,13 +164,7 @@ impl Scratch<'_> {
         if !planned_warnings.is_empty() {
             return Ok(None);
         }
-        if let Some(last) = &last_event {
-            set_last(&tx, last)?;
-        }
-        refresh_head(&tx)?;
-        super::catch_up::refresh_stamp(&tx)?;
-        insert_problems(&tx, &report.warnings)?;
-        tx.commit()?;
+        finish(tx, last_event.as_ref(), &report.warnings)?;
         Ok(Some(report))
     }
 }
