@@ -365,3 +365,35 @@ pub fn rekey_value(plan: &crate::engine::RekeyPlan, written: bool) -> Value {
         superseded: plan.displaced.iter().map(version_json).collect(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wire's scope and tier words are the core's (`Level::as_str`, `Tier::as_str`):
+    /// the core keeps no serde, so the wire names them again, and this holds the two
+    /// together, in the values and in the schemas.
+    #[test]
+    fn the_wires_scope_and_tier_words_are_the_cores() {
+        for level in Level::ALL {
+            assert_eq!(to_value(&ScopeName::from(level)), level.as_str());
+        }
+        for tier in [Tier::Asserted, Tier::Inferred] {
+            assert_eq!(to_value(&TierName::from(tier)), tier.as_str());
+        }
+        let words = |schema: &serde_json::Map<String, Value>| -> Vec<String> {
+            let mut w: Vec<String> = schema["enum"]
+                .as_array()
+                .expect("an enum")
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            w.sort();
+            w
+        };
+        let mut levels: Vec<String> = Level::ALL.iter().map(|l| l.as_str().into()).collect();
+        levels.sort();
+        assert_eq!(words(&schema::<ScopeName>()), levels);
+        assert_eq!(words(&schema::<TierName>()), ["asserted", "inferred"]);
+    }
+}
