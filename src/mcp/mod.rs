@@ -142,12 +142,7 @@ impl MemoryServer {
             )?;
             let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store_checked(&req, now)?;
-            let mut out = output::store(crate::front::wire::store_value(
-                &outcome,
-                &similar,
-                crate::front::render::Reader::Model,
-                None,
-            ));
+            let mut out = output::store(&outcome, &similar);
             // Where it was written, whichever workspace that is.
             output::tag_scope(&mut out.structured, level);
             if stacked || scope.is_some() {

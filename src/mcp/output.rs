@@ -169,21 +169,30 @@ pub fn hits(hits: &[SearchHit], query: &str) -> Out {
     Out { structured, text }
 }
 
-/// store: the `store --json` object; the text one line, and the look-alike hint.
-pub fn store(structured: Value) -> Out {
-    let v = &structured["version"];
+/// store: the `store --json` object; the text one line, and the look-alike hint, both
+/// from the outcome itself.
+pub fn store(outcome: &crate::engine::StoreOutcome, similar: &[crate::engine::LookAlike]) -> Out {
+    use crate::engine::StoreOutcome;
+    use crate::front::render::{Reader, look_alike_hint, shorten};
+    let (status, v) = match outcome {
+        StoreOutcome::Stored { version, .. } => ("stored", version),
+        StoreOutcome::Unchanged { version } => ("unchanged", version),
+    };
+    let valid_to = v
+        .valid_to
+        .finite()
+        .map_or_else(|| "∞".to_string(), |t| t.to_rfc3339());
     let mut text = format!(
-        "{} `{}` = {} · valid {} → {}\n",
-        structured["status"].as_str().unwrap_or_default(),
-        v["key"].as_str().unwrap_or_default(),
-        crate::front::render::shorten(v["value"].as_str().unwrap_or_default(), 200),
-        v["valid_from"].as_str().unwrap_or_default(),
-        v["valid_to"].as_str().unwrap_or("∞"),
+        "{status} `{}` = {} · valid {} → {valid_to}\n",
+        v.key,
+        shorten(&v.value, 200),
+        v.valid_from.to_rfc3339(),
     );
-    if let Some(hint) = structured["hint"].as_str() {
-        text.push_str(hint);
+    if let Some(hint) = look_alike_hint(&v.key, similar, Reader::Model) {
+        text.push_str(&hint);
         text.push('\n');
     }
+    let structured = wire::store_value(outcome, similar, Reader::Model, None);
     Out { structured, text }
 }
 
