@@ -77,6 +77,13 @@ impl Log for WatchLog<'_> {
         eprintln!("{} mem7 watch: error: {e}", now_text());
     }
 
+    fn vouch_failed(&mut self, e: &Error) {
+        eprintln!(
+            "{} mem7 watch: warning: other mem7 commands will check every day file at start-up: {e}",
+            now_text()
+        );
+    }
+
     fn filled(&mut self, f: &FillStats) -> Result<()> {
         if f.computed == 0 {
             return Ok(());

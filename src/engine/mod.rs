@@ -3,6 +3,7 @@
 //! it never reads the environment and never prints.
 
 mod api;
+mod fresh;
 mod held;
 mod import;
 mod names;
@@ -14,6 +15,7 @@ mod write;
 
 pub use crate::index::fusion::reciprocal_rank as fuse;
 pub use api::*;
+pub use fresh::FreshCheck;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
 pub use note::Note;
@@ -169,6 +171,8 @@ pub struct Engine {
     /// The last clock reading a caller gave: catch-ups note the entries they apply that
     /// were recorded more than [`AHEAD_TOLERANCE_MICROS`] ahead of it.
     clock: Option<TxTime>,
+    /// How the last check that the index is current went.
+    fresh: Option<FreshCheck>,
 }
 
 pub use crate::core::time::{AHEAD_TOLERANCE_MICROS, ahead_threshold};
@@ -201,10 +205,10 @@ impl Engine {
 
     fn open_opened(ws: Workspace, key: ChainKey, clock: Option<TxTime>) -> Result<Engine> {
         let dir = ws.index_dir()?;
-        let scan = ws.scan()?;
+        let mut checked = None;
         if let Some(index) = Index::open(&dir)? {
-            match index.is_fresh(&scan) {
-                Ok(true) => {
+            match fresh::check(&ws, &index) {
+                Ok(check) if check.fresh() => {
                     return Ok(Engine {
                         ws,
                         index,
@@ -212,9 +216,10 @@ impl Engine {
                         caught_up: CatchUpReport::default(),
                         embed: Default::default(),
                         clock,
+                        fresh: Some(check),
                     });
                 }
-                Ok(false) => {}
+                Ok(check) => checked = Some(check),
                 // A damaged index is rebuilt below, never trusted.
                 Err(e) if crate::index::is_damage(&e) => {}
                 Err(e) => return Err(e),
@@ -229,6 +234,7 @@ impl Engine {
             caught_up,
             embed: Default::default(),
             clock,
+            fresh: checked,
         })
     }
 
@@ -250,9 +256,15 @@ impl Engine {
                 caught_up: CatchUpReport::default(),
                 embed: Default::default(),
                 clock: None,
+                fresh: None,
             },
             stats,
         ))
+    }
+
+    /// How the last check that the index is current went (`None` after a rebuild).
+    pub fn fresh_check(&self) -> Option<FreshCheck> {
+        self.fresh
     }
 
     /// What opening had to do to the index (rebuild, catch-up, warnings).
@@ -317,8 +329,9 @@ impl Engine {
         {
             self.index = index;
         }
-        let scan = self.ws.scan()?;
-        let stale = !self.index.is_fresh(&scan).unwrap_or(false);
+        let check = fresh::check(&self.ws, &self.index);
+        let stale = !check.as_ref().is_ok_and(|c| c.fresh());
+        self.fresh = check.ok();
         let text_behind = full_text && self.index.fulltext_pending()?;
         if !stale && !text_behind {
             return Ok(CatchUp::default());
@@ -370,8 +383,9 @@ impl Engine {
 
     /// Under the lock: catch up with anything another process or a person changed.
     fn refresh(&mut self) -> Result<()> {
-        let scan = self.ws.scan()?;
-        if self.index.is_fresh(&scan)? {
+        let check = fresh::check(&self.ws, &self.index)?;
+        self.fresh = Some(check);
+        if check.fresh() {
             return Ok(());
         }
         let (index, report) = refresh_locked(&self.ws, self.clock.map(ahead_threshold))?;

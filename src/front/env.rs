@@ -31,6 +31,9 @@ pub struct Env {
     /// The embedding provider's variables (`MEM7_EMBED_*`, `MEM7_MODEL_DIR`).
     pub embed: crate::embed::EmbedEnv,
     pub cwd: PathBuf,
+    /// `MEM7_TRACE`: what to say about mem7's own work on standard error, as a
+    /// comma-separated list (`startup`: how each start-up knew its index was current).
+    pub trace: Option<String>,
 }
 
 impl Env {
@@ -49,7 +52,15 @@ impl Env {
             codex_home: var("CODEX_HOME").map(PathBuf::from),
             embed: crate::embed::EmbedEnv::from_process(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            trace: var("MEM7_TRACE"),
         }
+    }
+
+    /// Whether `MEM7_TRACE` names `what`.
+    pub fn traces(&self, what: &str) -> bool {
+        self.trace
+            .as_deref()
+            .is_some_and(|t| t.split(',').any(|w| w.trim() == what))
     }
 
     /// "Now": `MEM7_NOW` when set (must be RFC 3339), else the system clock.

@@ -42,6 +42,10 @@ pub trait Log {
     /// Filling in vectors failed (said once until the failure changes; retried on the
     /// next wake).
     fn fill_failed(&mut self, e: &Error);
+    /// This process could not vouch for the files to other mem7 commands
+    /// ([`crate::store::vouch`]): their start-ups check every day file, as when no
+    /// watcher runs.
+    fn vouch_failed(&mut self, e: &Error);
     /// A periodic sync ran, or could not; `every` is its period.
     fn synced(&mut self, outcome: Result<crate::sync::Outcome>, every: Duration) -> Result<()>;
     /// The end of one wake: a good time to flush.
@@ -78,6 +82,11 @@ pub fn sync_every(
 /// wakes.
 pub struct Watch {
     watcher: crate::front::events::Watcher,
+    /// Answers other commands' start-ups while the watch lives (`None`: another process
+    /// does, or this one could not: see `vouch_error`).
+    #[cfg(target_os = "linux")]
+    _voucher: Option<store::vouch::Voucher>,
+    vouch_error: Option<Error>,
     fill_error: LastError,
     /// The files as they were when a catch-up last failed: reading them wakes the
     /// watcher again, so a failure is retried only once they change.
@@ -89,8 +98,19 @@ impl Watch {
     pub fn start(engine: &Engine) -> Result<Watch> {
         let memory = engine.workspace().root().join(store::MEMORY_DIR);
         std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
+        let watcher = crate::front::events::Watcher::new(&memory, Duration::from_millis(200))?;
+        #[cfg(target_os = "linux")]
+        let (voucher, vouch_error) = match store::vouch::Voucher::start(engine.workspace()) {
+            Ok(voucher) => (voucher, None),
+            Err(e) => (None, Some(e)),
+        };
+        #[cfg(not(target_os = "linux"))]
+        let vouch_error = None;
         Ok(Watch {
-            watcher: crate::front::events::Watcher::new(&memory, Duration::from_millis(200))?,
+            watcher,
+            #[cfg(target_os = "linux")]
+            _voucher: voucher,
+            vouch_error,
             fill_error: LastError::default(),
             failed_on: None,
         })
@@ -99,6 +119,9 @@ impl Watch {
     /// Catches up with whatever changed before the watcher started, then fills in
     /// vectors. A failure here is the caller's (nothing has been waited out yet).
     pub fn first(&mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
+        if let Some(e) = self.vouch_error.take() {
+            log.vouch_failed(&e);
+        }
         let now = session.env().now()?;
         {
             let mut engine = session.engine();
@@ -114,6 +137,9 @@ impl Watch {
 
     /// Runs until the watcher closes (or `log` fails).
     pub fn run(mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
+        if let Some(e) = self.vouch_error.take() {
+            log.vouch_failed(&e);
+        }
         let mut next_sync = opts.sync_every.map(|_| Instant::now());
         loop {
             let wait = next_sync.map_or(opts.interval, |due| {

@@ -73,6 +73,15 @@ pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
 pub fn open_workspace(env: &Env, ws: crate::store::Workspace) -> Result<Engine> {
     let now = env.now()?;
     let mut engine = Engine::open_workspace_at(ws, env.chain_key()?, now)?;
+    if env.traces("startup") {
+        let how = engine
+            .fresh_check()
+            .map_or_else(|| "the index was built anew".to_string(), |c| c.describe());
+        eprintln!(
+            "mem7: trace: start-up of {}: {how}",
+            engine.workspace().root().display()
+        );
+    }
     let voice = Voice::CLI;
     voice.ahead(&mut engine, &[], now);
     let report = engine.catch_up_report();

@@ -22,6 +22,7 @@ mod schema;
 mod scratch;
 mod stem;
 pub mod vectors;
+mod vouched;
 
 use std::collections::HashMap;
 use std::fs;

@@ -557,6 +557,12 @@ impl Log for WatchLog {
         eprintln!("mem7 mcp: catching up with the files failed: {e}");
     }
 
+    fn vouch_failed(&mut self, e: &Error) {
+        eprintln!(
+            "mem7 mcp: warning: other mem7 commands will check every day file at start-up: {e}"
+        );
+    }
+
     fn filled(&mut self, _: &crate::engine::FillStats) -> Result<()> {
         Ok(())
     }

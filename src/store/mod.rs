@@ -6,6 +6,7 @@ mod guard;
 mod lock;
 mod scan;
 mod visible;
+pub mod vouch;
 
 use guard::irregular_under;
 pub use guard::{Irregular, MappedText, open_regular, repair_utf8};
@@ -190,6 +191,22 @@ impl Workspace {
     /// files that are not regular are left out (see [`Workspace::irregular`]).
     pub fn scan(&self) -> Result<Vec<FileStat>> {
         Ok(self.scan_all(false)?.0)
+    }
+
+    /// One day file's fingerprint as [`Workspace::scan`] would list it (`name` is
+    /// `memory/…`): `None` when it is absent or not a regular file.
+    pub fn stat_day(&self, name: &str) -> Result<Option<FileStat>> {
+        let path = self.root.join(name);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => Ok(Some(FileStat {
+                name: name.to_string(),
+                size: meta.len(),
+                mtime_ns: mtime_ns(&meta),
+            })),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path, e)),
+        }
     }
 
     /// Every entry under `memory/` (the folder itself included) that is not a regular

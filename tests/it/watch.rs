@@ -85,3 +85,227 @@ fn watch_follows_other_writers_and_hand_edits() {
         "{log:#?}"
     );
 }
+
+/// A command run with `MEM7_TRACE=startup`, and the line in which it says how its
+/// start-up knew the index was current.
+fn traced(s: &Sandbox, args: &[&str]) -> (world::Run, String) {
+    let out = s
+        .command(args, None)
+        .env("MEM7_TRACE", "startup")
+        .output()
+        .unwrap();
+    let run = world::finish(out);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("trace: start-up"))
+        .unwrap_or_default()
+        .to_string();
+    (run, line)
+}
+
+/// Appends an entry to `file` in place (`O_APPEND`: the folder does not change), valid
+/// since January and recorded at `recorded`.
+fn append_in_place(file: &std::path::Path, key: &str, value: &str, recorded: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+    f.write_all(
+        format!(
+            "\n## {key}\n\n```mem7\nop: store\nvalid_from: 2026-01-01T00:00:00Z\nrecorded: {recorded}\nagent: a person\n```\n\n> {value}\n\n---\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+}
+
+/// `mem7 watch` (reconciling only on events), with its output read on (and kept) so
+/// that it never writes into a closed pipe.
+struct Watching {
+    child: std::process::Child,
+    _out: std::sync::mpsc::Receiver<String>,
+}
+
+impl Watching {
+    /// Starts it and waits for its banner.
+    fn start(s: &Sandbox) -> Watching {
+        let mut child = s
+            .command(&["watch", "--interval", "3600"], None)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let lines = world::lines_of(child.stdout.take().unwrap());
+        let mut log = Vec::new();
+        world::wait_for_line(&lines, &mut log, |l| l.contains("keeping the index"));
+        Watching { child, _out: lines }
+    }
+
+    /// Kills it without a chance to clean up.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Three day files, each with one fact.
+fn three_days() -> Sandbox {
+    let s = Sandbox::new();
+    for (day, key) in [
+        ("2026-11-01", "a"),
+        ("2026-11-02", "b"),
+        ("2026-11-03", "c"),
+    ] {
+        s.ok(&["store", key, "first"], Some(&format!("{day}T10:00:00Z")));
+    }
+    s
+}
+
+#[test]
+fn a_running_watcher_vouches_for_the_files_and_a_change_in_place_still_counts() {
+    let s = three_days();
+    let (_, line) = traced(&s, &["list"]);
+    assert!(
+        line.contains("3 day files checked one by one") && line.contains("no watcher"),
+        "{line}"
+    );
+
+    let watch = Watching::start(&s);
+    // The first start-up after the watcher began checks every file once and records the
+    // watcher's token; from then on the watcher's word is taken.
+    wait_for("a start-up the watcher vouched for", || {
+        traced(&s, &["list"])
+            .1
+            .contains("a watcher vouched for the files, 0 of them changed")
+    });
+
+    // A person appends to the oldest day file in place: its folder does not change.
+    append_in_place(
+        &s.memory_dir().join("2026-11-01.md"),
+        "by:hand",
+        "written in place",
+        "2026-11-30T00:00:00Z",
+    );
+    let (run, line) = traced(&s, &["recall", "by:hand"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("written in place"), "{}", run.stdout);
+    assert!(
+        line.contains("a watcher vouched for the files, 1 of them changed"),
+        "{line}"
+    );
+
+    // A store through mem7 names today's file, and only it.
+    s.ok(&["store", "d", "second"], None);
+    let (run, line) = traced(&s, &["recall", "d"]);
+    assert!(run.stdout.contains("second"), "{}", run.stdout);
+    assert!(line.contains("2 of them changed"), "{line}");
+
+    // Killed without a chance to clean up: its socket is left, and nobody answers on it.
+    watch.kill();
+    assert!(s.ws.join(".mem7/vouch.sock").exists());
+    append_in_place(
+        &s.memory_dir().join("2026-11-02.md"),
+        "after:watch",
+        "seen by a scan",
+        "2026-12-01T09:01:00Z",
+    );
+    let (run, line) = traced(&s, &["recall", "after:watch"]);
+    assert!(run.stdout.contains("seen by a scan"), "{}", run.stdout);
+    assert!(line.contains("no watcher"), "{line}");
+}
+
+#[test]
+fn a_memory_folder_replaced_under_a_watcher_is_scanned_then_watched_anew() {
+    let s = three_days();
+    let watch = Watching::start(&s);
+    wait_for("a start-up the watcher vouched for", || {
+        traced(&s, &["list"]).1.contains("a watcher vouched")
+    });
+    // Replaced by a copy (a checkout that recreates the folder, a restore from backup):
+    // the watch on the old folder no longer says anything about this one.
+    let memory = s.memory_dir();
+    let old = s.ws.join("memory-old");
+    std::fs::rename(&memory, &old).unwrap();
+    world::copy_dir(&old, &memory);
+    append_in_place(
+        &memory.join("2026-11-03.md"),
+        "in:copy",
+        "in the new folder",
+        "2026-11-30T00:00:00Z",
+    );
+    let (run, line) = traced(&s, &["recall", "in:copy"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("in the new folder"), "{}", run.stdout);
+    assert!(line.contains("checked one by one"), "{line}");
+    // The watcher watches the new folder; once a start-up has checked it, its word is
+    // taken again, and a change in place is still seen.
+    wait_for("the watcher to vouch for the new folder", || {
+        traced(&s, &["list"]).1.contains("a watcher vouched")
+    });
+    append_in_place(
+        &memory.join("2026-11-01.md"),
+        "later",
+        "after the copy",
+        "2026-11-30T00:00:01Z",
+    );
+    let (run, line) = traced(&s, &["recall", "later"]);
+    assert!(run.stdout.contains("after the copy"), "{}", run.stdout);
+    assert!(line.contains("1 of them changed"), "{line}");
+    watch.kill();
+}
+
+#[test]
+fn a_socket_that_is_not_this_workspaces_watcher_is_never_believed() {
+    // Another workspace's watcher, its socket linked into this one's index folder.
+    let other = three_days();
+    let watch = Watching::start(&other);
+    wait_for("the other watcher's socket", || {
+        other.ws.join(".mem7/vouch.sock").exists()
+    });
+    let s = three_days();
+    let socket = s.ws.join(".mem7/vouch.sock");
+    std::fs::hard_link(other.ws.join(".mem7/vouch.sock"), &socket).unwrap();
+    append_in_place(
+        &s.memory_dir().join("2026-11-01.md"),
+        "here",
+        "this workspace",
+        "2026-11-30T00:00:00Z",
+    );
+    let (run, line) = traced(&s, &["recall", "here"]);
+    assert!(run.stdout.contains("this workspace"), "{}", run.stdout);
+    assert!(line.contains("checked one by one"), "{line}");
+
+    // A link to it is not followed either.
+    std::fs::remove_file(&socket).unwrap();
+    std::os::unix::fs::symlink(other.ws.join(".mem7/vouch.sock"), &socket).unwrap();
+    append_in_place(
+        &s.memory_dir().join("2026-11-02.md"),
+        "there",
+        "still here",
+        "2026-11-30T00:00:01Z",
+    );
+    let (run, line) = traced(&s, &["recall", "there"]);
+    assert!(run.stdout.contains("still here"), "{}", run.stdout);
+    assert!(line.contains("no watcher"), "{line}");
+    watch.kill();
+
+    // A file where the socket goes: the watcher says it cannot vouch, and carries on.
+    std::fs::remove_file(&socket).unwrap();
+    std::fs::write(&socket, "not a socket").unwrap();
+    let mut watch = s
+        .command(&["watch", "--interval", "3600"], None)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let errors = world::lines_of(watch.stderr.take().unwrap());
+    let mut log = Vec::new();
+    world::wait_for_line(&errors, &mut log, |l| {
+        l.contains("will check every day file") && l.contains("is not a socket")
+    });
+    let lines = world::lines_of(watch.stdout.take().unwrap());
+    world::wait_for_line(&lines, &mut log, |l| l.contains("keeping the index"));
+    let (_, line) = traced(&s, &["list"]);
+    assert!(line.contains("no watcher"), "{line}");
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
