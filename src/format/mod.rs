@@ -9,7 +9,8 @@ pub(crate) mod yaml;
 pub(crate) use envelope::FieldValue as FieldValueExport;
 pub use envelope::Fields;
 pub use parse::{
-    ChainFile, ChainRecord, ParsedEntry, ParsedFile, Problem, ProblemKind, parse_chain, parse_file,
+    ChainFile, ChainRecord, ChainScratch, ParsedEntry, ParsedFile, Problem, ProblemKind,
+    parse_chain, parse_chain_in, parse_file,
 };
 pub use parse::{FOREIGN_CONTEXT, foreign_digest};
 pub use write::{EntryDraft, credential_in, render_entry};

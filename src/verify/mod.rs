@@ -10,8 +10,11 @@ use crate::error::{Error, Result};
 use crate::format::{self, ProblemKind};
 use crate::store::Workspace;
 
+mod ahead;
 mod kind;
 
+pub use ahead::recorded_ahead;
+use ahead::{ahead_at, ahead_in};
 pub use kind::FindingKind;
 
 /// One located finding.
@@ -117,19 +120,29 @@ fn check(
             computed: None,
         });
     }
-    // Parse every file (in parallel: verification is bound by hashing and scanning).
-    let parsed = parse_all(
-        ws,
-        &files.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-        key,
-        now,
-    )?;
+    // Parse every file (in parallel: verification is bound by hashing and scanning),
+    // keeping each file's summary only. When the summaries show nothing for the checker
+    // to find (each file intact, each continuing the one before, and the head as
+    // expected), that is the answer; otherwise every file is read again and its records
+    // kept for the serial walk that names each finding. So the usual verify holds no
+    // record per entry (at 1M versions they were 100 MB, each page faulted in).
+    let names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    let keyed = matches!(key, ChainKey::Keyed(_));
+    let head_of = |parsed: &Parsed| parsed.iter().rev().find_map(|(_, _, s)| s.last);
+    let mut parsed = parse_all(ws, &names, key, now, false)?;
+    let needs_records = !integrity::clean(parsed.iter().map(|(_, _, s)| s.run))
+        || (keyed && parsed.iter().any(|(_, _, s)| s.unkeyed_sealed > 0))
+        || expect_head.is_some_and(|e| ChainHash::from_hex(e.trim()) != head_of(&parsed));
+    if needs_records {
+        parsed = parse_all(ws, &names, key, now, true)?;
+    }
+    let head = head_of(&parsed);
 
-    // The readers' records, in file order, as one chain (nothing copied).
+    // The readers' records, in file order, as one chain (nothing copied; empty when
+    // they were not kept).
     let chain = Chain::new(parsed.iter().map(|(_, file, _)| file.entries.as_slice()));
     // What intact seals accepted (entries by their computed hash, foreign text by its
     // digest). With a key, only keyed seals count.
-    let keyed = matches!(key, ChainKey::Keyed(_));
     let accepted: HashSet<ChainHash> = parsed
         .iter()
         .flat_map(|(_, _, s)| s.accepts.iter().copied())
@@ -188,14 +201,14 @@ fn check(
             });
         }
     }
-    report.entries = chain.len();
+    report.entries = parsed.iter().map(|(_, _, s)| s.entries).sum();
 
     let keyed_entries: usize = parsed.iter().map(|(_, _, s)| s.keyed).sum();
     if keyed_entries > 0 && matches!(key, ChainKey::Plain) {
         return Err(Error::input(
             format!(
                 "this workspace's chain is keyed ({keyed_entries} of {} entries were hashed with MEM7_CHAIN_KEY); without the key their hashes cannot be checked",
-                chain.len()
+                report.entries
             ),
             "set MEM7_CHAIN_KEY to the workspace's chain key and run `mem7 verify` again",
         ));
@@ -251,7 +264,7 @@ fn check(
             }
         }
     }
-    report.head = chain.last().map(|e| e.link.effective());
+    report.head = head;
     if let Some(expected) = expect_head {
         let want = ChainHash::from_hex(expected.trim()).ok_or_else(|| {
             Error::input(
@@ -309,6 +322,9 @@ struct FileSummary {
     run: integrity::Run,
     /// Its entries recorded ahead of the clock (when asked).
     ahead: Vec<Finding>,
+    /// How many entries it holds, and the effective hash of its last.
+    entries: usize,
+    last: Option<ChainHash>,
 }
 
 impl FileSummary {
@@ -320,6 +336,8 @@ impl FileSummary {
             accepts: Vec::new(),
             run: integrity::Run::of(&file.entries),
             ahead: Vec::new(),
+            entries: file.entries.len(),
+            last: file.entries.last().map(|e| e.link.effective()),
         };
         for e in &file.entries {
             let c = &e.link;
@@ -333,11 +351,14 @@ impl FileSummary {
     }
 }
 
+/// Reads every file for its chain, each summed up; with `keep`, its records kept too
+/// (else handed back to the reader's scratch, and the file's `entries` left empty).
 fn parse_all(
     ws: &Workspace,
     names: &[String],
     key: &ChainKey,
     now: Option<crate::core::time::TxTime>,
+    keep: bool,
 ) -> Result<Parsed> {
     let ahead = now.map(|now| {
         let threshold = crate::core::time::ahead_threshold(now);
@@ -348,9 +369,9 @@ fn parse_all(
             .to_string();
         (now, threshold, second)
     });
-    let read = in_parallel(names, Vec::new, |buf, i, name| {
+    let read = in_parallel(names, Default::default, |(buf, scratch), i, name| {
         let (text, undecodable) = ws.read_text_into(name, buf)?;
-        let mut file = format::parse_chain(text, key);
+        let mut file = format::parse_chain_in(text, key, scratch);
         for &line in &undecodable {
             file.problems.push(format::Problem {
                 line,
@@ -366,7 +387,20 @@ fn parse_all(
         }
         let mut summary = FileSummary::of(&file, key);
         if let Some((now, threshold, second)) = &ahead {
-            summary.ahead = ahead_in(name, text, *threshold, second, *now);
+            // The fast path noted the `recorded:` lines as it read them; otherwise the
+            // text is searched for them.
+            summary.ahead = match scratch.recorded() {
+                Some(lines) => lines
+                    .iter()
+                    .filter_map(|(line, value)| {
+                        ahead_at(name, *line, &text[value.clone()], *threshold, second, *now)
+                    })
+                    .collect(),
+                None => ahead_in(name, text, *threshold, second, *now),
+            };
+        }
+        if !keep {
+            scratch.recycle(std::mem::take(&mut file.entries));
         }
         Ok((file, summary))
     })?;
@@ -385,110 +419,6 @@ pub fn acceptable(report: &Report) -> Vec<&Finding> {
         .iter()
         .filter(|f| f.computed.is_some() && f.kind != FindingKind::Chain(Kind::Legacy))
         .collect()
-}
-
-/// Warnings for entries recorded more than five minutes after `now` (this machine's
-/// clock): a clock that runs ahead somewhere, or a `MEM7_NOW` in the future. They break
-/// nothing (reads include them: what mem7 believes now), but a person should know.
-///
-/// Reads the `recorded:` lines only, so it costs one search through the bytes.
-pub fn recorded_ahead(ws: &Workspace, now: crate::core::time::TxTime) -> Result<Vec<Finding>> {
-    let threshold = crate::core::time::ahead_threshold(now);
-    // `YYYY-MM-DDTHH:MM:SS` of the threshold: a `recorded:` in UTC whose second is
-    // earlier is not ahead, which settles nearly every entry without parsing a time.
-    let second = threshold
-        .to_rfc3339()
-        .get(..19)
-        .unwrap_or_default()
-        .to_string();
-    let _shared = ws.lock_shared()?;
-    let names: Vec<String> = ws.scan()?.into_iter().map(|f| f.name).collect();
-    let per_file = in_parallel(
-        &names,
-        || (),
-        |_, _, name| {
-            let mapped = ws.map(name)?;
-            // A file that is not UTF-8 is verify's own finding; nothing to add here.
-            let Ok(text) = mapped.text() else {
-                return Ok(Vec::new());
-            };
-            Ok(ahead_in(name, text, threshold, &second, now))
-        },
-    )?;
-    Ok(per_file.into_iter().flatten().collect())
-}
-
-/// The entries of one file recorded after `threshold` (whose second, as text, is
-/// `second`), each named at its heading.
-fn ahead_in(
-    name: &str,
-    text: &str,
-    threshold: crate::core::time::TxTime,
-    second: &str,
-    now: crate::core::time::TxTime,
-) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let bytes = text.as_bytes();
-    // Headings are met in order, so their lines are counted from the last one.
-    let (mut counted_to, mut lines_before) = (0usize, 0u32);
-    for at in memchr::memmem::find_iter(bytes, b"recorded:") {
-        if at > 0 && bytes[at - 1] != b'\n' {
-            continue;
-        }
-        let line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
-        let value = text[at + "recorded:".len()..line_end].trim();
-        if utc_second_before(value, second) {
-            continue;
-        }
-        let Ok(recorded) = crate::core::time::TxTime::parse(value) else {
-            continue;
-        };
-        if recorded <= threshold {
-            continue;
-        }
-        // Named at the entry's heading, like every other finding.
-        let head = memchr::memmem::rfind(&bytes[..at], b"\n## ").map_or(0, |n| n + 1);
-        if head >= counted_to {
-            lines_before += memchr::memchr_iter(b'\n', &bytes[counted_to..head]).count() as u32;
-        } else {
-            lines_before = memchr::memchr_iter(b'\n', &bytes[..head]).count() as u32;
-        }
-        counted_to = head;
-        out.push(Finding {
-            file: name.to_string(),
-            line: lines_before + 1,
-            key: String::new(),
-            kind: FindingKind::Ahead,
-            message: format!(
-                "recorded {recorded}, {} ahead of this machine's clock ({now}); reads include it, and writes here are recorded after it",
-                crate::index::span_text(recorded.micros() - now.micros())
-            ),
-            computed: None,
-        });
-    }
-    out
-}
-
-/// Whether `value` is an RFC 3339 instant in UTC (`YYYY-MM-DDTHH:MM:SS`, an optional
-/// fraction, `Z`) whose second is earlier than `second` (the same 19 characters): then
-/// it cannot be ahead, whatever its fraction. Anything else is left to the parser.
-fn utc_second_before(value: &str, second: &str) -> bool {
-    let b = value.as_bytes();
-    if b.len() < 20 || second.len() != 19 || b[b.len() - 1] != b'Z' {
-        return false;
-    }
-    let shape = b[..19].iter().enumerate().all(|(i, &c)| match i {
-        4 | 7 => c == b'-',
-        10 => c == b'T',
-        13 | 16 => c == b':',
-        _ => c.is_ascii_digit(),
-    });
-    let fraction = match b[19] {
-        b'Z' => b.len() == 20,
-        b'.' => b[20..b.len() - 1].iter().all(u8::is_ascii_digit),
-        _ => false,
-    };
-    shape && fraction && &b[..19] < second.as_bytes()
 }
 
 /// Runs `read` on every file of `names` (with its index), on one thread per core, each

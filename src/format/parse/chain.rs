@@ -8,7 +8,52 @@ use super::*;
 /// no envelope kept, and plain envelopes read without allocating. Finds the same
 /// entries, problems and hashes as [`parse_file`].
 pub fn parse_chain(text: &str, key: &ChainKey) -> ChainFile {
-    canonical_chain(text, key).unwrap_or_else(|| scan_chain(text, key))
+    parse_chain_in(text, key, &mut ChainScratch::default())
+}
+
+/// [`parse_chain`] with buffers kept from the files read before: `verify` reads every
+/// file on a few threads, and a buffer made anew for each file (a file's entries
+/// queued for hashing, a few hundred kilobytes) had every one of its pages faulted in
+/// again, a fifth of verify's time in the kernel.
+pub fn parse_chain_in(text: &str, key: &ChainKey, scratch: &mut ChainScratch) -> ChainFile {
+    scratch.recorded.clear();
+    let fast = canonical_chain(text, key, scratch);
+    scratch.canonical = fast.is_some();
+    fast.unwrap_or_else(|| scan_chain(text, key))
+}
+
+/// What [`parse_chain_in`] keeps between files.
+#[derive(Default)]
+pub struct ChainScratch {
+    batch: BatchHash,
+    /// Which entry each queued hash belongs to.
+    queued: Vec<(usize, usize)>,
+    /// Each `recorded:` line of the last file: its entry's heading line and the value's
+    /// place in the text.
+    recorded: Vec<(u32, std::ops::Range<usize>)>,
+    /// Whether the last file was read by the fast path (and `recorded` is complete).
+    canonical: bool,
+    /// A file's records handed back by a caller that no longer needs them, to read the
+    /// next file's into.
+    spare: Vec<ChainRecord>,
+}
+
+impl ChainScratch {
+    /// Takes back a file's records once the caller is done with them (their buffer is
+    /// reused for the next file).
+    pub fn recycle(&mut self, mut records: Vec<ChainRecord>) {
+        records.clear();
+        if records.capacity() > self.spare.capacity() {
+            self.spare = records;
+        }
+    }
+
+    /// The `recorded:` lines of the file just read (each entry's heading line and the
+    /// value's place in its text), when the fast path read it; `None` otherwise (then
+    /// the caller searches the text itself).
+    pub fn recorded(&self) -> Option<&[(u32, std::ops::Range<usize>)]> {
+        self.canonical.then_some(self.recorded.as_slice())
+    }
 }
 
 /// [`parse_chain`] by the general scanner, for any file.
@@ -54,12 +99,18 @@ pub(super) fn scan_chain(text: &str, key: &ChainKey) -> ChainFile {
 /// (a conflict, a carriage return, a torn tail, text between entries, a hand-made
 /// heading or body, an unusual line): the general scanner then reads the whole file, so
 /// both give the same answer.
-pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
+pub(super) fn canonical_chain(
+    text: &str,
+    key: &ChainKey,
+    scratch: &mut ChainScratch,
+) -> Option<ChainFile> {
     let bytes = text.as_bytes();
     if bytes.is_empty() || !bytes.ends_with(b"\n") || text.starts_with('\u{feff}') {
         return None;
     }
-    if memchr::memchr(b'\r', bytes).is_some() || has_conflict(text) {
+    // No conflict search: every line is looked at below, and a line that starts with
+    // `<` (as `<<<<<<<` does) sends the file to the general scanner.
+    if memchr::memchr(b'\r', bytes).is_some() {
         return None;
     }
     // Lines are taken strictly in order, so the line feeds are searched for as they are
@@ -70,11 +121,17 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
         let end = feeds.next().unwrap_or(bytes.len());
         (&text[at..end], (end + 1).min(bytes.len()))
     };
-    let mut entries: Vec<ChainRecord> = Vec::with_capacity(bytes.len() / 400);
-    let mut batch = BatchHash::default();
-    // Which entry each queued hash belongs to.
-    let mut queued: Vec<(usize, usize)> = Vec::with_capacity(bytes.len() / 400);
-    let mut envelope: Vec<&str> = Vec::with_capacity(16);
+    let ChainScratch {
+        batch,
+        queued,
+        recorded,
+        spare,
+        ..
+    } = scratch;
+    let mut entries: Vec<ChainRecord> = std::mem::take(spare);
+    entries.reserve(bytes.len() / 400);
+    batch.clear();
+    queued.clear();
     // The previous entry's `hash` text and value (see `ChainSummary::read`).
     let mut last_hash: Option<(&str, ChainHash)> = None;
     let (mut pos, mut line_no) = (0usize, 0u32);
@@ -95,8 +152,9 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
         }
         pos = next;
         line_no += 2;
-        // The envelope, to its closing fence.
-        envelope.clear();
+        // The envelope, to its closing fence, read as it goes (a line that is not plain
+        // sends the file to the general scanner, whose full parser reads it).
+        let mut fields = PlainFields::default();
         let mut hash_line: Option<(usize, usize)> = None;
         loop {
             if pos >= bytes.len() {
@@ -108,13 +166,17 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
                 pos = next;
                 break;
             }
-            if line.starts_with('`') || line.starts_with("## ") {
+            if line.starts_with(['`', '<']) || line.starts_with("## ") {
                 return None;
             }
             if hash_line.is_none() && line.starts_with("hash:") {
                 hash_line = Some((pos, next));
+            } else if let Some(value) = line.strip_prefix("recorded:") {
+                recorded.push((head_line, span_in(text, trim(value))));
             }
-            envelope.push(line);
+            if !fields.take(line) {
+                return None;
+            }
             pos = next;
         }
         // The body, to its `---`.
@@ -134,9 +196,7 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
                 return None;
             }
         }
-        let mut hash_text = None;
-        let summary =
-            ChainSummary::read(envelope.iter().copied(), last_hash, &mut hash_text).ok()?;
+        let (summary, hash_text) = fields.finish(last_hash);
         last_hash = hash_text.zip(summary.claimed);
         if summary.check_value.is_some() {
             return None;
@@ -162,7 +222,7 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
             ),
         };
         entries.push(ChainRecord {
-            key_span: span_in(text, key_text.trim()),
+            key_span: span_in(text, trim(key_text)),
             link: ChainEntry {
                 line: head_line,
                 prev: summary.prev,
@@ -178,7 +238,7 @@ pub(super) fn canonical_chain(text: &str, key: &ChainKey) -> Option<ChainFile> {
         });
     }
     let hashes = batch.finish(key);
-    for (entry, job) in queued {
+    for &(entry, job) in queued.iter() {
         entries[entry].link.computed = hashes[job];
     }
     Some(ChainFile {
@@ -215,62 +275,14 @@ impl ChainSummary {
         known: Option<(&str, ChainHash)>,
         hash_text: &mut Option<&'a str>,
     ) -> Result<ChainSummary, String> {
-        let (mut op, mut chain, mut prev, mut hash, mut accepts) = (None, None, None, None, None);
-        let mut encoding = None;
-        let (mut recorded, mut go_times) = (false, false);
+        let mut fields = PlainFields::default();
         for line in envelope.clone() {
-            // `name: value` with a name of lowercase letters and `_`, read in one scan.
-            let b = line.as_bytes();
-            let name_len = b
-                .iter()
-                .position(|&c| !(c.is_ascii_lowercase() || c == b'_'))
-                .unwrap_or(b.len());
-            let split = (name_len > 0 && b.get(name_len) == Some(&b':'))
-                .then(|| (&line[..name_len], &line[name_len + 1..]))
-                .and_then(|(name, rest)| Some((name, rest.strip_prefix(' ')?)));
-            let Some((name, value)) = split else {
-                if is_blank(line) || line.starts_with('#') {
-                    continue;
-                }
+            if !fields.take(line) {
                 return Self::from_fields(&Fields::parse(envelope)?);
-            };
-            // What the plain envelope reader leaves to YAML: quoted or flow values, block
-            // scalars, anchors, tags, and a list without its closing bracket.
-            let special = value.starts_with(['"', '\'', '{', '|', '>', '&', '*', '!'])
-                || (value.starts_with('[') && !value.trim_end().ends_with(']'));
-            if special {
-                return Self::from_fields(&Fields::parse(envelope)?);
-            }
-            match name {
-                "op" => op = Some(value.trim()),
-                "chain" => chain = Some(value.trim()),
-                "prev" => prev = Some(value),
-                "hash" => hash = Some(value),
-                "accepts" => accepts = Some(value),
-                "encoding" => encoding = Some(value.trim()),
-                "recorded" => recorded = true,
-                "updated" | "created" | "deleted" => go_times = true,
-                _ => {}
             }
         }
-        let accepts = accepts.map_or_else(Vec::new, |a| {
-            let a = a.trim();
-            let list = a
-                .strip_prefix('[')
-                .and_then(|inner| inner.strip_suffix(']'))
-                .unwrap_or(a);
-            hashes(list.split(','))
-        });
-        let flags = [recorded, go_times];
-        *hash_text = hash.map(str::trim);
-        let mut summary = Self::summarise(op, chain, None, hash, encoding, flags, accepts);
-        summary.prev = prev.and_then(|p| {
-            let p = p.trim();
-            match known {
-                Some((text, value)) if text == p => Some(value),
-                _ => ChainHash::from_hex(p),
-            }
-        });
+        let (summary, text) = fields.finish(known);
+        *hash_text = text;
         Ok(summary)
     }
 
@@ -287,7 +299,7 @@ impl ChainSummary {
         let legacy = !recorded && (go_times || matches!(op, Some("delete" | "delete_tags")));
         ChainSummary {
             prev: prev.and_then(|p| ChainHash::from_hex(p.trim())),
-            claimed: hash.and_then(|h| ChainHash::from_hex(h.trim())),
+            claimed: hash.and_then(|h| ChainHash::from_hex(trim(h))),
             keyed: chain == Some("keyed"),
             legacy,
             accepts: if seal { accepts } else { Vec::new() },
@@ -321,6 +333,104 @@ impl ChainSummary {
                 Vec::new()
             },
         })
+    }
+}
+
+/// The chain fields of an envelope's plain `name: value` lines, read in place one line
+/// at a time (by [`ChainSummary::read`], and by the fast path as it meets each line).
+#[derive(Default)]
+pub(super) struct PlainFields<'a> {
+    op: Option<&'a str>,
+    chain: Option<&'a str>,
+    prev: Option<&'a str>,
+    hash: Option<&'a str>,
+    accepts: Option<&'a str>,
+    encoding: Option<&'a str>,
+    recorded: bool,
+    go_times: bool,
+}
+
+impl<'a> PlainFields<'a> {
+    /// Takes one envelope line: `false` when it is not a plain line (quotes, flow
+    /// mappings, block scalars, a line without `: `), which only the full parser reads.
+    pub(super) fn take(&mut self, line: &'a str) -> bool {
+        // `name: value` with a name of lowercase letters and `_`, read in one scan.
+        let b = line.as_bytes();
+        let name_len = b
+            .iter()
+            .position(|&c| !(c.is_ascii_lowercase() || c == b'_'))
+            .unwrap_or(b.len());
+        let split = (name_len > 0 && b.get(name_len) == Some(&b':'))
+            .then(|| (&line[..name_len], &line[name_len + 1..]))
+            .and_then(|(name, rest)| Some((name, rest.strip_prefix(' ')?)));
+        let Some((name, value)) = split else {
+            return is_blank(line) || line.starts_with('#');
+        };
+        // What the plain envelope reader leaves to YAML: quoted or flow values, block
+        // scalars, anchors, tags, and a list without its closing bracket.
+        let special = value.starts_with(['"', '\'', '{', '|', '>', '&', '*', '!'])
+            || (value.starts_with('[') && !value.trim_end().ends_with(']'));
+        if special {
+            return false;
+        }
+        match name {
+            "op" => self.op = Some(trim(value)),
+            "chain" => self.chain = Some(trim(value)),
+            "prev" => self.prev = Some(value),
+            "hash" => self.hash = Some(value),
+            "accepts" => self.accepts = Some(value),
+            "encoding" => self.encoding = Some(trim(value)),
+            "recorded" => self.recorded = true,
+            "updated" | "created" | "deleted" => self.go_times = true,
+            _ => {}
+        }
+        true
+    }
+
+    /// The summary, `known` being the previous entry's `hash` text and value (a `prev`
+    /// that repeats it, the usual case, is not decoded again); and this entry's `hash`
+    /// text.
+    pub(super) fn finish(
+        self,
+        known: Option<(&str, ChainHash)>,
+    ) -> (ChainSummary, Option<&'a str>) {
+        let accepts = self.accepts.map_or_else(Vec::new, |a| {
+            let a = a.trim();
+            let list = a
+                .strip_prefix('[')
+                .and_then(|inner| inner.strip_suffix(']'))
+                .unwrap_or(a);
+            hashes(list.split(','))
+        });
+        let hash_text = self.hash.map(trim);
+        let flags = [self.recorded, self.go_times];
+        let mut summary = ChainSummary::summarise(
+            self.op,
+            self.chain,
+            None,
+            hash_text,
+            self.encoding,
+            flags,
+            accepts,
+        );
+        summary.prev = self.prev.and_then(|p| {
+            let p = trim(p);
+            match known {
+                Some((text, value)) if text == p => Some(value),
+                _ => ChainHash::from_hex(p),
+            }
+        });
+        (summary, hash_text)
+    }
+}
+
+/// [`str::trim`], at once when the text starts and ends with a visible ASCII character
+/// (as mem7's own values do).
+fn trim(text: &str) -> &str {
+    let b = text.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => text,
+        _ => text.trim(),
     }
 }
 

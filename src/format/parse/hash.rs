@@ -121,6 +121,12 @@ const IV: [u32; 8] = [
 ];
 
 impl BatchHash {
+    /// Empties the queue, keeping its buffers.
+    pub(super) fn clear(&mut self) {
+        self.bytes.clear();
+        self.jobs.clear();
+    }
+
     /// Queues `prev ‖ first ‖ second` and returns its number among the queued, or `None`
     /// when it is longer than one chunk (hash it alone).
     pub(super) fn push(

@@ -15,8 +15,8 @@ mod chain;
 mod hash;
 mod lines;
 
-pub use chain::parse_chain;
 use chain::*;
+pub use chain::{ChainScratch, parse_chain, parse_chain_in};
 use hash::*;
 use lines::*;
 pub use lines::{FOREIGN_CONTEXT, foreign_digest, is_conflict_marker};

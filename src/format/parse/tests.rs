@@ -116,7 +116,7 @@ fn two_entries() -> String {
 fn both(text: &str) -> (ParsedFile, ChainFile) {
     let full = parse_file(text, &ChainKey::Plain);
     let general = scan_chain(text, &ChainKey::Plain);
-    if let Some(fast) = canonical_chain(text, &ChainKey::Plain) {
+    if let Some(fast) = canonical_chain(text, &ChainKey::Plain, &mut ChainScratch::default()) {
         assert_eq!(fast, general, "fast path and scanner differ on:\n{text}");
     }
     assert_eq!(parse_chain(text, &ChainKey::Plain), general);
@@ -154,7 +154,7 @@ fn text_outside_entries_is_foreign_at_its_first_line() {
     let second = file[1..].find("## k").map(|i| i + 1).unwrap();
     let line_of = |at: usize| file[..at].matches('\n').count() as u32 + 1;
     // The fast path reads the file as written (so the comparisons below test it).
-    assert!(canonical_chain(&file, &ChainKey::Plain).is_some());
+    assert!(canonical_chain(&file, &ChainKey::Plain, &mut ChainScratch::default()).is_some());
     let (before, after) = file.split_at(second);
     let end = line_of(file.len()); // the line after the last entry's blank line
     for (name, text, want) in [
