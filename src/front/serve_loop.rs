@@ -82,10 +82,10 @@ pub fn sync_every(
 /// wakes.
 pub struct Watch {
     watcher: crate::front::events::Watcher,
-    /// Answers other commands' start-ups while the watch lives (`None`: another process
-    /// does, or this one could not: see `vouch_error`).
-    #[cfg(target_os = "linux")]
-    _voucher: Option<store::vouch::Voucher>,
+    /// Answers other commands' start-ups while the watch lives, when no other process
+    /// does (tried again on each wake, so one takes over when the other ends).
+    vouching: store::vouch::Vouching,
+    /// Why it could not, to be said once.
     vouch_error: Option<Error>,
     fill_error: LastError,
     /// The files as they were when a catch-up last failed: reading them wakes the
@@ -99,17 +99,11 @@ impl Watch {
         let memory = engine.workspace().root().join(store::MEMORY_DIR);
         std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
         let watcher = crate::front::events::Watcher::new(&memory, Duration::from_millis(200))?;
-        #[cfg(target_os = "linux")]
-        let (voucher, vouch_error) = match store::vouch::Voucher::start(engine.workspace()) {
-            Ok(voucher) => (voucher, None),
-            Err(e) => (None, Some(e)),
-        };
-        #[cfg(not(target_os = "linux"))]
-        let vouch_error = None;
+        let mut vouching = store::vouch::Vouching::default();
+        let vouch_error = vouching.keep_up(engine.workspace());
         Ok(Watch {
             watcher,
-            #[cfg(target_os = "linux")]
-            _voucher: voucher,
+            vouching,
             vouch_error,
             fill_error: LastError::default(),
             failed_on: None,
@@ -148,6 +142,9 @@ impl Watch {
             });
             if self.watcher.next(wait) == crate::front::events::Wake::Closed {
                 return Ok(());
+            }
+            if let Some(e) = self.vouching.keep_up(session.engine().workspace()) {
+                log.vouch_failed(&e);
             }
             if let (Some(due), Some(every)) = (next_sync, opts.sync_every)
                 && Instant::now() >= due

@@ -309,3 +309,33 @@ fn a_socket_that_is_not_this_workspaces_watcher_is_never_believed() {
     let _ = watch.kill();
     let _ = watch.wait();
 }
+
+#[test]
+fn when_the_vouching_watcher_ends_another_running_one_takes_over() {
+    let s = three_days();
+    let first = Watching::start(&s);
+    wait_for("the first watcher to vouch", || {
+        traced(&s, &["list"]).1.contains("a watcher vouched")
+    });
+    // A second server on the same workspace leaves the part to the first.
+    let second = Watching::start(&s);
+    first.kill();
+    let (_, line) = traced(&s, &["list"]);
+    assert!(line.contains("no watcher"), "{line}");
+    // The second takes it at its next wake (any change in memory/), and from then on
+    // start-ups take its word; a change in place is still seen.
+    s.ok(&["store", "wake", "up"], None);
+    wait_for("the second watcher to vouch", || {
+        traced(&s, &["list"]).1.contains("a watcher vouched")
+    });
+    append_in_place(
+        &s.memory_dir().join("2026-11-02.md"),
+        "taken:over",
+        "seen",
+        "2026-12-01T09:01:00Z",
+    );
+    let (run, line) = traced(&s, &["recall", "taken:over"]);
+    assert!(run.stdout.contains("seen"), "{}", run.stdout);
+    assert!(line.contains("1 of them changed"), "{line}");
+    second.kill();
+}

@@ -28,6 +28,9 @@ pub use watcher::Voucher;
 
 use std::path::Path;
 
+use crate::error::Error;
+use crate::store::Workspace;
+
 /// The socket a watcher answers on, in the index folder.
 pub const SOCKET: &str = "vouch.sock";
 /// The lock that makes one process per workspace the watcher that answers.
@@ -128,6 +131,35 @@ pub fn ask(index_dir: &Path, memory: &Path, since: Option<Token>) -> Option<Answ
 #[cfg(not(unix))]
 pub fn ask(_index_dir: &Path, _memory: &Path, _since: Option<Token>) -> Option<Answer> {
     None
+}
+
+/// Keeps this process the workspace's watcher when it can: it takes the part at start,
+/// and again once the process that had it is gone (start-ups scan meanwhile).
+#[derive(Default)]
+pub struct Vouching {
+    #[cfg(target_os = "linux")]
+    voucher: Option<Voucher>,
+    /// A failure was returned once: not tried again.
+    failed: bool,
+}
+
+impl Vouching {
+    /// Takes the part if no process has it. The first failure is returned, to be said
+    /// once; after it, nothing is tried again.
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    pub fn keep_up(&mut self, ws: &Workspace) -> Option<Error> {
+        #[cfg(target_os = "linux")]
+        if self.voucher.is_none() && !self.failed {
+            match Voucher::start(ws) {
+                Ok(voucher) => self.voucher = voucher,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(e);
+                }
+            }
+        }
+        None
+    }
 }
 
 /// Which folder: its device and inode.
