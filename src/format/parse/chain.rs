@@ -368,8 +368,10 @@ impl<'a> PlainFields<'a> {
         };
         // What the plain envelope reader leaves to YAML: quoted or flow values, block
         // scalars, anchors, tags, and a list without its closing bracket.
-        let special = value.starts_with(['"', '\'', '{', '|', '>', '&', '*', '!'])
-            || (value.starts_with('[') && !value.trim_end().ends_with(']'));
+        let special = matches!(
+            value.as_bytes().first(),
+            Some(b'"' | b'\'' | b'{' | b'|' | b'>' | b'&' | b'*' | b'!')
+        ) || (value.starts_with('[') && !value.trim_end().ends_with(']'));
         if special {
             return false;
         }
