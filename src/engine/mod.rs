@@ -173,6 +173,9 @@ pub struct Engine {
     clock: Option<TxTime>,
     /// How the last check that the index is current went.
     fresh: Option<FreshCheck>,
+    /// Whether those checks take a watcher's word ([`Engine::reconcile`] checks every
+    /// file).
+    trust_watcher: bool,
 }
 
 pub use crate::core::time::{AHEAD_TOLERANCE_MICROS, ahead_threshold};
@@ -207,7 +210,7 @@ impl Engine {
         let dir = ws.index_dir()?;
         let mut checked = None;
         if let Some(index) = Index::open(&dir)? {
-            match fresh::check(&ws, &index) {
+            match fresh::check(&ws, &index, true) {
                 Ok(check) if check.fresh() => {
                     return Ok(Engine {
                         ws,
@@ -217,6 +220,7 @@ impl Engine {
                         embed: Default::default(),
                         clock,
                         fresh: Some(check),
+                        trust_watcher: true,
                     });
                 }
                 Ok(check) => checked = Some(check),
@@ -235,6 +239,7 @@ impl Engine {
             embed: Default::default(),
             clock,
             fresh: checked,
+            trust_watcher: true,
         })
     }
 
@@ -257,6 +262,7 @@ impl Engine {
                 embed: Default::default(),
                 clock: None,
                 fresh: None,
+                trust_watcher: true,
             },
             stats,
         ))
@@ -321,6 +327,17 @@ impl Engine {
         self.catch_up_with(now, false)
     }
 
+    /// [`Engine::catch_up`] (with the full text when `full_text`) that checks every day
+    /// file, whatever a watcher says: the periodic reconcile of a long-running process,
+    /// which catches what inotify cannot see (a write through a hard link outside
+    /// `memory/`, or through a memory map).
+    pub fn reconcile(&mut self, now: TxTime, full_text: bool) -> Result<CatchUp> {
+        self.trust_watcher = false;
+        let done = self.catch_up_with(now, full_text);
+        self.trust_watcher = true;
+        done
+    }
+
     fn catch_up_with(&mut self, now: TxTime, full_text: bool) -> Result<CatchUp> {
         self.clock = Some(now);
         let dir = self.ws.index_dir()?;
@@ -329,7 +346,7 @@ impl Engine {
         {
             self.index = index;
         }
-        let check = fresh::check(&self.ws, &self.index);
+        let check = fresh::check(&self.ws, &self.index, self.trust_watcher);
         let stale = !check.as_ref().is_ok_and(|c| c.fresh());
         self.fresh = check.ok();
         let text_behind = full_text && self.index.fulltext_pending()?;
@@ -383,7 +400,7 @@ impl Engine {
 
     /// Under the lock: catch up with anything another process or a person changed.
     fn refresh(&mut self) -> Result<()> {
-        let check = fresh::check(&self.ws, &self.index)?;
+        let check = fresh::check(&self.ws, &self.index, self.trust_watcher)?;
         self.fresh = Some(check);
         if check.fresh() {
             return Ok(());

@@ -140,7 +140,8 @@ impl Watch {
                 opts.interval
                     .min(due.saturating_duration_since(Instant::now()))
             });
-            if self.watcher.next(wait) == crate::front::events::Wake::Closed {
+            let wake = self.watcher.next(wait);
+            if wake == crate::front::events::Wake::Closed {
                 return Ok(());
             }
             if let Some(e) = self.vouching.keep_up(session.engine().workspace()) {
@@ -161,10 +162,14 @@ impl Watch {
             let now = session.env().now()?;
             let caught = {
                 let mut engine = session.engine();
-                let caught = if opts.full_text {
-                    engine.catch_up(now)
-                } else {
-                    engine.catch_up_versions(now)
+                // A wake without an event is the reconcile: it checks every day file,
+                // for what the watcher (this process's or another's) cannot see.
+                let caught = match (wake, opts.full_text) {
+                    (crate::front::events::Wake::Tick, full_text) => {
+                        engine.reconcile(now, full_text)
+                    }
+                    (_, true) => engine.catch_up(now),
+                    (_, false) => engine.catch_up_versions(now),
                 };
                 match caught {
                     Ok(c) => log.caught_up(&mut engine, &c, now).map(|()| true),

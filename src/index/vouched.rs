@@ -4,7 +4,7 @@
 
 use rusqlite::OptionalExtension;
 
-use super::{Index, is_contention};
+use super::Index;
 use crate::error::Result;
 use crate::store::vouch::Token;
 
@@ -22,26 +22,19 @@ impl Index {
     /// check makes that true, so this is called right after one; a rebuild or catch-up
     /// elsewhere keeps it true, since rows only ever take the files' fingerprints.
     ///
-    /// Without waiting: when another process is writing (or the index is read-only),
-    /// the token is left for a later start-up to record, which only costs that one a
-    /// scan.
-    pub fn record_vouch(&self, token: Token) -> Result<()> {
-        self.conn.busy_timeout(std::time::Duration::ZERO)?;
-        let written = self.conn.execute(
-            "INSERT OR REPLACE INTO meta (k, v) VALUES (?1, ?2)",
-            [VOUCH, &token.to_text()],
-        );
-        self.conn.busy_timeout(super::BUSY_TIMEOUT)?;
-        match written {
-            Ok(_) => Ok(()),
-            Err(e)
-                if is_contention(&e)
-                    || e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(e.into()),
+    /// A shortcut, never a requirement: it does not wait for a writer, and when the
+    /// write fails for any reason (a writer holds the database, a read-only or full
+    /// disk) the token is simply not recorded, which costs a later start-up one scan and
+    /// nothing else. So no failure here reaches the caller, who only read.
+    pub fn record_vouch(&self, token: Token) {
+        if self.conn.busy_timeout(std::time::Duration::ZERO).is_ok() {
+            let _recorded = self.conn.execute(
+                "INSERT OR REPLACE INTO meta (k, v) VALUES (?1, ?2)",
+                [VOUCH, &token.to_text()],
+            );
         }
+        // Setting a timeout only stores a number in the connection.
+        let _restored = self.conn.busy_timeout(super::BUSY_TIMEOUT);
     }
 
     /// One file's fingerprint as the index holds it (`name` is `memory/…`): its size and

@@ -128,8 +128,13 @@ struct Watching {
 impl Watching {
     /// Starts it and waits for its banner.
     fn start(s: &Sandbox) -> Watching {
+        Watching::every(s, "3600")
+    }
+
+    /// Starts it with a reconcile every `seconds`.
+    fn every(s: &Sandbox, seconds: &str) -> Watching {
         let mut child = s
-            .command(&["watch", "--interval", "3600"], None)
+            .command(&["watch", "--interval", seconds], None)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -338,4 +343,29 @@ fn when_the_vouching_watcher_ends_another_running_one_takes_over() {
     assert!(run.stdout.contains("seen"), "{}", run.stdout);
     assert!(line.contains("1 of them changed"), "{line}");
     second.kill();
+}
+
+#[test]
+fn a_write_inotify_cannot_see_is_caught_by_the_reconcile() {
+    let s = three_days();
+    let watch = Watching::every(&s, "1");
+    wait_for("the watcher to vouch", || {
+        traced(&s, &["list"]).1.contains("a watcher vouched")
+    });
+    // A write through a hard link outside memory/: inotify reports the path written,
+    // so the watcher hears nothing; its reconcile (every second here) checks every file.
+    let elsewhere = s.dir.path().join("elsewhere.md");
+    std::fs::hard_link(s.memory_dir().join("2026-11-01.md"), &elsewhere).unwrap();
+    append_in_place(
+        &elsewhere,
+        "via:link",
+        "through another name",
+        "2026-11-30T00:00:00Z",
+    );
+    wait_for("the reconcile to bring the linked write in", || {
+        s.run(&["recall", "via:link"], None)
+            .stdout
+            .contains("through another name")
+    });
+    watch.kill();
 }

@@ -13,12 +13,13 @@
 //!
 //! When the watcher cannot say (another watcher since the token, a queue that
 //! overflowed, a memory folder replaced or moved, a folder that is not the one the
-//! asker sees), it answers [`Answer::Unknown`] and the command scans as before. When no
-//! watcher runs, or its socket is not what it should be (not a socket, or another user's),
-//! the command scans as before. A watcher never makes a start-up trust less than a scan;
-//! the one write it cannot see is one through a shared memory map (no editor writes
-//! text that way), which inotify does not report. `docs/internals/index.md` has the
-//! design and its measurements.
+//! asker sees), the command scans as before; so it does when no watcher runs, or its
+//! socket is not what it should be (not a socket, or not made by the index folder's
+//! owner). A watcher vouches only on local file systems whose changes inotify sees
+//! (ext4, xfs, btrfs, tmpfs, …: not NFS, SMB or FUSE, where another machine writes
+//! unseen). What inotify misses even there (a write through a hard link outside
+//! `memory/`, or through a shared memory map) is caught by the watcher's periodic
+//! reconcile, which scans. `docs/internals/index.md` has the design and its measurements.
 
 #[cfg(target_os = "linux")]
 mod watcher;
@@ -82,23 +83,35 @@ impl Answer {
 
 /// Asks the watcher of the workspace whose index folder is `index_dir` what changed in
 /// `memory` since `since`. `None` when no watcher answers (none runs, its socket is not a
-/// socket this user made, it is too slow): the caller scans.
-#[cfg(unix)]
+/// socket made by the index folder's owner, it is stopped or too slow): the caller scans.
+#[cfg(target_os = "linux")]
 pub fn ask(index_dir: &Path, memory: &Path, since: Option<Token>) -> Option<Answer> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
     use std::io::{BufRead, BufReader, Write};
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     use std::os::unix::net::UnixStream;
     use std::time::Duration;
 
     let socket = index_dir.join(SOCKET);
-    // A socket this user made (only its owner, or root, can make one owned by them): a
-    // link, a file or another user's socket is not asked.
+    // A socket made by the index folder's owner (only that user, or root, can make one
+    // owned by them): a link, a file or someone else's socket is not asked.
     let meta = std::fs::symlink_metadata(&socket).ok()?;
-    let owner = std::fs::metadata(index_dir).ok()?.uid();
+    let owner = std::fs::symlink_metadata(index_dir).ok()?.uid();
     if !meta.file_type().is_socket() || meta.uid() != owner {
         return None;
     }
-    let mut stream = UnixStream::connect(&socket).ok()?;
+    // Connected without waiting: a watcher that is stopped (Ctrl-Z) leaves questions in
+    // its queue, and once the queue is full a blocking connect would wait for it.
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )
+    .ok()?;
+    rustix::net::connect(&fd, &SocketAddrUnix::new(&socket).ok()?).ok()?;
+    let mut stream = UnixStream::from(fd);
+    stream.set_nonblocking(false).ok()?;
     // A watcher that does not answer at once is stopped or stuck: scanning is faster.
     let patience = Some(Duration::from_millis(250));
     stream.set_read_timeout(patience).ok()?;
@@ -127,8 +140,8 @@ pub fn ask(index_dir: &Path, memory: &Path, since: Option<Token>) -> Option<Answ
     (next()? == "end").then_some(Answer::Changed { names, now })
 }
 
-/// No watcher answers where there are no Unix sockets.
-#[cfg(not(unix))]
+/// No watcher answers where there is no inotify.
+#[cfg(not(target_os = "linux"))]
 pub fn ask(_index_dir: &Path, _memory: &Path, _since: Option<Token>) -> Option<Answer> {
     None
 }
@@ -169,7 +182,7 @@ struct Folder {
     ino: u64,
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 impl Folder {
     fn of(meta: &std::fs::Metadata) -> Folder {
         use std::os::unix::fs::MetadataExt;

@@ -88,6 +88,15 @@ impl Voucher {
         }
         let memory = ws.root().join(MEMORY_DIR);
         let fail = |e: std::io::Error| Error::io(&memory, e);
+        if let Some(kind) = unwatchable(&memory).map_err(fail)? {
+            return Err(Error::input(
+                format!(
+                    "{} is on a file system ({kind}) whose changes inotify may not see (another machine's writes, a FUSE or network mount)",
+                    memory.display()
+                ),
+                "nothing to do: start-ups check every day file, as without a watcher",
+            ));
+        }
         let queue = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)
             .map_err(|e| fail(e.into()))?;
         let (wd, folder) = add_watch(&queue, &memory).map_err(fail)?;
@@ -134,6 +143,28 @@ impl Drop for Voucher {
             let _joined = thread.join();
         }
     }
+}
+
+/// The file systems whose every change to a file goes through this kernel, so that
+/// inotify sees it (`statfs` magic numbers): ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs,
+/// bcachefs, and overlayfs (writes through the overlay; its lower layer must not change
+/// underneath, as the kernel requires anyway).
+const LOCAL: &[(u64, &str)] = &[
+    (0xEF53, "ext4"),
+    (0x5846_5342, "xfs"),
+    (0x9123_683E, "btrfs"),
+    (0x0102_1994, "tmpfs"),
+    (0xF2F5_2010, "f2fs"),
+    (0x2FC1_2FC1, "zfs"),
+    (0xCA45_1A4E, "bcachefs"),
+    (0x794C_7630, "overlayfs"),
+];
+
+/// `None` when `memory` is on a file system in [`LOCAL`]; else its magic number, as a
+/// name for the message.
+fn unwatchable(memory: &Path) -> std::io::Result<Option<String>> {
+    let kind = rustix::fs::statfs(memory)?.f_type as u64 & 0xFFFF_FFFF;
+    Ok((!LOCAL.iter().any(|(magic, _)| *magic == kind)).then(|| format!("type {kind:#x}")))
 }
 
 /// A random instance number: tokens of an earlier watcher are never taken for this one's.
@@ -310,10 +341,21 @@ fn serve(mut state: State, listener: &UnixListener, stop: &AtomicBool, socket: &
             state.drain();
         }
         if asked {
-            while let Ok((stream, _)) = listener.accept() {
-                // A question that cannot be read or answered is the asker's loss: it
-                // scans instead.
-                let _answered = reply(&mut state, stream);
+            loop {
+                match listener.accept() {
+                    // A question that cannot be read or answered is the asker's loss: it
+                    // scans instead.
+                    Ok((stream, _)) => {
+                        let _answered = reply(&mut state, stream);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    // No descriptor left (or worse): stop answering rather than wake
+                    // for the same question forever; askers scan.
+                    Err(_) => {
+                        let _removed = fs::remove_file(socket);
+                        return;
+                    }
+                }
             }
         }
     }
