@@ -11,14 +11,7 @@ use crate::store::Workspace;
 ///
 /// Reads the `recorded:` lines only, so it costs one search through the bytes.
 pub fn recorded_ahead(ws: &Workspace, now: crate::core::time::TxTime) -> Result<Vec<Finding>> {
-    let threshold = crate::core::time::ahead_threshold(now);
-    // `YYYY-MM-DDTHH:MM:SS` of the threshold: a `recorded:` in UTC whose second is
-    // earlier is not ahead, which settles nearly every entry without parsing a time.
-    let second = threshold
-        .to_rfc3339()
-        .get(..19)
-        .unwrap_or_default()
-        .to_string();
+    let (threshold, second) = threshold(now);
     let _shared = ws.lock_shared()?;
     let names: Vec<String> = ws.scan()?.into_iter().map(|f| f.name).collect();
     let per_file = in_parallel(
@@ -34,6 +27,19 @@ pub fn recorded_ahead(ws: &Workspace, now: crate::core::time::TxTime) -> Result<
         },
     )?;
     Ok(per_file.into_iter().flatten().collect())
+}
+
+/// The instant after which an entry is ahead of `now`, and its second as text
+/// (`YYYY-MM-DDTHH:MM:SS`): a `recorded:` in UTC whose second is earlier is not ahead,
+/// which settles nearly every entry without parsing a time.
+pub(super) fn threshold(now: crate::core::time::TxTime) -> (crate::core::time::TxTime, String) {
+    let threshold = crate::core::time::ahead_threshold(now);
+    let second = threshold
+        .to_rfc3339()
+        .get(..19)
+        .unwrap_or_default()
+        .to_string();
+    (threshold, second)
 }
 
 /// The entries of one file recorded after `threshold` (whose second, as text, is

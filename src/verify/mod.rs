@@ -361,12 +361,7 @@ fn parse_all(
     keep: bool,
 ) -> Result<Parsed> {
     let ahead = now.map(|now| {
-        let threshold = crate::core::time::ahead_threshold(now);
-        let second = threshold
-            .to_rfc3339()
-            .get(..19)
-            .unwrap_or_default()
-            .to_string();
+        let (threshold, second) = ahead::threshold(now);
         (now, threshold, second)
     });
     let read = in_parallel(names, Default::default, |(buf, scratch), i, name| {
