@@ -173,9 +173,6 @@ pub struct Engine {
     clock: Option<TxTime>,
     /// How the last check that the index is current went.
     fresh: Option<FreshCheck>,
-    /// Whether those checks take a watcher's word ([`Engine::reconcile`] checks every
-    /// file).
-    trust_watcher: bool,
 }
 
 pub use crate::core::time::{AHEAD_TOLERANCE_MICROS, ahead_threshold};
@@ -220,7 +217,6 @@ impl Engine {
                         embed: Default::default(),
                         clock,
                         fresh: Some(check),
-                        trust_watcher: true,
                     });
                 }
                 Ok(check) => checked = Some(check),
@@ -239,7 +235,6 @@ impl Engine {
             embed: Default::default(),
             clock,
             fresh: checked,
-            trust_watcher: true,
         })
     }
 
@@ -262,7 +257,6 @@ impl Engine {
                 embed: Default::default(),
                 clock: None,
                 fresh: None,
-                trust_watcher: true,
             },
             stats,
         ))
@@ -316,7 +310,7 @@ impl Engine {
     /// long-running process: follows another process's rebuild to the new generation.
     /// `now` is this machine's clock: entries recorded ahead of it are noted.
     pub fn catch_up(&mut self, now: TxTime) -> Result<CatchUp> {
-        self.catch_up_with(now, true)
+        self.catch_up_with(now, true, true)
     }
 
     /// [`Engine::catch_up`] for a request of a long-running server: the versions only.
@@ -324,7 +318,7 @@ impl Engine {
     /// first: committing it costs a dozen `fdatasync`s, so a server that wrote it after
     /// every store spent most of each store there.
     pub fn catch_up_versions(&mut self, now: TxTime) -> Result<CatchUp> {
-        self.catch_up_with(now, false)
+        self.catch_up_with(now, false, true)
     }
 
     /// [`Engine::catch_up`] (with the full text when `full_text`) that checks every day
@@ -332,13 +326,16 @@ impl Engine {
     /// which catches what inotify cannot see (a write through a hard link outside
     /// `memory/`, or through a memory map).
     pub fn reconcile(&mut self, now: TxTime, full_text: bool) -> Result<CatchUp> {
-        self.trust_watcher = false;
-        let done = self.catch_up_with(now, full_text);
-        self.trust_watcher = true;
-        done
+        self.catch_up_with(now, full_text, false)
     }
 
-    fn catch_up_with(&mut self, now: TxTime, full_text: bool) -> Result<CatchUp> {
+    /// The catch-up, taking a watcher's word on what changed when `trust_watcher`.
+    fn catch_up_with(
+        &mut self,
+        now: TxTime,
+        full_text: bool,
+        trust_watcher: bool,
+    ) -> Result<CatchUp> {
         self.clock = Some(now);
         let dir = self.ws.index_dir()?;
         if !self.index.is_current(&dir)
@@ -346,7 +343,7 @@ impl Engine {
         {
             self.index = index;
         }
-        let check = fresh::check(&self.ws, &self.index, self.trust_watcher);
+        let check = fresh::check(&self.ws, &self.index, trust_watcher);
         let stale = !check.as_ref().is_ok_and(|c| c.fresh());
         self.fresh = check.ok();
         let text_behind = full_text && self.index.fulltext_pending()?;
@@ -355,7 +352,7 @@ impl Engine {
         }
         let _lock = self.ws.lock()?;
         self.caught_up = CatchUpReport::default();
-        self.refresh()?;
+        self.refresh_checking(trust_watcher)?;
         let report = std::mem::take(&mut self.caught_up);
         let indexed = if full_text && self.index.fulltext_pending()? {
             self.index.refresh_fulltext()?
@@ -400,7 +397,12 @@ impl Engine {
 
     /// Under the lock: catch up with anything another process or a person changed.
     fn refresh(&mut self) -> Result<()> {
-        let check = fresh::check(&self.ws, &self.index, self.trust_watcher)?;
+        self.refresh_checking(true)
+    }
+
+    /// [`Engine::refresh`], taking a watcher's word on what changed when `trust_watcher`.
+    fn refresh_checking(&mut self, trust_watcher: bool) -> Result<()> {
+        let check = fresh::check(&self.ws, &self.index, trust_watcher)?;
         self.fresh = Some(check);
         if check.fresh() {
             return Ok(());
