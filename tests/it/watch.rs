@@ -118,6 +118,23 @@ fn append_in_place(file: &std::path::Path, key: &str, value: &str, recorded: &st
     .unwrap();
 }
 
+/// Waits until a start-up takes a watcher's word (the first after a watcher begins
+/// checks every file once and records its token).
+fn wait_until_vouched(s: &Sandbox, what: &str) {
+    wait_for(what, || {
+        traced(s, &["list"]).1.contains("a watcher vouched")
+    });
+}
+
+/// Appends `key` to `file` in place, then checks that the next command sees it and
+/// that its start-up was told of exactly that one file.
+fn seen_as_one_change(s: &Sandbox, file: &std::path::Path, key: &str, value: &str, recorded: &str) {
+    append_in_place(file, key, value, recorded);
+    let (run, line) = traced(s, &["recall", key]);
+    assert!(run.stdout.contains(value), "{}", run.stdout);
+    assert!(line.contains("1 of them changed"), "{line}");
+}
+
 /// `mem7 watch` (reconciling only on events), with its output read on (and kept) so
 /// that it never writes into a closed pipe.
 struct Watching {
@@ -222,9 +239,7 @@ fn a_running_watcher_vouches_for_the_files_and_a_change_in_place_still_counts() 
 fn a_memory_folder_replaced_under_a_watcher_is_scanned_then_watched_anew() {
     let s = three_days();
     let watch = Watching::start(&s);
-    wait_for("a start-up the watcher vouched for", || {
-        traced(&s, &["list"]).1.contains("a watcher vouched")
-    });
+    wait_until_vouched(&s, "a start-up the watcher vouched for");
     // Replaced by a copy (a checkout that recreates the folder, a restore from backup):
     // the watch on the old folder no longer says anything about this one.
     let memory = s.memory_dir();
@@ -243,18 +258,14 @@ fn a_memory_folder_replaced_under_a_watcher_is_scanned_then_watched_anew() {
     assert!(line.contains("checked one by one"), "{line}");
     // The watcher watches the new folder; once a start-up has checked it, its word is
     // taken again, and a change in place is still seen.
-    wait_for("the watcher to vouch for the new folder", || {
-        traced(&s, &["list"]).1.contains("a watcher vouched")
-    });
-    append_in_place(
+    wait_until_vouched(&s, "the watcher to vouch for the new folder");
+    seen_as_one_change(
+        &s,
         &memory.join("2026-11-01.md"),
         "later",
         "after the copy",
         "2026-11-30T00:00:01Z",
     );
-    let (run, line) = traced(&s, &["recall", "later"]);
-    assert!(run.stdout.contains("after the copy"), "{}", run.stdout);
-    assert!(line.contains("1 of them changed"), "{line}");
     watch.kill();
 }
 
@@ -319,9 +330,7 @@ fn a_socket_that_is_not_this_workspaces_watcher_is_never_believed() {
 fn when_the_vouching_watcher_ends_another_running_one_takes_over() {
     let s = three_days();
     let first = Watching::start(&s);
-    wait_for("the first watcher to vouch", || {
-        traced(&s, &["list"]).1.contains("a watcher vouched")
-    });
+    wait_until_vouched(&s, "the first watcher to vouch");
     // A second server on the same workspace leaves the part to the first.
     let second = Watching::start(&s);
     first.kill();
@@ -330,18 +339,14 @@ fn when_the_vouching_watcher_ends_another_running_one_takes_over() {
     // The second takes it at its next wake (any change in memory/), and from then on
     // start-ups take its word; a change in place is still seen.
     s.ok(&["store", "wake", "up"], None);
-    wait_for("the second watcher to vouch", || {
-        traced(&s, &["list"]).1.contains("a watcher vouched")
-    });
-    append_in_place(
+    wait_until_vouched(&s, "the second watcher to vouch");
+    seen_as_one_change(
+        &s,
         &s.memory_dir().join("2026-11-02.md"),
         "taken:over",
         "seen",
         "2026-12-01T09:01:00Z",
     );
-    let (run, line) = traced(&s, &["recall", "taken:over"]);
-    assert!(run.stdout.contains("seen"), "{}", run.stdout);
-    assert!(line.contains("1 of them changed"), "{line}");
     second.kill();
 }
 
@@ -349,9 +354,7 @@ fn when_the_vouching_watcher_ends_another_running_one_takes_over() {
 fn a_write_inotify_cannot_see_is_caught_by_the_reconcile() {
     let s = three_days();
     let watch = Watching::every(&s, "1");
-    wait_for("the watcher to vouch", || {
-        traced(&s, &["list"]).1.contains("a watcher vouched")
-    });
+    wait_until_vouched(&s, "the watcher to vouch");
     // A write through a hard link outside memory/: inotify reports the path written,
     // so the watcher hears nothing; its reconcile (every second here) checks every file.
     let elsewhere = s.dir.path().join("elsewhere.md");
