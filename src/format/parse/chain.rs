@@ -109,14 +109,11 @@ pub(super) fn canonical_chain(
         return None;
     }
     // No conflict search: every line is looked at below, and a line that starts with
-    // `<` (as `<<<<<<<` does) sends the file to the general scanner.
-    if memchr::memchr(b'\r', bytes).is_some() {
-        return None;
-    }
-    // Lines are taken strictly in order, so the line feeds are searched for as they are
-    // needed (the same vectorised search as [`Lines`]). The file ends with a line feed,
-    // so every line has its own.
-    let mut feeds = memchr::memchr_iter(b'\n', bytes);
+    // `<` (as `<<<<<<<` does) sends the file to the general scanner. Lines are taken
+    // strictly in order, so the line feeds are found as they are needed, and carriage
+    // returns in the same pass (a file with one is refused at the end). The file ends
+    // with a line feed, so every line has its own.
+    let mut feeds = LineFeeds::new(bytes);
     let mut line_at = |at: usize| -> (&str, usize) {
         let end = feeds.next().unwrap_or(bytes.len());
         (&text[at..end], (end + 1).min(bytes.len()))
@@ -174,7 +171,8 @@ pub(super) fn canonical_chain(
             } else if let Some(value) = line.strip_prefix("recorded:") {
                 recorded.push((head_line, span_in(text, trim(value))));
             }
-            if !fields.take(line) {
+            // The name is found in the next sixteen bytes, the line's feed stopping it.
+            if !fields.take_named(line, super::lanes::name_len(&bytes[pos..])) {
                 return None;
             }
             pos = next;
@@ -236,6 +234,9 @@ pub(super) fn canonical_chain(
             keyed: summary.keyed,
             accepts: summary.accepts,
         });
+    }
+    if feeds.saw_carriage_return() {
+        return None;
     }
     let hashes = batch.finish(key);
     for &(entry, job) in queued.iter() {
@@ -354,12 +355,15 @@ impl<'a> PlainFields<'a> {
     /// Takes one envelope line: `false` when it is not a plain line (quotes, flow
     /// mappings, block scalars, a line without `: `), which only the full parser reads.
     pub(super) fn take(&mut self, line: &'a str) -> bool {
-        // `name: value` with a name of lowercase letters and `_`, read in one scan.
+        self.take_named(line, super::lanes::name_len(line.as_bytes()))
+    }
+
+    /// [`PlainFields::take`] of a line whose name (its leading lower-case letters and
+    /// `_`) is `name_len` bytes long: found by the caller, which may look past the
+    /// line's end.
+    pub(super) fn take_named(&mut self, line: &'a str, name_len: usize) -> bool {
+        // `name: value` with a name of lowercase letters and `_`.
         let b = line.as_bytes();
-        let name_len = b
-            .iter()
-            .position(|&c| !(c.is_ascii_lowercase() || c == b'_'))
-            .unwrap_or(b.len());
         let split = (name_len > 0 && b.get(name_len) == Some(&b':'))
             .then(|| (&line[..name_len], &line[name_len + 1..]))
             .and_then(|(name, rest)| Some((name, rest.strip_prefix(' ')?)));

@@ -1,11 +1,11 @@
-//! A file's lines and what each one is: the line table (`Lines`, one vectorised
-//! search for line feeds), the predicates the scanner asks of every line (fences,
+//! A file's lines and what each one is: the line table (`Lines`, its line feeds found
+//! sixteen bytes at a time), the predicates the scanner asks of every line (fences,
 //! terminators, conflict markers, structure), conflict regions, torn headings, and runs
 //! of foreign text with their digest.
 
 use super::*;
 
-/// Where each line of a file starts, found with a vectorised search for line feeds.
+/// Where each line of a file starts, its line feeds found sixteen bytes at a time.
 /// Lines are sliced on demand: a few bytes per line instead of a struct with a slice.
 pub(super) struct Lines<'a> {
     pub(super) src: &'a str,
@@ -27,7 +27,8 @@ impl<'a> Lines<'a> {
         if first < src.len() {
             starts.push(first);
         }
-        for nl in memchr::memchr_iter(b'\n', &src.as_bytes()[first..]) {
+        let mut feeds = LineFeeds::new(&src.as_bytes()[first..]);
+        for nl in feeds.by_ref() {
             newlines += 1;
             let next = first + nl + 1;
             if next < src.len() {
@@ -38,7 +39,9 @@ impl<'a> Lines<'a> {
             src,
             starts,
             newlines,
-            has_cr: memchr::memchr(b'\r', src.as_bytes()).is_some(),
+            // Every feed taken, so every byte was looked at (a byte order mark holds
+            // no carriage return).
+            has_cr: feeds.saw_carriage_return(),
         }
     }
 

@@ -4,8 +4,9 @@
 //! no entry. Every byte of a file is either in an entry, a blank line, or in a problem.
 //!
 //! This file holds what a read yields and the general scanner (`parse_file`, `scan`,
-//! values); `lines.rs` the line table and its predicates, `chain.rs` the chain-only
-//! reader with its fast path, `hash.rs` the entry hash, `tests.rs` the tests.
+//! values); `lines.rs` the line table and its predicates, `lanes.rs` what the fast path
+//! finds sixteen bytes at a time, `chain.rs` the chain-only reader with its fast path,
+//! `hash.rs` the entry hash, `tests.rs` the tests.
 
 use super::envelope::Fields;
 use crate::core::chain::{ChainHash, ChainKey};
@@ -13,11 +14,13 @@ use crate::core::integrity::{ChainEntry, Link};
 
 mod chain;
 mod hash;
+mod lanes;
 mod lines;
 
 use chain::*;
 pub use chain::{ChainScratch, parse_chain, parse_chain_in};
 use hash::*;
+use lanes::LineFeeds;
 use lines::*;
 pub use lines::{FOREIGN_CONTEXT, foreign_digest, is_conflict_marker};
 

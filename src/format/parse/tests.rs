@@ -86,6 +86,25 @@ fn crlf_files_hash_the_same() {
     assert_eq!(parsed.entries[0].value.as_deref(), Some("a\nb"));
 }
 
+/// The fast path looks for carriage returns as it finds line feeds, block by block: a
+/// lone one anywhere (in a value, an envelope line, before the file's last feed) still
+/// sends the file to the general scanner, which hashes that line without it.
+#[test]
+fn a_single_carriage_return_anywhere_is_read_as_the_scanner_reads_it() {
+    let file = two_entries();
+    assert!(canonical_chain(&file, &ChainKey::Plain, &mut ChainScratch::default()).is_some());
+    for (at, _) in file.match_indices('\n') {
+        let mut with_cr = file.clone();
+        with_cr.insert(at, '\r');
+        assert!(
+            canonical_chain(&with_cr, &ChainKey::Plain, &mut ChainScratch::default()).is_none(),
+            "a carriage return before byte {at} was not seen"
+        );
+        let (_, chain) = both(&with_cr);
+        assert_eq!(chain.entries.len(), 2, "{with_cr}");
+    }
+}
+
 #[test]
 fn torn_tail_and_conflicts_are_reported() {
     let (text, _) = render_entry(&draft("v"), ChainHash::GENESIS, &ChainKey::Plain);
