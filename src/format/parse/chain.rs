@@ -159,21 +159,20 @@ pub(super) fn canonical_chain(
             }
             let (line, next) = line_at(pos);
             line_no += 1;
-            if line == "```" {
-                pos = next;
-                break;
-            }
-            if line.starts_with(['`', '<']) || line.starts_with("## ") {
-                return None;
-            }
-            if hash_line.is_none() && line.starts_with("hash:") {
-                hash_line = Some((pos, next));
-            } else if let Some(value) = line.strip_prefix("recorded:") {
-                recorded.push((head_line, span_in(text, trim(value))));
+            match line.as_bytes().first() {
+                Some(b'`') if line == "```" => {
+                    pos = next;
+                    break;
+                }
+                Some(b'`' | b'<') => return None,
+                Some(b'#') if line.starts_with("## ") => return None,
+                _ => {}
             }
             // The name is found in the next sixteen bytes, the line's feed stopping it.
-            if !fields.take_named(line, super::lanes::name_len(&bytes[pos..])) {
-                return None;
+            match fields.take_named(line, super::lanes::name_len(&bytes[pos..]))? {
+                Taken::Hash if hash_line.is_none() => hash_line = Some((pos, next)),
+                Taken::Recorded(value) => recorded.push((head_line, span_in(text, trim(value)))),
+                _ => {}
             }
             pos = next;
         }
@@ -337,6 +336,16 @@ impl ChainSummary {
     }
 }
 
+/// What a plain envelope line was, for the fast path.
+pub(super) enum Taken<'a> {
+    /// A `hash` field.
+    Hash,
+    /// A `recorded` field, with its value.
+    Recorded(&'a str),
+    /// Any other plain line.
+    Plain,
+}
+
 /// The chain fields of an envelope's plain `name: value` lines, read in place one line
 /// at a time (by [`ChainSummary::read`], and by the fast path as it meets each line).
 #[derive(Default)]
@@ -356,41 +365,50 @@ impl<'a> PlainFields<'a> {
     /// mappings, block scalars, a line without `: `), which only the full parser reads.
     pub(super) fn take(&mut self, line: &'a str) -> bool {
         self.take_named(line, super::lanes::name_len(line.as_bytes()))
+            .is_some()
     }
 
     /// [`PlainFields::take`] of a line whose name (its leading lower-case letters and
     /// `_`) is `name_len` bytes long: found by the caller, which may look past the
-    /// line's end.
-    pub(super) fn take_named(&mut self, line: &'a str, name_len: usize) -> bool {
+    /// line's end. What the line was, or `None` when it is not plain.
+    pub(super) fn take_named(&mut self, line: &'a str, name_len: usize) -> Option<Taken<'a>> {
         // `name: value` with a name of lowercase letters and `_`.
         let b = line.as_bytes();
         let split = (name_len > 0 && b.get(name_len) == Some(&b':'))
             .then(|| (&line[..name_len], &line[name_len + 1..]))
             .and_then(|(name, rest)| Some((name, rest.strip_prefix(' ')?)));
         let Some((name, value)) = split else {
-            return is_blank(line) || line.starts_with('#');
+            return (is_blank(line) || line.starts_with('#')).then_some(Taken::Plain);
         };
         // What the plain envelope reader leaves to YAML: quoted or flow values, block
-        // scalars, anchors, tags, and a list without its closing bracket.
-        let special = matches!(
-            value.as_bytes().first(),
-            Some(b'"' | b'\'' | b'{' | b'|' | b'>' | b'&' | b'*' | b'!')
-        ) || (value.starts_with('[') && !value.trim_end().ends_with(']'));
+        // scalars, anchors, tags, and a list without its closing bracket (a list that
+        // ends in one needs no trimming to say so).
+        let special = match value.as_bytes().first() {
+            Some(b'"' | b'\'' | b'{' | b'|' | b'>' | b'&' | b'*' | b'!') => true,
+            Some(b'[') => !value.ends_with(']') && !value.trim_end().ends_with(']'),
+            _ => false,
+        };
         if special {
-            return false;
+            return None;
         }
         match name {
             "op" => self.op = Some(trim(value)),
             "chain" => self.chain = Some(trim(value)),
             "prev" => self.prev = Some(value),
-            "hash" => self.hash = Some(value),
+            "hash" => {
+                self.hash = Some(value);
+                return Some(Taken::Hash);
+            }
             "accepts" => self.accepts = Some(value),
             "encoding" => self.encoding = Some(trim(value)),
-            "recorded" => self.recorded = true,
+            "recorded" => {
+                self.recorded = true;
+                return Some(Taken::Recorded(value));
+            }
             "updated" | "created" | "deleted" => self.go_times = true,
             _ => {}
         }
-        true
+        Some(Taken::Plain)
     }
 
     /// The summary, `known` being the previous entry's `hash` text and value (a `prev`
