@@ -66,8 +66,8 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
 }
 
 /// [`verify`], then [`recorded_ahead`]'s warnings after its findings, as `mem7 verify`
-/// reports them, read in one pass over the files: each file is mapped and read once,
-/// for its chain and then for its `recorded:` lines while its bytes are still in cache.
+/// reports them, read in one pass over the files: each file is read once, and its
+/// `recorded:` lines are noted as its chain is read.
 pub fn verify_and_ahead(
     ws: &Workspace,
     key: &ChainKey,
