@@ -66,8 +66,9 @@ pub fn verify(ws: &Workspace, key: &ChainKey, expect_head: Option<&str>) -> Resu
 }
 
 /// [`verify`], then [`recorded_ahead`]'s warnings after its findings, as `mem7 verify`
-/// reports them, read in one pass over the files: each file is read once, and its
-/// `recorded:` lines are noted as its chain is read.
+/// reports them, read in one pass over the files: each file is read once, and the fast
+/// path notes its `recorded:` lines as it reads the chain (a file it leaves to the
+/// general scanner is searched for them).
 pub fn verify_and_ahead(
     ws: &Workspace,
     key: &ChainKey,

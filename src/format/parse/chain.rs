@@ -96,9 +96,9 @@ pub(super) fn scan_chain(text: &str, key: &ChainKey) -> ChainFile {
 /// ends, entries separated by empty lines, each a `## key` line, an empty line, a
 /// ```` ```mem7 ```` envelope of plain lines, and a body of `>` lines closed by `---`.
 /// One pass over the bytes, no line table. `None` at the first thing it does not expect
-/// (a conflict, a carriage return, a torn tail, text between entries, a hand-made
-/// heading or body, an unusual line): the general scanner then reads the whole file, so
-/// both give the same answer.
+/// (a conflict, a torn tail, text between entries, a hand-made heading or body, an
+/// unusual line), or at the end when a line held a carriage return: the general scanner
+/// then reads the whole file, so both give the same answer.
 pub(super) fn canonical_chain(
     text: &str,
     key: &ChainKey,

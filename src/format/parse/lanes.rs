@@ -1,4 +1,4 @@
-//! What the fast path finds sixteen bytes at a time (SSE2, which every x86-64 processor
+//! What the readers find sixteen bytes at a time (SSE2, which every x86-64 processor
 //! has): the line feeds of a text, and the name of an envelope line.
 //!
 //! Memory files are lines of a few dozen bytes. A vectorised search started once per

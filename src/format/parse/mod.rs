@@ -4,7 +4,7 @@
 //! no entry. Every byte of a file is either in an entry, a blank line, or in a problem.
 //!
 //! This file holds what a read yields and the general scanner (`parse_file`, `scan`,
-//! values); `lines.rs` the line table and its predicates, `lanes.rs` what the fast path
+//! values); `lines.rs` the line table and its predicates, `lanes.rs` what the readers
 //! finds sixteen bytes at a time, `chain.rs` the chain-only reader with its fast path,
 //! `hash.rs` the entry hash, `tests.rs` the tests.
 

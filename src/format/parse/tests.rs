@@ -87,21 +87,24 @@ fn crlf_files_hash_the_same() {
 }
 
 /// The fast path looks for carriage returns as it finds line feeds, block by block: a
-/// lone one anywhere (in a value, an envelope line, before the file's last feed) still
-/// sends the file to the general scanner, which hashes that line without it.
+/// lone one at any byte (in a value, a heading, an envelope line, a hash, before the
+/// file's last feed) still sends the file to the general scanner, and both readers then
+/// agree. One before a line feed ends that line as a line feed alone would.
 #[test]
 fn a_single_carriage_return_anywhere_is_read_as_the_scanner_reads_it() {
     let file = two_entries();
     assert!(canonical_chain(&file, &ChainKey::Plain, &mut ChainScratch::default()).is_some());
-    for (at, _) in file.match_indices('\n') {
+    for at in 0..=file.len() {
         let mut with_cr = file.clone();
         with_cr.insert(at, '\r');
         assert!(
             canonical_chain(&with_cr, &ChainKey::Plain, &mut ChainScratch::default()).is_none(),
-            "a carriage return before byte {at} was not seen"
+            "a carriage return at byte {at} was not seen"
         );
         let (_, chain) = both(&with_cr);
-        assert_eq!(chain.entries.len(), 2, "{with_cr}");
+        if file[at..].starts_with('\n') {
+            assert_eq!(chain.entries.len(), 2, "{with_cr}");
+        }
     }
 }
 
