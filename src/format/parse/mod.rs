@@ -5,7 +5,7 @@
 //!
 //! This file holds what a read yields and the general scanner (`parse_file`, `scan`,
 //! values); `lines.rs` the line table and its predicates, `lanes.rs` what the readers
-//! finds sixteen bytes at a time, `chain.rs` the chain-only reader with its fast path,
+//! find sixteen bytes at a time, `chain.rs` the chain-only reader with its fast path,
 //! `hash.rs` the entry hash, `tests.rs` the tests.
 
 use super::envelope::Fields;
