@@ -163,7 +163,14 @@ impl Watching {
     }
 
     /// Kills it without a chance to clean up.
-    fn kill(mut self) {
+    fn kill(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Watching {
+    /// Also when a test fails midway: no watcher (nor a stopped one) outlives its test.
+    fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -370,5 +377,87 @@ fn a_write_inotify_cannot_see_is_caught_by_the_reconcile() {
             .stdout
             .contains("through another name")
     });
+    watch.kill();
+}
+
+/// `traced`, failing rather than waiting when the command has not ended within 30
+/// seconds (a command that waited on a stopped watcher would never end).
+fn traced_within_30s(s: &Sandbox, args: &[&str]) -> (world::Run, String) {
+    let mut child = s
+        .command(args, None)
+        .env("MEM7_TRACE", "startup")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("`mem7 {}` still running after 30 s", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let run = world::finish(child.wait_with_output().unwrap());
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("trace: start-up"))
+        .unwrap_or_default()
+        .to_string();
+    (run, line)
+}
+
+/// A watcher stopped in its tracks (Ctrl-Z, a debugger) holds its socket and lock but
+/// answers nobody: each command waits for it a moment at most, then checks every day
+/// file itself, so nothing hangs and a change made meanwhile is seen. Once the watcher
+/// runs again, its word is taken again.
+#[test]
+fn a_stopped_watcher_holds_no_command_up() {
+    let s = three_days();
+    let watch = Watching::start(&s);
+    wait_until_vouched(&s, "a start-up the watcher vouched for");
+    let pid = watch.child.id().to_string();
+    let signal = |name: &str| {
+        let status = std::process::Command::new("kill")
+            .args([name, pid.as_str()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {name} {pid}");
+    };
+    signal("-STOP");
+    append_in_place(
+        &s.memory_dir().join("2026-11-03.md"),
+        "while:stopped",
+        "seen by a scan",
+        "2026-12-01T09:02:00Z",
+    );
+    // Several commands in a row: their unanswered connections wait in the stopped
+    // watcher's queue, and none may hold up the next.
+    for _ in 0..4 {
+        let (run, line) = traced_within_30s(&s, &["recall", "while:stopped"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("seen by a scan"), "{}", run.stdout);
+        assert!(
+            line.contains("day files checked one by one") && line.contains("no watcher"),
+            "{line}"
+        );
+    }
+    signal("-CONT");
+    wait_until_vouched(&s, "the watcher's word again once it runs");
+    // Its answer still names the file changed while it was stopped (its event was
+    // queued), beside the one changed now: both are checked.
+    append_in_place(
+        &s.memory_dir().join("2026-11-01.md"),
+        "after:resume",
+        "seen from its word",
+        "2026-12-01T09:03:00Z",
+    );
+    let (run, line) = traced_within_30s(&s, &["recall", "after:resume"]);
+    assert!(run.stdout.contains("seen from its word"), "{}", run.stdout);
+    assert!(
+        line.contains("a watcher vouched for the files, 2 of them changed"),
+        "{line}"
+    );
     watch.kill();
 }
