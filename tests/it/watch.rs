@@ -87,14 +87,25 @@ fn watch_follows_other_writers_and_hand_edits() {
 }
 
 /// A command run with `MEM7_TRACE=startup`, and the line in which it says how its
-/// start-up knew the index was current.
+/// start-up knew the index was current. Fails rather than waits when the command has not
+/// ended within 30 seconds (one waiting on a stopped watcher would never end).
 fn traced(s: &Sandbox, args: &[&str]) -> (world::Run, String) {
-    let out = s
+    let mut child = s
         .command(args, None)
         .env("MEM7_TRACE", "startup")
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let run = world::finish(out);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("`mem7 {}` still running after 30 s", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let run = world::finish(child.wait_with_output().unwrap());
     let line = run
         .stderr
         .lines()
@@ -129,10 +140,18 @@ fn wait_until_vouched(s: &Sandbox, what: &str) {
 /// Appends `key` to `file` in place, then checks that the next command sees it and
 /// that its start-up was told of exactly that one file.
 fn seen_as_one_change(s: &Sandbox, file: &std::path::Path, key: &str, value: &str, recorded: &str) {
+    seen_after_append(s, file, (key, value, recorded), "1 of them changed");
+}
+
+/// Appends `key` to `file` in place, then checks that the next command sees it and that
+/// its start-up trace says `how`.
+fn seen_after_append(s: &Sandbox, file: &std::path::Path, entry: (&str, &str, &str), how: &str) {
+    let (key, value, recorded) = entry;
     append_in_place(file, key, value, recorded);
     let (run, line) = traced(s, &["recall", key]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains(value), "{}", run.stdout);
-    assert!(line.contains("1 of them changed"), "{line}");
+    assert!(line.contains(how), "{line}");
 }
 
 /// `mem7 watch` (reconciling only on events), with its output read on (and kept) so
@@ -231,15 +250,12 @@ fn a_running_watcher_vouches_for_the_files_and_a_change_in_place_still_counts() 
     // Killed without a chance to clean up: its socket is left, and nobody answers on it.
     watch.kill();
     assert!(s.ws.join(".mem7/vouch.sock").exists());
-    append_in_place(
+    seen_after_append(
+        &s,
         &s.memory_dir().join("2026-11-02.md"),
-        "after:watch",
-        "seen by a scan",
-        "2026-12-01T09:01:00Z",
+        ("after:watch", "seen by a scan", "2026-12-01T09:01:00Z"),
+        "no watcher",
     );
-    let (run, line) = traced(&s, &["recall", "after:watch"]);
-    assert!(run.stdout.contains("seen by a scan"), "{}", run.stdout);
-    assert!(line.contains("no watcher"), "{line}");
 }
 
 #[test]
@@ -380,34 +396,6 @@ fn a_write_inotify_cannot_see_is_caught_by_the_reconcile() {
     watch.kill();
 }
 
-/// `traced`, failing rather than waiting when the command has not ended within 30
-/// seconds (a command that waited on a stopped watcher would never end).
-fn traced_within_30s(s: &Sandbox, args: &[&str]) -> (world::Run, String) {
-    let mut child = s
-        .command(args, None)
-        .env("MEM7_TRACE", "startup")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("`mem7 {}` still running after 30 s", args.join(" "));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let run = world::finish(child.wait_with_output().unwrap());
-    let line = run
-        .stderr
-        .lines()
-        .find(|l| l.contains("trace: start-up"))
-        .unwrap_or_default()
-        .to_string();
-    (run, line)
-}
-
 /// A watcher stopped in its tracks (Ctrl-Z, a debugger) holds its socket and lock but
 /// answers nobody: each command waits for it a moment at most, then checks every day
 /// file itself, so nothing hangs and a change made meanwhile is seen. Once the watcher
@@ -435,7 +423,7 @@ fn a_stopped_watcher_holds_no_command_up() {
     // Several commands in a row: their unanswered connections wait in the stopped
     // watcher's queue, and none may hold up the next.
     for _ in 0..4 {
-        let (run, line) = traced_within_30s(&s, &["recall", "while:stopped"]);
+        let (run, line) = traced(&s, &["recall", "while:stopped"]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(run.stdout.contains("seen by a scan"), "{}", run.stdout);
         assert!(
@@ -447,17 +435,11 @@ fn a_stopped_watcher_holds_no_command_up() {
     wait_until_vouched(&s, "the watcher's word again once it runs");
     // Its answer still names the file changed while it was stopped (its event was
     // queued), beside the one changed now: both are checked.
-    append_in_place(
+    seen_after_append(
+        &s,
         &s.memory_dir().join("2026-11-01.md"),
-        "after:resume",
-        "seen from its word",
-        "2026-12-01T09:03:00Z",
-    );
-    let (run, line) = traced_within_30s(&s, &["recall", "after:resume"]);
-    assert!(run.stdout.contains("seen from its word"), "{}", run.stdout);
-    assert!(
-        line.contains("a watcher vouched for the files, 2 of them changed"),
-        "{line}"
+        ("after:resume", "seen from its word", "2026-12-01T09:03:00Z"),
+        "a watcher vouched for the files, 2 of them changed",
     );
     watch.kill();
 }
