@@ -63,23 +63,23 @@ impl Iterator for LineFeeds<'_> {
 /// The line feeds of the first 64 bytes of `bytes` (fewer at its end), a bit per byte,
 /// and whether any of them is a carriage return.
 fn masks(bytes: &[u8]) -> (u64, bool) {
-    match bytes.first_chunk::<BLOCK>() {
-        Some(block) => {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            // SAFETY: `block_masks` only needs SSE2, which this build's target has (the
-            // `cfg` above): every x86-64 processor has it.
-            let (feeds, returns) = unsafe { block_masks(block) };
-            #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-            let (feeds, returns) = block_masks(block);
-            (feeds, returns != 0)
-        }
-        None => bytes
-            .iter()
-            .enumerate()
-            .fold((0, false), |(feeds, cr), (i, &b)| {
-                (feeds | u64::from(b == b'\n') << i, cr || b == b'\r')
-            }),
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if let Some(block) = bytes.first_chunk::<BLOCK>() {
+        // SAFETY: `block_masks` only needs SSE2, which this build's target has (the
+        // `cfg` above): every x86-64 processor has it.
+        return unsafe { block_masks(block) };
     }
+    bytewise(bytes.get(..BLOCK).unwrap_or(bytes))
+}
+
+/// [`masks`] a byte at a time: at a text's end, and on processors without SSE2.
+fn bytewise(bytes: &[u8]) -> (u64, bool) {
+    bytes
+        .iter()
+        .enumerate()
+        .fold((0, false), |(feeds, cr), (i, &b)| {
+            (feeds | u64::from(b == b'\n') << i, cr || b == b'\r')
+        })
 }
 
 /// How many of the bytes that start `bytes` are lower-case ASCII letters or `_` (the
@@ -105,17 +105,25 @@ pub(super) fn name_len(bytes: &[u8]) -> usize {
     scalar(bytes)
 }
 
+/// Sixteen bytes as one SSE2 value, built from two words (no pointer read), which the
+/// compiler turns into one load.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+fn lane(bytes: &[u8]) -> std::arch::x86_64::__m128i {
+    let word = |at: usize| i64::from_le_bytes(bytes[at..at + 8].try_into().expect("a word"));
+    std::arch::x86_64::_mm_set_epi64x(word(8), word(0))
+}
+
 /// A bit for each byte of `lane` that may be in a field's name (`a`–`z`, `_`). Bytes
 /// from 0x80 are negative as signed bytes, so the signed comparisons leave them out.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
-fn name_mask(lane: &[u8; 16]) -> u32 {
+fn name_mask(bytes: &[u8; 16]) -> u32 {
     use std::arch::x86_64::{
         _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set_epi64x, _mm_set1_epi8,
+        _mm_set1_epi8,
     };
-    let word = |at: usize| i64::from_le_bytes(lane[at..at + 8].try_into().expect("two words"));
-    let v = _mm_set_epi64x(word(8), word(0));
+    let v = lane(bytes);
     let from_a = _mm_cmpgt_epi8(v, _mm_set1_epi8(b'a' as i8 - 1));
     let to_z = _mm_cmpgt_epi8(_mm_set1_epi8(b'z' as i8 + 1), v);
     let underscore = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'_' as i8));
@@ -123,41 +131,21 @@ fn name_mask(lane: &[u8; 16]) -> u32 {
     u32::from(_mm_movemask_epi8(in_name) as u16)
 }
 
-/// A bit for each line feed and for each carriage return of a block, sixteen bytes
-/// compared at once. SSE2 is part of every x86-64 processor, so this needs no check of
-/// the processor; each lane is built from two words (no pointer read), which the
-/// compiler turns into one load.
+/// [`masks`] of a whole block, sixteen bytes compared at once.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
-fn block_masks(block: &[u8; BLOCK]) -> (u64, u64) {
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8};
+fn block_masks(block: &[u8; BLOCK]) -> (u64, bool) {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8};
     let feed = _mm_set1_epi8(b'\n' as i8);
     let carriage_return = _mm_set1_epi8(b'\r' as i8);
-    let (mut feeds, mut returns) = (0u64, 0u64);
-    for (i, lane) in block.chunks_exact(16).enumerate() {
-        let word = |at: usize| {
-            i64::from_le_bytes(lane[at..at + 8].try_into().expect("a lane is two words"))
-        };
-        let lane = _mm_set_epi64x(word(8), word(0));
-        let bits = |of| u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(lane, of)) as u16);
-        feeds |= bits(feed) << (16 * i);
-        returns |= bits(carriage_return) << (16 * i);
+    let (mut feeds, mut returns) = (0u64, 0);
+    for (i, bytes) in block.chunks_exact(16).enumerate() {
+        let v = lane(bytes);
+        let bits = |of| _mm_movemask_epi8(_mm_cmpeq_epi8(v, of)) as u16;
+        feeds |= u64::from(bits(feed)) << (16 * i);
+        returns |= bits(carriage_return);
     }
-    (feeds, returns)
-}
-
-/// [`block_masks`] a byte at a time, elsewhere.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn block_masks(block: &[u8; BLOCK]) -> (u64, u64) {
-    block
-        .iter()
-        .enumerate()
-        .fold((0, 0), |(feeds, returns), (i, &b)| {
-            (
-                feeds | u64::from(b == b'\n') << i,
-                returns | u64::from(b == b'\r') << i,
-            )
-        })
+    (feeds, returns != 0)
 }
 
 #[cfg(test)]
@@ -187,19 +175,7 @@ mod tests {
                 assert_eq!(got, want, "length {len}");
                 assert_eq!(feeds.saw_carriage_return(), text.contains(&b'\r'), "{len}");
                 for block in text.chunks_exact(BLOCK) {
-                    let block: &[u8; BLOCK] = block.try_into().unwrap();
-                    let bytewise = block.iter().enumerate().fold((0, 0), |(f, r), (i, &b)| {
-                        (
-                            f | u64::from(b == b'\n') << i,
-                            r | u64::from(b == b'\r') << i,
-                        )
-                    });
-                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-                    // SAFETY: as in `masks`, the target has SSE2.
-                    let got = unsafe { block_masks(block) };
-                    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-                    let got = block_masks(block);
-                    assert_eq!(got, bytewise);
+                    assert_eq!(masks(block), bytewise(block), "{block:?}");
                 }
             }
         }
