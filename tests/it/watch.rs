@@ -88,7 +88,7 @@ fn watch_follows_other_writers_and_hand_edits() {
 
 /// A command run with `MEM7_TRACE=startup`, and the line in which it says how its
 /// start-up knew the index was current. Fails rather than waits when the command has not
-/// ended within 30 seconds (one waiting on a stopped watcher would never end).
+/// ended within the tests' patience (one waiting on a stopped watcher would never end).
 fn traced(s: &Sandbox, args: &[&str]) -> (world::Run, String) {
     let mut child = s
         .command(args, None)
@@ -97,13 +97,13 @@ fn traced(s: &Sandbox, args: &[&str]) -> (world::Run, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("`mem7 {}` still running after 30 s", args.join(" "));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    if !world::poll(|| child.try_wait().unwrap().is_some()) {
+        let _ = child.kill();
+        panic!(
+            "`mem7 {}` still running after {:?}",
+            args.join(" "),
+            world::PATIENCE
+        );
     }
     let run = world::finish(child.wait_with_output().unwrap());
     let line = run
@@ -303,28 +303,22 @@ fn a_socket_that_is_not_this_workspaces_watcher_is_never_believed() {
     let s = three_days();
     let socket = s.ws.join(".mem7/vouch.sock");
     std::fs::hard_link(other.ws.join(".mem7/vouch.sock"), &socket).unwrap();
-    append_in_place(
+    seen_after_append(
+        &s,
         &s.memory_dir().join("2026-11-01.md"),
-        "here",
-        "this workspace",
-        "2026-11-30T00:00:00Z",
+        ("here", "this workspace", "2026-11-30T00:00:00Z"),
+        "checked one by one",
     );
-    let (run, line) = traced(&s, &["recall", "here"]);
-    assert!(run.stdout.contains("this workspace"), "{}", run.stdout);
-    assert!(line.contains("checked one by one"), "{line}");
 
     // A link to it is not followed either.
     std::fs::remove_file(&socket).unwrap();
     std::os::unix::fs::symlink(other.ws.join(".mem7/vouch.sock"), &socket).unwrap();
-    append_in_place(
+    seen_after_append(
+        &s,
         &s.memory_dir().join("2026-11-02.md"),
-        "there",
-        "still here",
-        "2026-11-30T00:00:01Z",
+        ("there", "still here", "2026-11-30T00:00:01Z"),
+        "no watcher",
     );
-    let (run, line) = traced(&s, &["recall", "there"]);
-    assert!(run.stdout.contains("still here"), "{}", run.stdout);
-    assert!(line.contains("no watcher"), "{line}");
     watch.kill();
 
     // A file where the socket goes: the watcher says it cannot vouch, and carries on.
