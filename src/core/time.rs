@@ -150,6 +150,45 @@ pub const MIN_INPUT_MICROS: i64 = -62_135_596_800_000_000;
 /// The accepted range, as people read it (for error messages).
 pub const RANGE_TEXT: &str = "0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999999Z";
 
+/// Whether `text` is an instant in one of the plain shapes mem7 writes, which
+/// [`TxTime::parse`] surely reads: `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM:SS[.fraction]Z`,
+/// with a real date and clock reading. A cheap test for a fast reader; `false` says
+/// only "read it the slow way", not that it is wrong.
+pub fn plainly_valid(text: &str) -> bool {
+    let b = text.trim().as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let digits = b.get(r)?;
+        digits.iter().try_fold(0u32, |n, d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let date = || -> Option<()> {
+        (b.get(4) == Some(&b'-') && b.get(7) == Some(&b'-')).then_some(())?;
+        let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        (y >= 1).then_some(())?;
+        NaiveDate::from_ymd_opt(y as i32, m, d).map(|_| ())
+    };
+    if b.len() == 10 {
+        return date().is_some();
+    }
+    let clock = || -> Option<()> {
+        (b.get(10) == Some(&b'T') && b.get(13) == Some(&b':') && b.get(16) == Some(&b':'))
+            .then_some(())?;
+        (num(11..13)? < 24 && num(14..16)? < 60 && num(17..19)? < 60).then_some(())?;
+        let rest = &b[19..];
+        let rest = match rest.strip_prefix(b".") {
+            Some(f) => {
+                let digits = f.iter().take_while(|c| c.is_ascii_digit()).count();
+                (1..=9).contains(&digits).then_some(())?;
+                &f[digits..]
+            }
+            None => rest,
+        };
+        (rest == b"Z").then_some(())
+    };
+    b.len() >= 20 && date().is_some() && clock().is_some()
+}
+
 fn parse_micros(text: &str) -> Result<i64, TimeError> {
     let err = || TimeError {
         text: text.to_string(),
@@ -190,6 +229,31 @@ fn format_micros(micros: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plainly_valid_times_parse_and_odd_ones_go_the_slow_way() {
+        for t in [
+            "2026-04-05",
+            "2026-04-05T09:30:00Z",
+            "2026-04-05T09:30:00.000001Z",
+            "9999-12-31T23:59:59.999999Z",
+        ] {
+            assert!(plainly_valid(t), "{t}");
+            assert!(TxTime::parse(t).is_ok(), "{t}");
+        }
+        for t in [
+            "2026-02-30",
+            "2026-13-01T00:00:00Z",
+            "2026-04-05T24:00:00Z",
+            "2026-04-05T09:30:00+02:00",
+            "yesterday",
+            "",
+            "2026-04-05T09:30:00.Z",
+            "0000-01-01",
+        ] {
+            assert!(!plainly_valid(t), "{t}");
+        }
+    }
 
     #[test]
     fn dates_are_midnight_utc() {

@@ -193,6 +193,11 @@ pub(super) fn canonical_chain(
                 return None;
             }
         }
+        // An envelope whose tier or op reads do not know is left to the general
+        // scanner, so `verify` reads that file in full and names the entry.
+        if !fields.words_known() {
+            return None;
+        }
         let (summary, hash_text) = fields.finish(last_hash);
         last_hash = hash_text.zip(summary.claimed);
         if summary.check_value.is_some() {
@@ -356,6 +361,9 @@ pub(super) struct PlainFields<'a> {
     hash: Option<&'a str>,
     accepts: Option<&'a str>,
     encoding: Option<&'a str>,
+    tier: Option<&'a str>,
+    /// The values of `recorded`, `valid_from` and `valid_to`, for [`Self::words_known`].
+    times: [Option<&'a str>; 3],
     recorded: bool,
     go_times: bool,
 }
@@ -401,14 +409,42 @@ impl<'a> PlainFields<'a> {
             }
             "accepts" => self.accepts = Some(value),
             "encoding" => self.encoding = Some(trim(value)),
+            "tier" => self.tier = Some(trim(value)),
+            "valid_from" => self.times[1] = Some(trim(value)),
+            "valid_to" => self.times[2] = Some(trim(value)),
             "recorded" => {
                 self.recorded = true;
+                self.times[0] = Some(trim(value));
                 return Some(Taken::Recorded(value));
             }
             "updated" | "created" | "deleted" => self.go_times = true,
             _ => {}
         }
         Some(Taken::Plain)
+    }
+
+    /// Whether the tier and op (when given) are words reads know, and the times are in
+    /// a shape they surely read (else the general scanner reads the file in full).
+    pub(super) fn words_known(&self) -> bool {
+        let [recorded, from, to] = self.times;
+        let plain = crate::core::time::plainly_valid;
+        if !(recorded.is_none_or(plain)
+            && from.is_none_or(plain)
+            && to.is_none_or(|t| {
+                plain(t)
+                    || t.is_empty()
+                    || t.eq_ignore_ascii_case("open")
+                    || t.eq_ignore_ascii_case("infinity")
+                    || t == "∞"
+            }))
+        {
+            return false;
+        }
+        self.tier
+            .is_none_or(|t| crate::core::Tier::parse(t).is_some())
+            && self.op.is_none_or(|o| {
+                crate::core::EntryOp::parse(o).is_some() || matches!(o, "delete" | "delete_tags")
+            })
     }
 
     /// The summary, `known` being the previous entry's `hash` text and value (a `prev`
