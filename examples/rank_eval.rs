@@ -100,6 +100,7 @@ fn main() {
             valid_to: None,
             allow_secret: false,
             tier: None,
+            by: mem7::core::Writer::Person,
         };
         let at = TxTime::from_micros(now.micros() + i as i64);
         engine.store(&req, at).expect("store");

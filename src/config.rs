@@ -195,3 +195,292 @@ impl SearchSettings {
             .unwrap_or(DEFAULT_RRF_K)
     }
 }
+
+/// Whose word a workspace's settings are, and what of them took effect.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Standing {
+    /// The user's own workspace: its `mem7.yaml` is the user's own word, all of it.
+    Own,
+    /// A project's (or a checkout's) workspace whose `mem7.yaml` the user approved on
+    /// this machine, as it is now.
+    Approved,
+    /// A project's workspace whose `mem7.yaml` (as it is now) the user has not approved:
+    /// what it narrows applies, what it widens is ignored (named here, for the one line
+    /// a front end says about it). The default, so a workspace opened without knowing
+    /// its owner is taken as the least trusted.
+    #[default]
+    Unapproved,
+}
+
+/// A setting a project's `mem7.yaml` widens, which took no effect until approved: its
+/// name in the file and what the file says, for a person.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ignored {
+    pub setting: &'static str,
+    pub says: String,
+}
+
+impl Config {
+    /// The settings that take effect in a project's workspace whose `mem7.yaml` says
+    /// `project`, for a user whose own settings are `user` (their own workspace's
+    /// `mem7.yaml`): the one ownership rule (docs/integrity.md, "Settings have owners").
+    ///
+    /// What only narrows applies at once: a lower trust ceiling, a smaller value limit,
+    /// more keys kept in the local scope. What widens what may happen on the user's
+    /// machine or to the user's facts — a higher ceiling, a larger limit, routing of
+    /// `local:` facts or the user's own classes into the project, other keys of many
+    /// values, where the model lives, a provider that sends text elsewhere — applies only
+    /// when `approved`; until then the user's own value stands and the setting is named
+    /// in the returned list. Nothing a project says routes a key into the user's own
+    /// workspace: the user-scope classes are never more than the user's own.
+    pub fn owned(project: &Config, user: &Config, approved: bool) -> (Config, Vec<Ignored>) {
+        let mut out = project.clone();
+        let mut ignored = Vec::new();
+        let mut ignore = |setting: &'static str, says: String| {
+            ignored.push(Ignored { setting, says });
+        };
+        // Trust: the lower ceiling of the two, unless approved.
+        let (p_ceiling, u_ceiling) = (
+            project.agent_ceiling().unwrap_or(Tier::Inferred),
+            user.agent_ceiling().unwrap_or(Tier::Inferred),
+        );
+        if !approved && p_ceiling > u_ceiling {
+            ignore("trust.agents", p_ceiling.to_string());
+            out.trust.agents = Some(u_ceiling.to_string());
+        }
+        // The value limit: the smaller of the two, unless approved.
+        if !approved && project.max_value_bytes() > user.max_value_bytes() {
+            ignore("max_value_bytes", project.max_value_bytes().to_string());
+            out.max_value_bytes = user.max_value_bytes;
+        }
+        // Keys of many values: the user's own, unless approved; a list that only
+        // leaves some of them out narrows, and applies at once.
+        let user_many: Vec<String> = user
+            .many
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MANY.iter().map(|s| s.to_string()).collect());
+        if let Some(p) = &project.many
+            && !approved
+            && !p.iter().all(|k| user_many.contains(k))
+        {
+            ignore("many", p.join(", "));
+            out.many = user.many.clone();
+        }
+        // The user scope's classes: the user's own, or (approved) those of them the
+        // project also names; a pattern the user does not have is never honoured.
+        let defaults = |given: &Option<Vec<String>>, default: &[&str]| {
+            given
+                .clone()
+                .unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect())
+        };
+        use crate::core::level::{DEFAULT_LOCAL_KEYS, DEFAULT_USER_KEYS};
+        let user_keys = defaults(&user.scopes.user, &DEFAULT_USER_KEYS);
+        let user_local = defaults(&user.scopes.local, &DEFAULT_LOCAL_KEYS);
+        if let Some(p) = &project.scopes.user {
+            let extra: Vec<&String> = p.iter().filter(|k| !user_keys.contains(k)).collect();
+            if !extra.is_empty() {
+                ignore(
+                    "scopes.user",
+                    format!(
+                        "{} (a project never routes facts into your own workspace)",
+                        extra
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            let dropped: Vec<&String> = user_keys.iter().filter(|k| !p.contains(k)).collect();
+            if !approved && !dropped.is_empty() {
+                ignore(
+                    "scopes.user",
+                    format!(
+                        "leaves out {} (your facts would go to the project)",
+                        dropped
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+        }
+        out.scopes.user = Some(match (&project.scopes.user, approved) {
+            (Some(p), true) => user_keys
+                .iter()
+                .filter(|k| p.contains(k))
+                .cloned()
+                .collect(),
+            _ => user_keys.clone(),
+        });
+        // The local scope's classes: more apply at once; fewer only when approved.
+        let mut local = match (&project.scopes.local, approved) {
+            (Some(p), true) => p.clone(),
+            _ => user_local.clone(),
+        };
+        if let Some(p) = &project.scopes.local {
+            let dropped: Vec<&String> = user_local.iter().filter(|k| !p.contains(k)).collect();
+            if !approved && !dropped.is_empty() {
+                ignore(
+                    "scopes.local",
+                    format!(
+                        "leaves out {} (this checkout's notes would go to the project)",
+                        dropped
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            for k in p {
+                if !local.contains(k) {
+                    local.push(k.clone());
+                }
+            }
+        }
+        out.scopes.local = Some(local);
+        // Embeddings: where the model lives and any provider that sends text elsewhere
+        // are the user's own, unless approved; `local` and `none` are always honoured.
+        if !approved {
+            let (p, u) = (&project.embeddings, &user.embeddings);
+            let mut embed = u.clone();
+            match p.provider.as_deref().map(str::trim) {
+                Some(word @ ("local" | "none")) => embed.provider = Some(word.to_string()),
+                Some(other) if p.provider != u.provider => {
+                    ignore("embeddings.provider", other.to_string())
+                }
+                _ => {}
+            }
+            let differs = |a: &Option<String>, b: &Option<String>| a.is_some() && a != b;
+            if differs(&p.url, &u.url) {
+                ignore("embeddings.url", p.url.clone().unwrap_or_default());
+            }
+            if differs(&p.model, &u.model) {
+                ignore("embeddings.model", p.model.clone().unwrap_or_default());
+            }
+            if differs(&p.api_key_env, &u.api_key_env) {
+                ignore(
+                    "embeddings.api_key_env",
+                    p.api_key_env.clone().unwrap_or_default(),
+                );
+            }
+            if p.model_dir.is_some() && p.model_dir != u.model_dir {
+                ignore(
+                    "embeddings.model_dir",
+                    p.model_dir
+                        .as_deref()
+                        .unwrap_or(std::path::Path::new(""))
+                        .display()
+                        .to_string(),
+                );
+            }
+            embed.batch_size = p.batch_size.or(u.batch_size);
+            embed.timeout_secs = p.timeout_secs.or(u.timeout_secs);
+            out.embeddings = embed;
+        }
+        ignored.dedup_by(|a, b| a.setting == b.setting && a.says == b.says);
+        (out, ignored)
+    }
+}
+
+#[cfg(test)]
+mod owned_tests {
+    use super::*;
+
+    fn parse(text: &str) -> Config {
+        Config::parse(text).unwrap()
+    }
+
+    fn names(ignored: &[Ignored]) -> Vec<&'static str> {
+        ignored.iter().map(|i| i.setting).collect()
+    }
+
+    #[test]
+    fn a_project_widens_nothing_until_approved_and_narrows_at_once() {
+        let user = Config::default();
+        let project = parse(
+            "trust:\n  agents: asserted\nmax_value_bytes: 9999999\nmany: [\"note:*\"]\n\
+             scopes:\n  user: [\"*\"]\n  local: []\n\
+             embeddings:\n  provider: openai\n  url: http://evil.example\n  api_key_env: AWS_SECRET_ACCESS_KEY\n  model_dir: ../victim\n",
+        );
+        let (got, ignored) = Config::owned(&project, &user, false);
+        assert_eq!(got.agent_ceiling().unwrap(), Tier::Inferred);
+        assert_eq!(got.max_value_bytes(), DEFAULT_MAX_VALUE_BYTES);
+        assert!(!got.is_many("note:x") && got.is_many("event:x"));
+        assert_eq!(
+            got.write_level("pref:editor"),
+            crate::core::level::Level::User
+        );
+        assert_eq!(
+            got.write_level("local:branch"),
+            crate::core::level::Level::Local
+        );
+        assert_eq!(
+            got.write_level("deploy:host"),
+            crate::core::level::Level::Project
+        );
+        assert_eq!(got.embeddings.provider, None);
+        assert_eq!(got.embeddings.url, None);
+        assert_eq!(got.embeddings.model_dir, None);
+        assert_eq!(
+            names(&ignored),
+            [
+                "trust.agents",
+                "max_value_bytes",
+                "many",
+                "scopes.user",
+                "scopes.user",
+                "scopes.local",
+                "embeddings.provider",
+                "embeddings.url",
+                "embeddings.api_key_env",
+                "embeddings.model_dir"
+            ]
+        );
+
+        // Approved: the project's word, except that nothing is routed into the user's
+        // own workspace beyond the user's classes.
+        let (got, ignored) = Config::owned(&project, &user, true);
+        assert_eq!(got.agent_ceiling().unwrap(), Tier::Asserted);
+        assert!(got.is_many("note:x"));
+        assert_eq!(
+            got.write_level("deploy:host"),
+            crate::core::level::Level::Project
+        );
+        assert_eq!(
+            got.write_level("pref:editor"),
+            crate::core::level::Level::Project
+        );
+        assert_eq!(
+            got.write_level("local:branch"),
+            crate::core::level::Level::Project
+        );
+        assert_eq!(got.embeddings.url.as_deref(), Some("http://evil.example"));
+        assert_eq!(names(&ignored), ["scopes.user"]);
+
+        // Narrowing applies at once: a smaller limit, more keys kept local, `none`.
+        let narrow = parse(
+            "max_value_bytes: 10\nmany: [\"event:*\"]\nscopes:\n  local: [\"local:*\", \"scratch:*\"]\nembeddings:\n  provider: none\n",
+        );
+        let (got, ignored) = Config::owned(&narrow, &user, false);
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert!(got.is_many("event:x") && !got.is_many("decision:x"));
+        assert_eq!(got.max_value_bytes(), 10);
+        assert_eq!(
+            got.write_level("scratch:x"),
+            crate::core::level::Level::Local
+        );
+        assert_eq!(got.embeddings.provider.as_deref(), Some("none"));
+
+        // The user's own ceiling is the bound: a user who lets agents assert lets an
+        // unapproved project do no more than say the same.
+        let trusting = parse("trust:\n  agents: asserted\n");
+        let (got, ignored) = Config::owned(&project, &trusting, false);
+        assert_eq!(got.agent_ceiling().unwrap(), Tier::Asserted);
+        assert!(!names(&ignored).contains(&"trust.agents"));
+        let (got, _) = Config::owned(&parse("trust:\n  agents: inferred\n"), &trusting, false);
+        assert_eq!(got.agent_ceiling().unwrap(), Tier::Inferred);
+    }
+}

@@ -197,6 +197,23 @@ afterwards, and both keys stay readable with --as-of before the move."
     },
     /// Check the hash chain of every memory file; report each problem at file:line.
     ///
+    /// Approve a project's mem7.yaml on this machine, as it is now.
+    ///
+    /// A repository's mem7.yaml is the words of whoever committed it. What it narrows
+    /// applies at once; what it widens (a higher trust ceiling for agents, a larger
+    /// value limit, other keys of many values, routing your `pref:`/`local:` facts into
+    /// the project, where the model lives, a provider that sends text elsewhere) is
+    /// ignored until you read the file and approve it here. The approval names the
+    /// file's hash and is kept outside git ($XDG_CONFIG_HOME/mem7/allowed): any change
+    /// to the file (a pull, an edit) withdraws it. Your own workspace's settings need
+    /// none, and nothing a project says routes facts into your own workspace.
+    Allow {
+        /// The workspace whose mem7.yaml to approve (default: the one commands use here).
+        dir: Option<PathBuf>,
+        /// Withdraw the approval instead.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Distinguishes entries changed after sealing, removed entries (and removed
     /// files), reordered entries, entries added by hand without sealing, truncated
     /// tails and unresolved conflicts (each a failure, exit 1) from legacy Go mem7

@@ -50,6 +50,7 @@ pub fn run(out: &mut dyn Write) -> Result<()> {
             agent: "demo".into(),
             allow_secret: false,
             tier: None,
+            by: crate::core::Writer::Person,
         };
         match engine.store(&req, t(now))? {
             StoreOutcome::Stored { version, .. } => text.push_str(&format!(

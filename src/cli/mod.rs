@@ -144,6 +144,7 @@ fn print_set_aside(engine: &Engine) {
 pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
     match &cli.command {
         Command::Init { dir } => write::init(cli, env, out, dir),
+        Command::Allow { dir, revoke } => write::allow(cli, env, out, dir.as_deref(), *revoke),
         Command::Store(a) => write::store(cli, env, out, a),
         Command::Recall {
             key,

@@ -22,7 +22,7 @@ pub(super) fn run(cli: &Cli, env: &Env, out: &mut dyn Write, action: &ModelActio
 /// The `embeddings:` settings of the workspace, when there is one (the model is
 /// installed without one too: `cargo install` then `mem7 model fetch`).
 fn settings(cli: &Cli, env: &Env) -> EmbedSettings {
-    crate::store::Workspace::open(&env.workspace(cli.workspace.as_deref()))
+    crate::front::owners::open(env, &env.workspace(cli.workspace.as_deref()))
         .map(|ws| ws.config().embeddings.clone())
         .unwrap_or_default()
 }
@@ -42,7 +42,11 @@ fn fetch(out: &mut dyn Write, env: &Env, dir: &std::path::Path, from: Option<&st
         );
     }
     let mut progress = Bar::default();
-    match install::fetch(dir, &source, env.embed.ca_file.as_deref(), &mut progress)? {
+    let net = install::Net {
+        ca_file: env.embed.ca_file.clone(),
+        timeout: fetch_timeout(env.embed.fetch_timeout.as_deref())?,
+    };
+    match install::fetch(dir, &source, &net, &mut progress)? {
         Fetched::AlreadyThere => write_out(
             out,
             &format!(
@@ -62,6 +66,20 @@ fn fetch(out: &mut dyn Write, env: &Env, dir: &std::path::Path, from: Option<&st
         )?,
     }
     Ok(EXIT_OK)
+}
+
+/// `MEM7_FETCH_TIMEOUT`'s seconds.
+fn fetch_timeout(text: Option<&str>) -> Result<Option<std::time::Duration>> {
+    let Some(text) = text else { return Ok(None) };
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s < 1e6 => {
+            Ok(Some(std::time::Duration::from_secs_f64(s)))
+        }
+        _ => Err(crate::error::Error::input(
+            format!("MEM7_FETCH_TIMEOUT={text:?} is not a number of seconds"),
+            "set it like MEM7_FETCH_TIMEOUT=30, or unset it for the defaults",
+        )),
+    }
 }
 
 /// Exit 0 when the model is there and intact, 1 when not (a check that failed).

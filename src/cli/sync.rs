@@ -149,16 +149,51 @@ fn run_at(
     no_push: bool,
     json: bool,
 ) -> Result<u8> {
+    let settings = || std::fs::read(root.join(crate::store::CONFIG_FILE)).ok();
+    let before = settings();
     match run_sync_at(root, env, remote, !no_push)? {
         Outcome::Synced(report) => {
             for w in &report.warnings {
                 eprintln!("mem7: warning: {w}");
             }
-            let text = if json {
+            // A changed settings file is the remote's word: an approval named the old
+            // content's hash, so it no longer holds, and this says so.
+            let changed = settings() != before;
+            let mut text = if json {
                 report_json(&report)
             } else {
                 report_human(&report)
             };
+            if changed {
+                let ws = crate::front::owners::open_quietly(env, root)?;
+                let widened = !ws.ignored_settings().is_empty();
+                if json {
+                    if let Ok(serde_json::Value::Object(mut map)) =
+                        serde_json::from_str::<serde_json::Value>(&text)
+                    {
+                        map.insert("settings_changed".into(), true.into());
+                        map.insert(
+                            "settings_ignored".into(),
+                            ws.ignored_settings()
+                                .iter()
+                                .map(|i| serde_json::Value::from(i.setting))
+                                .collect(),
+                        );
+                        text = pretty(&serde_json::Value::Object(map));
+                    }
+                } else {
+                    text.push_str(&format!(
+                        "mem7.yaml changed in this sync; {}\n",
+                        if crate::front::owners::is_users_own(env, root) {
+                            "it is your own workspace's, so it applies".to_string()
+                        } else if widened {
+                            crate::front::owners::ignored_line(&ws)
+                        } else {
+                            "it widens nothing, so it applies as it is (any earlier approval of it is withdrawn)".to_string()
+                        }
+                    ));
+                }
+            }
             write_out(out, &text)?;
             Ok(EXIT_OK)
         }

@@ -6,7 +6,6 @@ use std::io::Write;
 use super::{Cli, EXIT_CHECK_FAILED, EXIT_OK, Env, open_engine, write_out};
 use crate::error::Result;
 use crate::front::{render, wire};
-use crate::store;
 
 /// `mem7 verify`.
 pub(super) fn verify(
@@ -18,7 +17,7 @@ pub(super) fn verify(
     json: bool,
 ) -> Result<u8> {
     let root = env.workspace(cli.workspace.as_deref());
-    let ws = store::Workspace::open(&root)?;
+    let ws = crate::front::owners::open(env, &root)?;
     // Asking git about the merge driver takes a process or two: meanwhile, verify.
     let git_hint = std::thread::spawn({
         let root = root.clone();

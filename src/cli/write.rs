@@ -16,6 +16,52 @@ use crate::store;
 /// `mem7 init`. Without DIR it initialises the workspace every other command finds (the
 /// same discovery: `--workspace`, `MEM7_WORKSPACE`, an enclosing workspace, else
 /// `~/.mem7/workspace`), so a bare `mem7 init` is what the no-workspace error asks for.
+/// `mem7 allow [DIR] [--revoke]`.
+pub(super) fn allow(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    dir: Option<&std::path::Path>,
+    revoke: bool,
+) -> Result<u8> {
+    use crate::front::owners::{self, Allowed};
+    let root = match dir {
+        Some(d) => absolute(&env.cwd, d),
+        None => env.workspace(cli.workspace.as_deref()),
+    };
+    let ws = owners::open_quietly(env, &root)?;
+    let file = root.join(store::CONFIG_FILE);
+    let msg = match owners::allow(env, &root, revoke)? {
+        Some(Allowed::Own) => format!(
+            "{} is your own workspace: its settings are yours and need no approval\n",
+            root.display()
+        ),
+        None => format!(
+            "withdrew any approval of {}: what it widens is ignored again\n",
+            file.display()
+        ),
+        Some(Allowed::Approved { hash, already }) => {
+            let mut msg = if already {
+                format!(
+                    "{} is already approved as it is (blake3 {hash})\n",
+                    file.display()
+                )
+            } else {
+                format!(
+                    "approved {} as it is now (blake3 {hash}); a change to it withdraws this\n",
+                    file.display()
+                )
+            };
+            for i in ws.ignored_settings() {
+                msg.push_str(&format!("  now in effect: {}: {}\n", i.setting, i.says));
+            }
+            msg
+        }
+    };
+    write_out(out, &msg)?;
+    Ok(EXIT_OK)
+}
+
 pub(super) fn init(cli: &Cli, env: &Env, out: &mut dyn Write, dir: &Option<PathBuf>) -> Result<u8> {
     let target = match dir {
         Some(d) => absolute(&env.cwd, d),
@@ -24,6 +70,13 @@ pub(super) fn init(cli: &Cli, env: &Env, out: &mut dyn Write, dir: &Option<PathB
     let outcome = store::init(&target)?;
     let msg = match outcome {
         store::InitOutcome::Created { kept } => {
+            // The settings file init wrote is the user's own act on this machine: it is
+            // approved as written (a file that was already there is not).
+            if !kept.iter().any(|k| k == store::CONFIG_FILE)
+                && let Some((_, text)) = store::scaffold().find(|(n, _)| *n == store::CONFIG_FILE)
+            {
+                crate::front::owners::allow_written(env, &target, text.as_bytes())?;
+            }
             let mut msg = format!("Created a mem7 workspace in {}\n", target.display());
             for k in &kept {
                 msg.push_str(&format!("  kept your existing {k}"));
@@ -87,11 +140,12 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
         allow_secret: a.allow_secret,
         // A person at the command line vouches for what they type.
         tier: Some(a.tier.into()),
+        by: crate::core::Writer::Person,
     };
     // Check the request before anything (even the index) is opened or created.
     let (level, root, stacked) =
         stack::write_target(env, cli.workspace.as_deref(), &a.key, a.scope.level())?;
-    let ws = store::Workspace::open(&root)?;
+    let ws = crate::front::owners::open(env, &root)?;
     let req = request::check_store(req, ws.config(), now, ("--valid-from", "--valid-to"))?;
     let mut engine = session::open_workspace(env, ws)?;
     // Look-alike slots of a new key, by name and (meaning search on) by meaning.
@@ -138,7 +192,7 @@ pub(super) fn rekey(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::RekeyAr
     let plan = if *dry_run {
         engine.plan_rekey(from, to)?
     } else {
-        engine.rekey(from, to, &agent, now)?
+        engine.rekey(from, to, (&agent, crate::core::Writer::Person), now)?
     };
     let text = if *json {
         wire::pretty(&wire::rekey_value(&plan, !*dry_run))
@@ -166,7 +220,7 @@ pub(super) fn forget(
     // A forget goes where a store of the key would, unless --scope says otherwise.
     let (_, root, _) = stack::write_target(env, cli.workspace.as_deref(), key, scope)?;
     let mut engine = session::open_root(env, &root)?;
-    let outcome = engine.forget(key, entry, &agent, now)?;
+    let outcome = engine.forget(key, entry, (&agent, crate::core::Writer::Person), now)?;
     print_set_aside(&engine);
     let what = match entry {
         Some(_) => format!("one value of {key}"),
@@ -237,7 +291,7 @@ pub(super) fn import_notes(
     use crate::transfer::notes;
     let now = env.now()?;
     let root = env.workspace(cli.workspace.as_deref());
-    let ws = store::Workspace::open(&root)?;
+    let ws = crate::front::owners::open(env, &root)?;
     let max = ws.config().max_value_bytes();
     if !path.exists() {
         return Err(Error::input(
@@ -313,7 +367,10 @@ pub(super) fn import_notes(
                 tags: f.tags.clone(),
                 agent: notes::agent_for(&f.file),
                 allow_secret: false,
+                // Notes are an agent's (Claude Code's auto memory is written by the
+                // model): recorded within the ceiling, never a standing rule.
                 tier: None,
+                by: crate::core::Writer::Model,
             },
             recorded: None,
             entry: None,
@@ -383,7 +440,7 @@ pub(super) fn import(
     let input = crate::transfer::import::Input::open(file)?;
     let agent = |a: Option<&str>| env.agent(a);
     let root = env.workspace(cli.workspace.as_deref());
-    let ws = store::Workspace::open(&root)?;
+    let ws = crate::front::owners::open(env, &root)?;
     let count = crate::transfer::import::check(&input, &agent, allow_secret, ws.config())?;
     let mut engine = session::open_workspace(env, ws)?;
     let started = std::time::Instant::now();

@@ -23,5 +23,5 @@ pub mod validate;
 pub use change::{Change, Scope};
 pub use fold::{EntryOp, Event, Fold, Op, Source, StoreOp, Version, event_order};
 pub use temporal::{Plan, ValidEnd};
-pub use tier::Tier;
+pub use tier::{Tier, Writer};
 pub use time::{TxTime, ValidTime};

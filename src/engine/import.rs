@@ -19,7 +19,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::held::Held;
-use super::write::{confirmed, plan_unwritten, store_draft, store_op};
+use super::write::{confirmed, plan_unwritten, refuse_over_rule, store_draft, store_op};
 use super::{Engine, ImportOp, ImportOutcome, ImportRecord, step_past, validate_store};
 use crate::core::EntryOp;
 use crate::core::chain::{ChainHash, ChainKey};
@@ -257,13 +257,23 @@ fn plan_import(
             }
             r.entry = Some(here);
         }
-        // A record keeps the tier it names, within what agents may record (a record
-        // the workspace already holds was skipped above, as it stands).
-        if let Some(t) = r.req.tier
-            && t.within(ceiling) != t
-        {
-            r.req.tier = Some(t.within(ceiling));
+        // A record's tier is decided by the one tier rule, as any write's (a record
+        // the workspace already holds was skipped above, as it stands): an import is
+        // not the person's word, so it records within the ceiling, `inferred` when it
+        // names none, and never a standing rule.
+        let asked = r.req.tier;
+        r.req.tier = crate::core::tier::recorded(
+            r.req.by,
+            asked,
+            crate::core::tier::rule_shaped(&r.req.key, &r.req.tags),
+            ceiling,
+        );
+        if asked.is_some_and(|a| r.req.tier < Some(a)) {
             outcome.lowered += 1;
+        }
+        if r.op == ImportOp::Forget {
+            let believed = scratch.believed(&r.req.key)?;
+            refuse_over_rule(r.req.by, &r.req.key, &believed).map_err(|e| at_line(r.line, e))?;
         }
         // Like `now`, a time not after the last transaction is raised past it; the
         // record's own clock (`recorded`, else now) stays its default valid_from.
@@ -344,6 +354,7 @@ fn plan_import(
                 outcome.unchanged += 1;
                 continue;
             }
+            refuse_over_rule(req.by, &req.key, &believed).map_err(|e| at_line(r.line, e))?;
             store_draft(req, from, tx, many)
                 .refuse_credentials()
                 .map_err(|e| at_line(r.line, e))?;

@@ -45,9 +45,11 @@ pub struct StoreRequest {
     pub agent: String,
     /// Write even if the key or value looks like a credential (recorded in the entry).
     pub allow_secret: bool,
-    /// Who vouches for the fact (`tier:`), already within the writer's ceiling; `None`
-    /// records no tier.
+    /// The tier asked for (`tier:`); [`check`] turns it into the tier recorded, from
+    /// `by` and the ceiling of the workspace written to. `None`: the writer named none.
     pub tier: Option<Tier>,
+    /// Who writes: a person's tier is recorded as asked, a model's within the ceiling.
+    pub by: crate::core::tier::Writer,
 }
 
 /// What a store did.

@@ -3,8 +3,27 @@
 //! import) ends in: render, append durably, record in the index.
 
 use super::*;
-use crate::core::tier;
+use crate::core::tier::{self, Writer};
 use crate::format::credential_in;
+
+/// Refuses a model's write to a key that holds a standing rule a person set: the rule
+/// would stop being believed, and leave every context block (a model's rule is only
+/// ever a fact to confirm, and it goes under another key).
+pub(super) fn refuse_over_rule(by: Writer, key: &str, believed: &[Version]) -> Result<()> {
+    if by == Writer::Person
+        || !believed
+            .iter()
+            .any(|v| tier::persons_rule(&v.key, &v.tags, v.tier))
+    {
+        return Ok(());
+    }
+    Err(Error::input(
+        format!(
+            "`{key}` holds a standing rule the person set; a model does not change or remove it"
+        ),
+        "store the proposed change under another key (e.g. `note:` plus the rule's name) for the person to review; they change the rule with `mem7 store` or `mem7 forget` at the command line",
+    ))
+}
 
 /// A store request that passed [`validate_store`]. [`check`] is the only way to make
 /// one, so [`Engine::store_checked`] takes it without checking it again: a request is
@@ -19,15 +38,28 @@ impl std::ops::Deref for Checked {
     }
 }
 
-/// Validates a store request against the workspace's settings (see [`validate_store`]).
-pub fn check(req: StoreRequest, config: &crate::config::Config) -> Result<Checked> {
+/// Validates a store request against the settings of the workspace it is written to
+/// (see [`validate_store`]) and decides the tier it records there: the one tier rule
+/// ([`tier::recorded`]), for every door.
+pub fn check(mut req: StoreRequest, config: &crate::config::Config) -> Result<Checked> {
     validate_store(&req, config)?;
+    req.tier = tier::recorded(
+        req.by,
+        req.tier,
+        tier::rule_shaped(&req.key, &req.tags),
+        config.agent_ceiling()?,
+    );
     Ok(Checked(req))
 }
 
 /// Checks a store request against the workspace's settings, before anything (even the
 /// index) is opened: bad input never changes anything on disk.
 pub fn validate_store(req: &StoreRequest, config: &crate::config::Config) -> Result<()> {
+    // The key and the agent are never a credential, even when the value may be one:
+    // checked first, and whole (an agent name is never cut before this).
+    if let Some(e) = credential_in(&req.key, None, &[], &req.agent) {
+        return Err(e);
+    }
     validate::key(&req.key)?;
     for t in &req.tags {
         validate::tag(t)?;
@@ -64,6 +96,7 @@ impl Engine {
         let tx = self.next_tx(now)?;
         let rows = self.index.believed_rows(&req.key)?;
         let believed = &rows.versions;
+        refuse_over_rule(req.by, &req.key, believed)?;
         let periods: Vec<Period> = believed.iter().map(Version::period).collect();
         // Valid time is world time: without `valid_from` a fact holds from this
         // machine's clock, even when the transaction time had to move past an entry
@@ -119,15 +152,19 @@ impl Engine {
         &mut self,
         key: &str,
         entry: Option<&str>,
-        agent: &str,
+        (agent, by): (&str, Writer),
         now: TxTime,
     ) -> Result<ForgetOutcome> {
+        if let Some(e) = credential_in(key, None, &[], agent) {
+            return Err(e);
+        }
         validate::lookup_key(key)?;
         validate::agent(agent)?;
         self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
         let rows = self.index.believed_rows(key)?;
+        refuse_over_rule(by, key, &rows.versions)?;
         let entry = match entry {
             None => None,
             Some(wanted) => Some(believed_entry(key, &rows.versions, wanted)?),
@@ -205,9 +242,22 @@ impl Engine {
     /// is stored under `to` with its own valid period (superseding what `to` held over
     /// it; `to` keeps its values outside), then `from` is forgotten. All appended
     /// entries: both keys stay readable `as_of` before.
-    pub fn rekey(&mut self, from: &str, to: &str, agent: &str, now: TxTime) -> Result<RekeyPlan> {
+    pub fn rekey(
+        &mut self,
+        from: &str,
+        to: &str,
+        (agent, by): (&str, Writer),
+        now: TxTime,
+    ) -> Result<RekeyPlan> {
+        // The new key and the agent are checked whole before anything is written.
+        if let Some(e) = credential_in(to, None, &[], agent) {
+            return Err(e);
+        }
         validate::agent(agent)?;
         let plan = self.plan_rekey(from, to)?;
+        // A model moves no person's rule, away from its key or over another's.
+        refuse_over_rule(by, from, &plan.moved)?;
+        refuse_over_rule(by, to, &plan.displaced)?;
         for v in &plan.moved {
             let req = StoreRequest {
                 key: to.to_string(),
@@ -220,14 +270,18 @@ impl Engine {
                 }),
                 tags: v.tags.clone(),
                 agent: agent.to_string(),
-                // The value is already in the memory files; moving it adds no secret.
-                allow_secret: credential_in(to, Some(&v.value), &v.tags, agent).is_some(),
-                // Who vouched for it does not change with its key.
+                // The value is already in the memory files (written with `secret:
+                // allowed` by whoever asked for it then); moving it adds no secret. The
+                // key and the agent were checked above, and are again.
+                allow_secret: credential_in("", Some(&v.value), &v.tags, "").is_some(),
+                // Who vouched for it does not change with its key when a person moves
+                // it; a model's move records it within the ceiling, as any model write.
                 tier: v.tier,
+                by,
             };
             self.store(&req, now)?;
         }
-        self.forget(from, None, agent, now)?;
+        self.forget(from, None, (agent, by), now)?;
         Ok(plan)
     }
 

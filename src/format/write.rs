@@ -32,10 +32,14 @@ impl EntryDraft<'_> {
     /// looks like a credential, unless the writer allowed it (`secret_allowed`). Every
     /// entry mem7 writes passes here before it is rendered.
     pub fn refuse_credentials(&self) -> crate::error::Result<()> {
-        if self.secret_allowed {
-            return Ok(());
-        }
-        match credential_in(self.key, self.value, self.tags, self.agent) {
+        // `secret: allowed` covers the value and the tags only: a key or an agent name
+        // is never a credential.
+        let (value, tags) = if self.secret_allowed {
+            (None, &[][..])
+        } else {
+            (self.value, self.tags)
+        };
+        match credential_in(self.key, value, tags, self.agent) {
             Some(e) => Err(e),
             None => Ok(()),
         }

@@ -145,8 +145,7 @@ pub fn gather_stack(
 /// is tagged `rule`, and no model inferred it (an inferred rule is a fact to confirm,
 /// shown with the facts and marked).
 pub fn is_rule(v: &Version) -> bool {
-    (v.key.starts_with("rule:") || v.tags.iter().any(|t| t == "rule"))
-        && v.tier != Some(Tier::Inferred)
+    crate::core::tier::persons_rule(&v.key, &v.tags, v.tier)
 }
 
 /// The facts for a query, the answer first: the best match of the whole question, then

@@ -24,6 +24,9 @@ pub struct Env {
     pub agent: Option<String>,
     pub user: Option<String>,
     pub home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`: where the user's approvals of projects' settings are kept
+    /// (default `~/.config`).
+    pub config_home: Option<PathBuf>,
     pub legacy_dir: Option<PathBuf>,
     pub chain_key: Option<String>,
     /// Codex's configuration directory (`CODEX_HOME`), for `mem7 setup codex`.
@@ -47,6 +50,7 @@ impl Env {
             agent: var("MEM7_AGENT"),
             user: var("USER").or_else(|| var("USERNAME")),
             home: var("HOME").map(PathBuf::from),
+            config_home: var("XDG_CONFIG_HOME").map(PathBuf::from),
             legacy_dir: var("MEM7_DIR").map(PathBuf::from),
             chain_key: std::env::var("MEM7_CHAIN_KEY").ok(),
             codex_home: var("CODEX_HOME").map(PathBuf::from),
@@ -196,6 +200,11 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// A name from the environment (or an MCP client) made into a valid agent name: odd
 /// characters become `-`, and it is cut to a safe length. Empty when nothing is left.
 pub fn safe_agent(raw: &str) -> String {
+    // A name that looks like a credential is kept whole, so the write's credential
+    // check sees all of it and refuses it (cut first, a token's tail got through).
+    if crate::core::secret::find(raw.trim()).is_some() {
+        return raw.trim().to_string();
+    }
     let safe: String = raw
         .trim()
         .chars()

@@ -10,6 +10,8 @@
 //!   the voice a front end speaks with on standard error.
 //! - [`serve_loop`] and [`fill`]: the long-running loop that catches the index up with
 //!   the files, and the background vector fill.
+//! - [`owners`]: whose settings count (a project's `mem7.yaml` widens nothing until the
+//!   user approves it).
 //! - [`stack`]: the scopes (local, project, user) a command reads and writes, each a
 //!   workspace with its own engine.
 //! - [`events`]: file-system events (notify), debounced.
@@ -20,6 +22,7 @@ pub mod env;
 pub mod events;
 pub mod fill;
 pub mod notes;
+pub mod owners;
 pub mod render;
 pub mod request;
 pub mod serve_loop;

@@ -65,7 +65,7 @@ pub fn open(env: &Env, flag: Option<&Path>) -> Result<Engine> {
 
 /// [`open`] for the workspace at `root` (one scope of the stack).
 pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
-    open_workspace(env, crate::store::Workspace::open(root)?)
+    open_workspace(env, super::owners::open(env, root)?)
 }
 
 /// [`open`] for a workspace the front end already opened (to read its settings before

@@ -289,7 +289,7 @@ pub fn write_target(
         Some(level) => level,
         None => {
             let home = env.workspace(flag);
-            let config = match crate::store::Workspace::open(&home) {
+            let config = match super::owners::open(env, &home) {
                 Ok(ws) => ws.config().clone(),
                 Err(_) => crate::config::Config::default(),
             };

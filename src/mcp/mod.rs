@@ -34,8 +34,8 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use crate::core::Tier;
 use crate::core::time::TxTime;
+use crate::core::{Tier, Writer};
 use crate::engine::{CatchUp, Clocks, Engine, Narrow, SearchRequest, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::block::{self, ContextRequest};
@@ -118,16 +118,13 @@ impl MemoryServer {
                 tags: p.tags.unwrap_or_default(),
                 agent: agent_name(env, p.agent.as_deref(), client.as_deref()),
                 allow_secret: false,
-                tier: None,
+                // An agent's fact is a guess unless it says the person stated it and
+                // the workspace written to lets agents assert: the engine's check
+                // decides, from the ceiling of that workspace.
+                tier: Some(request::tier("tier", p.tier.as_deref())?.unwrap_or(Tier::Inferred)),
+                by: Writer::Model,
             };
-            // An agent's fact is a guess unless it says the person stated it and the
-            // workspace lets agents assert.
-            let asked = request::tier("tier", p.tier.as_deref())?.unwrap_or(Tier::Inferred);
-            let ceiling = engine.workspace().config().agent_ceiling()?;
-            let req = StoreRequest {
-                tier: Some(asked.within(ceiling)),
-                ..req
-            };
+            let asked = req.tier.unwrap_or(Tier::Inferred);
             let scope = request::level("scope", p.scope.as_deref())?;
             let (level, mut other, stacked) = write_scope(engine, env, &req.key, scope)?;
             let engine = match other.as_mut() {
@@ -150,9 +147,15 @@ impl MemoryServer {
                 let (first, rest) = out.text.split_once('\n').unwrap_or((&out.text, ""));
                 out.text = format!("{first} · {level}\n{rest}");
             }
-            if asked > ceiling {
+            let recorded = req.tier.unwrap_or(Tier::Inferred);
+            if asked > recorded {
+                let why = if crate::core::tier::rule_shaped(&req.key, &req.tags) {
+                    "a standing rule is only what the person asserted"
+                } else {
+                    "this workspace does not let agents record it (trust.agents in mem7.yaml)"
+                };
                 let note = format!(
-                    "recorded as `{ceiling}`: this workspace does not let agents record `{asked}` facts (trust.agents in mem7.yaml); the person can restate it with `mem7 store`"
+                    "recorded as `{recorded}`, not `{asked}`: {why}; the person can restate it with `mem7 store`"
                 );
                 out.note("tier_note", note);
             }
@@ -403,7 +406,7 @@ impl MemoryServer {
             let plan = if dry_run {
                 engine.plan_rekey(&p.from, &p.to)?
             } else {
-                engine.rekey(&p.from, &p.to, &agent, now)?
+                engine.rekey(&p.from, &p.to, (&agent, Writer::Model), now)?
             };
             Ok(output::object(
                 crate::front::wire::rekey_value(&plan, !dry_run),
@@ -438,7 +441,8 @@ impl MemoryServer {
                 Some(e) => e,
                 None => engine,
             };
-            let outcome = engine.forget(&p.key, p.entry.as_deref(), &agent, now)?;
+            let outcome =
+                engine.forget(&p.key, p.entry.as_deref(), (&agent, Writer::Model), now)?;
             Ok(output::forget(&p.key, &outcome))
         })
         .await

@@ -5,6 +5,7 @@
 mod guard;
 mod lock;
 mod scan;
+mod settings;
 mod visible;
 pub mod vouch;
 
@@ -13,6 +14,7 @@ pub use guard::{Irregular, MappedText, open_regular, repair_utf8};
 pub use lock::WorkspaceLock;
 use scan::stat_all;
 pub use scan::{ScanStamp, file_mark};
+pub use settings::{Owner, settings_hash};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -58,7 +60,14 @@ pub fn scaffold() -> impl Iterator<Item = (&'static str, &'static str)> {
 #[derive(Clone, Debug)]
 pub struct Workspace {
     root: PathBuf,
+    /// The settings in effect: the file's, as far as its owner lets them count.
     config: Config,
+    /// The blake3 hash of `mem7.yaml`'s bytes as read (empty when there is none), which
+    /// an approval names.
+    settings_hash: String,
+    standing: crate::config::Standing,
+    /// What the file widens that took no effect (unapproved).
+    ignored: Vec<crate::config::Ignored>,
 }
 
 /// Size and modification time of a memory file: the cheap fingerprint.
@@ -125,30 +134,6 @@ pub fn init(dir: &Path) -> Result<InitOutcome> {
 }
 
 impl Workspace {
-    /// Opens the workspace at `root`.
-    pub fn open(root: &Path) -> Result<Workspace> {
-        if !is_workspace(root) {
-            return Err(Error::NoWorkspace {
-                path: root.to_path_buf(),
-            });
-        }
-        let config_path = root.join(CONFIG_FILE);
-        let config = match fs::read_to_string(&config_path) {
-            Ok(text) => Config::parse(&text).map_err(|e| {
-                Error::input(
-                    format!("{}: {e}", config_path.display()),
-                    "fix the YAML in mem7.yaml (every setting is optional; an empty file is fine)",
-                )
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
-            Err(e) => return Err(Error::io(config_path, e)),
-        };
-        Ok(Workspace {
-            root: root.to_path_buf(),
-            config,
-        })
-    }
-
     /// The workspace directory.
     pub fn root(&self) -> &Path {
         &self.root
@@ -490,11 +475,23 @@ impl Workspace {
     /// in: `Some("memory folder")` or `Some("index")`, after resolving links and `..` in
     /// the folders above it; `None` when it is elsewhere.
     pub fn owned_folder(&self, path: &Path) -> Option<&'static str> {
-        let absolute = if path.is_absolute() {
+        let joined = if path.is_absolute() {
             path.to_path_buf()
         } else {
             std::env::current_dir().ok()?.join(path)
         };
+        // `..` taken lexically first, so a folder that does not exist cannot hide where
+        // the path lands (`sub/../mem7.yaml`).
+        let mut absolute = PathBuf::new();
+        for part in joined.components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    absolute.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => absolute.push(other),
+            }
+        }
         // The deepest folder above it that exists, resolved; the rest appended.
         let mut existing = absolute.clone();
         let mut rest = Vec::new();
@@ -510,6 +507,9 @@ impl Workspace {
             target.push(part);
         }
         let root = fs::canonicalize(&self.root).ok()?;
+        if target == root.join(CONFIG_FILE) {
+            return Some("settings file (mem7.yaml)");
+        }
         [(MEMORY_DIR, "memory folder"), (INDEX_DIR, "index")]
             .into_iter()
             .find(|(dir, _)| target.starts_with(root.join(dir)))

@@ -120,6 +120,7 @@ pub fn record(
             agent: agent(rec.agent.as_deref()),
             allow_secret,
             tier: record_tier(rec.tier.as_deref(), &bad)?,
+            by: crate::core::Writer::Model,
         },
         recorded,
         line: n,

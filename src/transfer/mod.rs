@@ -196,6 +196,9 @@ pub fn op_record(
             agent: agent(rec.agent.as_deref()),
             allow_secret,
             tier: record_tier(rec.tier.as_deref(), &bad)?,
+            // A record's words are not the person's: the engine records it within the
+            // ceiling of the workspace it goes into.
+            by: crate::core::Writer::Model,
         },
         recorded,
         line: n,

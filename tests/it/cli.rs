@@ -1147,11 +1147,13 @@ fn import_equals_successive_stores_byte_for_byte() {
     );
     let imported = Sandbox::new();
     std::fs::write(imported.ws.join("mem7.yaml"), trusting).unwrap();
+    imported.ok(&["allow"], Some(NOW));
     let r = imported.run_stdin(&["import", "-"], Some(NOW), &jsonl);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("4 stored, 1 unchanged"), "{}", r.stdout);
     let stored = Sandbox::new();
     std::fs::write(stored.ws.join("mem7.yaml"), trusting).unwrap();
+    stored.ok(&["allow"], Some(NOW));
     for (_, args, now) in &records {
         stored.ok(args, Some(now));
     }
@@ -2252,6 +2254,7 @@ fn search_reads_only_the_start_of_a_huge_value_and_recall_keeps_all_of_it() {
     let s = Sandbox::new();
     let value = format!("{} needle-at-the-end", "lorem ipsum ".repeat(20_000));
     std::fs::write(s.ws.join("mem7.yaml"), "max_value_bytes: 1000000\n").unwrap();
+    s.ok(&["allow"], Some(T1));
     let stored = s.run_stdin(&["store", "doc:long", "-", "--tag", "t"], Some(T1), &value);
     assert_eq!(stored.code, 0, "{}", stored.stderr);
     s.ok(&["store", "doc:short", "a needle-at-the-end too"], Some(T1));
@@ -2911,6 +2914,8 @@ fn many_in_mem7_yaml_decides_which_keys_add_and_the_entry_remembers_it() {
     let yaml = s.ws.join("mem7.yaml");
     let original = std::fs::read_to_string(&yaml).unwrap();
     std::fs::write(&yaml, format!("{original}many:\n  - \"incident:*\"\n")).unwrap();
+    // Other keys of many values widen what a store keeps: the file counts once approved.
+    s.ok(&["allow"], Some(D1));
     s.ok(&["store", "incident:db", "disk full"], Some(D1));
     s.ok(&["store", "incident:db", "replica lag"], Some(D2));
     assert_eq!(
@@ -3312,8 +3317,9 @@ fn scopes_forget_and_the_scopes_setting_choose_the_workspace_a_write_goes_to() {
     let scopes: Vec<String> = scoped(&r).into_iter().map(|(_, l, _)| l).collect();
     assert_eq!(scopes, ["project", "user"]);
 
-    // `scopes:` in the project's mem7.yaml names the classes that go to the user scope.
-    let yaml = s.project().join("mem7.yaml");
+    // `scopes:` in the user's own mem7.yaml names the classes that go to the user scope
+    // (a project's never routes into the user's workspace).
+    let yaml = s.user_ws().join("mem7.yaml");
     let mut text = std::fs::read_to_string(&yaml).unwrap();
     text.push_str("\nscopes:\n  user: [\"me:*\"]\n");
     std::fs::write(&yaml, text).unwrap();

@@ -713,6 +713,9 @@ fn the_provider_comes_from_mem7_yaml_when_no_variable_is_set() {
         ),
     )
     .unwrap();
+    // A provider that sends text to an address is a project's word that widens: it
+    // counts once approved.
+    s.ok(&["allow"], None);
     for i in 0..5 {
         ok(
             &s,

@@ -45,6 +45,7 @@ fn template() -> &'static Path {
                 agent: "template".into(),
                 allow_secret: false,
                 tier: None,
+                by: mem7::core::Writer::Person,
             };
             engine
                 .store(&req, TxTime::from_micros(start + i * 25 * 60 * 1_000_000))

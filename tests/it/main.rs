@@ -9,6 +9,7 @@ mod layout;
 mod local_model;
 mod mcp;
 mod model;
+mod owners;
 mod properties;
 mod search;
 mod sync;

@@ -13,9 +13,9 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-type Client = RunningService<RoleClient, ClientConfig>;
+pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
 
-async fn connect(sb: &Sandbox) -> Client {
+pub(crate) async fn connect(sb: &Sandbox) -> Client {
     let cmd = tokio::process::Command::from(sb.command(&["mcp"], None));
     let transport = TokioChildProcess::new(cmd).expect("spawn mem7 mcp");
     ClientConfig::default()
@@ -25,7 +25,7 @@ async fn connect(sb: &Sandbox) -> Client {
 }
 
 /// Calls a tool; returns whether it was an error and its text.
-async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
+pub(crate) async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
     let args = args.as_object().cloned().unwrap_or_default();
     let result = client
         .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
@@ -77,7 +77,7 @@ async fn call_full(client: &Client, tool: &str, args: Value) -> (Value, String) 
 }
 
 /// Calls a tool that must succeed; returns its structured content.
-async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
+pub(crate) async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
     call_full(client, tool, args).await.0
 }
 
@@ -1479,6 +1479,7 @@ async fn memory_store_records_a_tier_within_what_agents_may_record() {
     let mut text = std::fs::read_to_string(&yaml).unwrap();
     text.push_str("trust:\n  agents: asserted\n");
     std::fs::write(&yaml, text).unwrap();
+    sb.ok(&["allow"], None);
     let client = connect_at(&sb, "2026-05-02T10:00:00Z").await;
     let kept = call_json(
         &client,

@@ -5,7 +5,7 @@ use mem7::core::chain::{ChainHash, ChainKey};
 use mem7::core::fold::fold_all;
 use mem7::core::temporal::{self, Period};
 use mem7::core::time::{TxTime, ValidTime};
-use mem7::core::{EntryOp, Event, Op, Source, StoreOp, ValidEnd, Version};
+use mem7::core::{EntryOp, Event, Op, Source, StoreOp, ValidEnd, Version, Writer};
 use mem7::engine::{Engine, StoreRequest};
 use mem7::format::{EntryDraft, parse_file, render_entry};
 use proptest::prelude::*;
@@ -306,6 +306,7 @@ proptest! {
                         agent: "prop".into(),
                         allow_secret: false,
                         tier: None,
+                        by: mem7::core::Writer::Person,
                     };
                     // Empty periods are refused; everything else is written or confirmed.
                     let from = req.valid_from.unwrap_or(now.as_valid());
@@ -316,7 +317,7 @@ proptest! {
                     }
                 }
                 Write::Forget { key } => {
-                    engine.forget(&format!("key{key}"), None, "prop", now).unwrap();
+                    engine.forget(&format!("key{key}"), None, ("prop", Writer::Person), now).unwrap();
                 }
             }
         }
@@ -814,6 +815,7 @@ proptest! {
                         agent: "prop".into(),
                         allow_secret: false,
                         tier: None,
+                        by: mem7::core::Writer::Person,
                     };
                     let start = req.valid_from.unwrap_or(now.as_valid());
                     let empty = matches!(req.valid_to, Some(ValidEnd::At(to)) if to <= start);
@@ -823,7 +825,7 @@ proptest! {
                     }
                 }
                 ReadWrite::Forget { key } => {
-                    engine.forget(&format!("key{key}"), None, "prop", now).unwrap();
+                    engine.forget(&format!("key{key}"), None, ("prop", Writer::Person), now).unwrap();
                 }
                 ReadWrite::LegacyForgetTagged { tag } => {
                     drop(engine);
@@ -1097,7 +1099,7 @@ proptest! {
                     }
                     let j = believed[nth % believed.len()];
                     let prefix = &hashes[j][..12];
-                    match engine.forget(key, Some(prefix), "prop", now).unwrap() {
+                    match engine.forget(key, Some(prefix), ("prop", Writer::Person), now).unwrap() {
                         mem7::engine::ForgetOutcome::Forgotten { source, .. } => {
                             model[j].tx_to = source_tx(&engine, &source);
                         }
@@ -1105,7 +1107,7 @@ proptest! {
                     }
                 }
                 ManyWrite::ForgetAll => {
-                    let outcome = engine.forget(key, None, "prop", now).unwrap();
+                    let outcome = engine.forget(key, None, ("prop", Writer::Person), now).unwrap();
                     if let mem7::engine::ForgetOutcome::Forgotten { source, .. } = outcome {
                         let tx = source_tx(&engine, &source);
                         for &j in &believed {
