@@ -30,13 +30,15 @@ pub(super) fn reindex(cli: &Cli, env: &Env, out: &mut dyn Write, embed: bool) ->
             }
         }
     };
-    let (mut engine, stats) = Engine::open_rebuilt(&root, env.chain_key()?, &mut show)?;
+    let (mut engine, stats) =
+        Engine::open_rebuilt(&root, (env.chain_key()?, Some(env.now()?)), &mut show)?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
     for w in &stats.warnings {
         eprintln!("mem7: warning: {w}");
     }
+    Voice::CLI.held(&mut engine, env.now()?);
     write_out(
         out,
         &format!(

@@ -120,6 +120,24 @@ pub fn ahead_threshold(now: TxTime) -> TxTime {
     TxTime::from_micros(now.micros().saturating_add(AHEAD_TOLERANCE_MICROS))
 }
 
+/// How far ahead of this machine's clock an entry may be recorded before it is *held
+/// apart*: 30 days, more than a clock that runs days fast (which mem7 follows, see
+/// docs/temporal.md) and less than a wrong year. A held entry is reported, and left out
+/// of the index (reads and writes go on as if it had not arrived) until the clock comes
+/// within this bound of it; so an entry a remote recorded at 9999-12-31 cannot push
+/// every later write past the last instant mem7 keeps ("Clocks that disagree").
+pub const HOLD_APART_MICROS: i64 = 30 * 24 * 3600 * 1_000_000;
+
+/// The instant after which an entry is held apart, given the ahead threshold the index
+/// is handed ([`ahead_threshold`] of the clock).
+pub fn hold_after(ahead_after: TxTime) -> TxTime {
+    TxTime::from_micros(
+        ahead_after
+            .micros()
+            .saturating_add(HOLD_APART_MICROS - AHEAD_TOLERANCE_MICROS),
+    )
+}
+
 /// A time that could not be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", describe(.text, *.out_of_range))]

@@ -195,6 +195,19 @@ fn plan_import(
         let mut r = r?;
         validate_record(&r, &config)?;
         let many = config.is_many(&r.req.key);
+        if let Some(t) = r.recorded
+            && t > crate::core::time::hold_after(crate::core::time::ahead_threshold(now))
+        {
+            return Err(at_line(
+                r.line,
+                Error::input(
+                    format!(
+                        "recorded {t} is more than 30 days ahead of this machine's clock ({now})"
+                    ),
+                    "an import records nothing the clock has not reached: fix the record's `recorded`, or the clock",
+                ),
+            ));
+        }
         if let Some(t) = r.recorded {
             // A record whose entry the workspace already holds (its own export read
             // back, a rerun) writes nothing, whatever its time.

@@ -210,7 +210,8 @@ impl Engine {
         let mut checked = None;
         if let Some(index) = Index::open(&dir)? {
             match fresh::check(&ws, &index, true) {
-                Ok(check) if check.fresh() => {
+                // An entry held apart that the clock has now reached is folded in below.
+                Ok(check) if check.fresh() && !index.held_due(clock.map(ahead_threshold))? => {
                     return Ok(Engine {
                         ws,
                         index,
@@ -244,20 +245,26 @@ impl Engine {
     /// state it was in (`mem7 reindex`).
     pub fn open_rebuilt(
         root: &Path,
-        key: ChainKey,
+        (key, clock): (ChainKey, Option<TxTime>),
         progress: &mut dyn FnMut(crate::index::Progress),
     ) -> Result<(Engine, RebuildStats)> {
         let ws = Workspace::open(root)?;
         let _lock = ws.lock()?;
-        let (index, stats) = Index::rebuild_with_progress(&ws, progress, None)?;
+        // With the clock, entries recorded more than a day ahead of it are held apart,
+        // as by any catch-up.
+        let (index, stats) =
+            Index::rebuild_with_progress(&ws, progress, clock.map(ahead_threshold))?;
         Ok((
             Engine {
                 ws,
                 index,
                 key,
-                caught_up: CatchUpReport::default(),
+                caught_up: CatchUpReport {
+                    held: stats.held.clone(),
+                    ..CatchUpReport::default()
+                },
                 embed: Default::default(),
-                clock: None,
+                clock,
                 fresh: None,
             },
             stats,
@@ -278,6 +285,12 @@ impl Engine {
     /// (each is reported once, by whoever takes it).
     pub fn take_ahead(&mut self) -> Vec<crate::index::Ahead> {
         std::mem::take(&mut self.caught_up.ahead)
+    }
+
+    /// The entries held apart since the last call (recorded more than a day ahead of the
+    /// clock; see `core::time::HOLD_APART_MICROS`), each once.
+    pub fn take_held(&mut self) -> Vec<crate::index::Ahead> {
+        std::mem::take(&mut self.caught_up.held)
     }
 
     /// The workspace.
@@ -406,7 +419,7 @@ impl Engine {
     fn refresh_checking(&mut self, trust_watcher: bool) -> Result<()> {
         let check = fresh::check(&self.ws, &self.index, trust_watcher)?;
         self.fresh = Some(check);
-        if check.fresh() {
+        if check.fresh() && !self.index.held_due(self.clock.map(ahead_threshold))? {
             return Ok(());
         }
         let (index, report) = refresh_locked(&self.ws, self.clock.map(ahead_threshold))?;
@@ -416,6 +429,7 @@ impl Engine {
         }
         self.caught_up.warnings.extend(report.warnings);
         self.caught_up.ahead.extend(report.ahead);
+        self.caught_up.held.extend(report.held);
         self.caught_up.applied += report.applied;
         if report.rebuilt.is_some() {
             self.caught_up.rebuilt = report.rebuilt;
@@ -478,7 +492,7 @@ fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index,
     let scan = ws.scan()?;
     let reason = match Index::open(&dir)? {
         Some(mut index) => match index.is_fresh(&scan).and_then(|fresh| {
-            if fresh {
+            if fresh && !index.held_due(ahead_after)? {
                 Ok(Ok(CatchUpReport::default()))
             } else {
                 index.catch_up(ws, &scan, ahead_after)
@@ -500,6 +514,7 @@ fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index,
             warnings: stats.warnings,
             set_aside: Vec::new(),
             ahead: stats.ahead,
+            held: stats.held,
         },
     ))
 }

@@ -373,9 +373,9 @@ impl Engine {
         draft.refuse_credentials()?;
         // Only now, with the write decided, move any torn tail out of the way.
         self.set_aside_torn()?;
-        let prev = self.index.head()?;
-        let (text, hash) = render_entry(draft, prev, &self.key);
         let file = Workspace::day_file(&tx.utc_day());
+        let prev = self.index.head_before(&file)?;
+        let (text, hash) = render_entry(draft, prev, &self.key);
         let (known_size, newlines_before) = self.index.file_state(&file)?.unwrap_or((0, 0));
         let appended = self.ws.append(&file, &text)?;
         if appended.offset != known_size {

@@ -43,6 +43,17 @@ impl Voice {
         }
     }
 
+    /// Says which entries the engine held apart as recorded more than a day ahead of
+    /// this machine's clock `now` (each once: later processes do not meet them again).
+    pub fn held(self, engine: &mut Engine, now: TxTime) {
+        for held in engine.take_held() {
+            self.warning(&format!(
+                "{}:{} was recorded {}, more than 30 days ahead of this machine's clock ({now}): it is held apart (reads and writes go on without it) until the clock comes within 30 days of it; `mem7 verify` lists it",
+                held.file, held.line, held.recorded
+            ));
+        }
+    }
+
     /// Says which entries were recorded ahead of this machine's clock `now`: those a
     /// catch-up met (`met`) and those the engine's own refreshes met since the last call
     /// (each once: the next process does not meet them again).
@@ -84,6 +95,7 @@ pub fn open_workspace(env: &Env, ws: crate::store::Workspace) -> Result<Engine> 
     }
     let voice = Voice::CLI;
     voice.ahead(&mut engine, &[], now);
+    voice.held(&mut engine, now);
     let report = engine.catch_up_report();
     if let Some(reason) = &report.rebuilt
         && *reason != RebuildReason::NoIndex

@@ -34,6 +34,9 @@ impl Index {
         scan: &[FileStat],
         ahead_after: Option<TxTime>,
     ) -> Result<std::result::Result<CatchUpReport, RebuildReason>> {
+        if self.held_due(ahead_after)? {
+            return Ok(Err(RebuildReason::HeldDue));
+        }
         let stored = self.files()?;
         if let Some(gone) = stored.keys().find(|n| !scan.iter().any(|s| &s.name == *n)) {
             return Ok(Err(RebuildReason::Removed(gone.clone())));
@@ -70,6 +73,7 @@ impl Index {
                 &mut events,
                 &mut report.warnings,
             );
+            super::hold_apart(&tx, &mut events, ahead_after, &mut report.held)?;
             events.sort_by(event_order);
             // The fold's order is (recorded, content): an entry that sorts before one
             // already applied can only be placed by folding again.

@@ -306,6 +306,7 @@ fn build_generation(
                 });
             }
             drop(parsed);
+            super::hold_apart(&tx, &mut events, ahead_after, &mut stats.held)?;
             for ev in events {
                 note_ahead(&ev, ahead_after, &mut stats.ahead);
                 match &ev.op {

@@ -49,6 +49,8 @@ pub enum RebuildReason {
     /// New entries sort before ones already applied (a merge, a hand-moved entry):
     /// `at` is their file:line.
     OutOfOrder { at: String, before: &'static str },
+    /// The clock came within a day of an entry held apart: folding it in needs all.
+    HeldDue,
 }
 
 impl std::fmt::Display for RebuildReason {
@@ -62,6 +64,9 @@ impl std::fmt::Display for RebuildReason {
             RebuildReason::GoEntries(file) => write!(f, "{file} has new Go mem7 entries"),
             RebuildReason::OutOfOrder { at, before } => {
                 write!(f, "{at} sorts before {before} (a merge?)")
+            }
+            RebuildReason::HeldDue => {
+                f.write_str("the clock reached an entry held apart as recorded far ahead of it")
             }
         }
     }
@@ -81,6 +86,9 @@ pub struct CatchUpReport {
     /// Entries applied that were recorded ahead of the caller's clock (see
     /// `core::time::ahead_threshold`), in the order applied.
     pub ahead: Vec<Ahead>,
+    /// Entries recorded so far ahead that they were held apart, not applied (see
+    /// `core::time::HOLD_APART_MICROS`).
+    pub held: Vec<Ahead>,
 }
 
 /// An entry recorded ahead of this machine's clock (pulled from a machine whose clock

@@ -31,13 +31,19 @@ pub(super) fn unsafe_entries(repo: &Repo, commit: &Oid) -> Result<Vec<Finding>> 
             }
         }
     }
+    let mut index_paths = Vec::new();
     for (mode, path) in repo.git.ls_tree_all(commit, &repo.prefix)? {
         if !mode.starts_with("100") {
             found.push((path, mode));
+        } else if repo
+            .in_workspace(&path)
+            .is_some_and(|rel| rel.starts_with(".mem7/"))
+        {
+            index_paths.push(path);
         }
     }
     found.sort();
-    let mut out = Vec::new();
+    let mut out = untrusted(repo, commit, &holders, &index_paths)?;
     for (path, mode) in found {
         let what = match mode.as_str() {
             MODE_LINK => "symbolic link",
@@ -67,6 +73,125 @@ pub(super) fn unsafe_entries(repo: &Repo, commit: &Oid) -> Result<Vec<Finding>> 
         });
     }
     Ok(out)
+}
+
+/// What a remote's tree says that would change this checkout beyond its memory: the
+/// index folder `.mem7/` committed (its `local/` scope would read as this checkout's own
+/// rules), and `.gitattributes` lines above or in the workspace that change the bytes
+/// of files in a checkout (`working-tree-encoding`, `filter`, `ident`): a fresh clone
+/// would read its memory through them (as UTF-16, say: no entries at all). mem7's own
+/// `info/attributes` overrides them in a clone that syncs, but not in a fresh one.
+fn untrusted(
+    repo: &Repo,
+    commit: &Oid,
+    holders: &[String],
+    index_paths: &[String],
+) -> Result<Vec<Finding>> {
+    let mut out = Vec::new();
+    let by = |path: &str| -> Result<String> {
+        Ok(repo
+            .git
+            .last_commit_touching(commit, path)?
+            .unwrap_or_else(|| commit.clone())
+            .short()
+            .to_string())
+    };
+    if let Some(first) = index_paths.first() {
+        out.push(Finding {
+            file: repo.in_workspace(first).unwrap_or(first).to_string(),
+            line: 1,
+            key: String::new(),
+            kind: crate::verify::FindingKind::Untrusted,
+            message: format!(
+                "{} of {} commits the index folder .mem7/ ({} file{}); it is this checkout's own (git ignores it) and never comes from a remote: `git rm -r --cached .mem7` there",
+                by(first)?,
+                repo.upstream(),
+                index_paths.len(),
+                if index_paths.len() == 1 { "" } else { "s" }
+            ),
+            computed: None,
+        });
+    }
+    let mut attributes = vec![".gitattributes".to_string()];
+    attributes.extend(holders.iter().map(|h| format!("{h}/.gitattributes")));
+    attributes.push(format!("{}memory/.gitattributes", repo.prefix));
+    let requests: Vec<(Oid, String)> = attributes
+        .iter()
+        .map(|p| (commit.clone(), p.clone()))
+        .collect();
+    for (path, text) in attributes.iter().zip(repo.git.read_files(&requests)?) {
+        let Some(text) = text else { continue };
+        // A memory file, as seen from the folder of this `.gitattributes`.
+        let dir = path.strip_suffix(".gitattributes").unwrap_or("");
+        let memory = format!("{}memory/2026-01-01.md", repo.prefix);
+        let Some(seen) = memory.strip_prefix(dir) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            let mut words = line.split_whitespace();
+            let Some(pattern) = words.next().filter(|p| !p.starts_with('#')) else {
+                continue;
+            };
+            if !attribute_pattern_matches(pattern, seen) {
+                continue;
+            }
+            let bad = words.find(|t| {
+                t.starts_with("working-tree-encoding=")
+                    || t.starts_with("filter=")
+                    || *t == "filter"
+                    || *t == "ident"
+            });
+            if let Some(attr) = bad {
+                out.push(Finding {
+                    file: path.clone(),
+                    line: n as u32 + 1,
+                    key: String::new(),
+                    kind: crate::verify::FindingKind::Untrusted,
+                    message: format!(
+                        "{} of {} sets `{attr}` in {path}, which would change the bytes of memory files in a fresh checkout; mem7 accepts no attribute that rewrites memory: remove that line there",
+                        by(path)?,
+                        repo.upstream()
+                    ),
+                    computed: None,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a `.gitattributes` pattern matches `path` (relative to that file's folder),
+/// as git reads one: a pattern without a `/` matches the name at any depth, one with a
+/// `/` the path from that folder; `*` and `?` stay within a name, `**` crosses folders,
+/// and a `[…]` class is taken as any one character (so this errs towards a match).
+fn attribute_pattern_matches(pattern: &str, path: &str) -> bool {
+    fn glob(p: &[u8], s: &[u8]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some(b'*') if p.get(1) == Some(&b'*') => {
+                let rest = p[2..].strip_prefix(b"/").unwrap_or(&p[2..]);
+                (0..=s.len()).any(|i| glob(rest, &s[i..]))
+            }
+            Some(b'*') => (0..=s.len())
+                .take_while(|&i| i == 0 || s[i - 1] != b'/')
+                .any(|i| glob(&p[1..], &s[i..])),
+            Some(b'?') => s.first().is_some_and(|&c| c != b'/') && glob(&p[1..], &s[1..]),
+            Some(b'[') => match p.iter().position(|&c| c == b']') {
+                Some(end) => s.first().is_some_and(|&c| c != b'/') && glob(&p[end + 1..], &s[1..]),
+                None => s.first() == Some(&b'[') && glob(&p[1..], &s[1..]),
+            },
+            Some(&c) => s.first() == Some(&c) && glob(&p[1..], &s[1..]),
+        }
+    }
+    let pattern = pattern.strip_prefix('!').unwrap_or(pattern);
+    let pattern = pattern.strip_suffix('/').unwrap_or(pattern);
+    if pattern.contains('/') {
+        glob(pattern.trim_start_matches('/').as_bytes(), path.as_bytes())
+    } else {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        glob(pattern.as_bytes(), name.as_bytes())
+    }
 }
 
 /// Entries a source commit held that a result lost.
@@ -244,4 +369,35 @@ pub fn ensure_attributes(git: &Git, prefix: &str) -> Result<bool> {
     }
     std::fs::write(&path, kept).map_err(|e| Error::io(&path, e))?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attribute_pattern_matches as m;
+
+    #[test]
+    fn attribute_patterns_match_as_git_reads_them() {
+        let f = "ws/memory/2026-01-01.md";
+        for p in [
+            "*",
+            "*.md",
+            "ws/memory/*.md",
+            "/ws/**",
+            "**/*.md",
+            "ws/**/*.md",
+            "2026-*.md",
+            "[0-9]*.md",
+        ] {
+            assert!(m(p, f), "{p}");
+        }
+        for p in [
+            "*.png",
+            "memory/*.md",
+            "ws/*.md",
+            "docs/**",
+            "/ws/memory/*.txt",
+        ] {
+            assert!(!m(p, f), "{p}");
+        }
+    }
 }

@@ -33,6 +33,10 @@ pub enum FindingKind {
     FileDeleted,
     /// The index and the files disagree (`verify --index`).
     IndexMismatch,
+    /// A remote's `.gitattributes` that would change the bytes of memory files in a
+    /// checkout (an encoding, a filter, `ident`), or a remote tree holding the index
+    /// folder `.mem7/` (met by `sync`).
+    Untrusted,
 }
 
 impl FindingKind {
@@ -55,6 +59,7 @@ impl FindingKind {
             FindingKind::Submodule => "submodule",
             FindingKind::FileDeleted => "removed",
             FindingKind::IndexMismatch => "index-mismatch",
+            FindingKind::Untrusted => "untrusted",
         }
     }
 
@@ -115,6 +120,7 @@ mod tests {
             FindingKind::Submodule,
             FindingKind::FileDeleted,
             FindingKind::IndexMismatch,
+            FindingKind::Untrusted,
         ];
         let names: Vec<&str> = all.iter().map(|k| k.name()).collect();
         assert_eq!(
@@ -138,7 +144,8 @@ mod tests {
                 "special-file",
                 "submodule",
                 "removed",
-                "index-mismatch"
+                "index-mismatch",
+                "untrusted"
             ]
         );
         let warnings: Vec<&str> = all

@@ -400,3 +400,35 @@ fn verify_names_an_entry_reads_skip_and_seal_refuses_it() {
         );
     }
 }
+
+/// One entry recorded at the last instant mem7 keeps (what a hostile or broken remote
+/// can push) no longer makes every later write fail: a clone that meets it holds it
+/// apart, says so, reads and writes without it, and folds it in once its clock is near.
+#[test]
+fn an_entry_recorded_at_the_end_of_time_bricks_nothing() {
+    let s = Sandbox::new();
+    s.ok(&["store", "deploy:host", "Render"], None);
+    s.ok(
+        &["store", "deploy:host", "Fly"],
+        Some("9999-12-31T23:59:59.999999Z"),
+    );
+    // This clone's index is made anew, as a fresh clone's or a pull's catch-up would be.
+    std::fs::remove_dir_all(s.ws.join(".mem7")).unwrap();
+    let r = s.ok(&["store", "note:after", "writes keep working"], None);
+    assert!(r.stderr.contains("held apart"), "{}", r.stderr);
+    assert!(r.stderr.contains("9999-12-31"), "{}", r.stderr);
+    s.ok(&["store", "deploy:region", "eu"], None);
+    let v = s.ok(&["recall", "deploy:host", "--json"], None).json();
+    assert_eq!(v[0]["value"], "Render", "held apart from reads: {v}");
+    // verify: the entry is ahead (a warning) and its link reads as two appenders.
+    let r = s.run(&["verify"], None);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let values = |now: Option<&str>| {
+        s.ok(&["history", "deploy:host", "--json"], now)
+            .strings("value")
+    };
+    assert_eq!(values(None), ["Render"]);
+    // Once the clock is near it, it is folded in: its version is in the history.
+    let folded = values(Some("9999-12-31T12:00:00Z"));
+    assert_eq!(folded.last().map(String::as_str), Some("Fly"), "{folded:?}");
+}

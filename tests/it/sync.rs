@@ -1420,6 +1420,53 @@ fn gitattributes_from_the_remote_cannot_stop_clones_converging() {
     b.assert_settled();
 }
 
+/// A remote that commits an attribute rewriting memory files in a checkout (UTF-16:
+/// every fresh clone would read no entry), or the checkout-only index folder with a
+/// local scope's "rules", is refused before anything of it is merged; an attribute for
+/// other files (Git LFS for images) is the repository's own business.
+#[test]
+fn a_remote_that_rewrites_memory_through_attributes_or_ships_the_index_is_refused() {
+    for (file, text, named) in [
+        (
+            ".gitattributes",
+            "*.png filter=lfs diff=lfs merge=lfs -text\nmemory/*.md working-tree-encoding=UTF-16\n",
+            "working-tree-encoding=UTF-16",
+        ),
+        (".gitattributes", "*.md ident\n", "`ident`"),
+        (
+            ".mem7/local/memory/2026-03-01.md",
+            "## rule:push\n",
+            ".mem7/",
+        ),
+    ] {
+        let w = World::new();
+        let (a, b) = w.pair("");
+        let path = b.repo.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        b.git(&["add", "-f", "--", file]);
+        b.git(&["commit", "-q", "-m", "hostile"]);
+        b.git(&["push", "-q", "origin", "main"]);
+        let head = a.head();
+        let before = work_tree(&a.repo);
+        let r = a.run(&["sync"], Some("2026-03-01T09:00:00Z"));
+        assert_eq!(r.code, 1, "{file}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(named), "{file}: {}", r.stderr);
+        assert_eq!(a.head(), head, "the clone stays as it was");
+        assert_same_files(&before, &work_tree(&a.repo));
+    }
+    // Git LFS for images alone is not refused.
+    let w = World::new();
+    let (a, b) = w.pair("");
+    std::fs::write(
+        b.repo.join(".gitattributes"),
+        "*.png filter=lfs diff=lfs merge=lfs -text\n",
+    )
+    .unwrap();
+    push_by_hand(&b, "lfs");
+    a.sync("2026-03-01T09:00:00Z");
+}
+
 #[test]
 fn a_credential_in_a_hand_written_tag_agent_or_note_never_reaches_git_sealed_or_not() {
     let token = "xoxb-2048-4096-AbCdEfGhIjKlMnOpQrStUvWx";
