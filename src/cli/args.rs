@@ -24,7 +24,7 @@ const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T
         MEM7_WORKSPACE  workspace directory (after --workspace)\n  \
         MEM7_NOW        RFC 3339 instant that replaces the clock (tests, demos, replays)\n  \
         MEM7_AGENT      default agent name for writes (else $USER)\n  \
-        MEM7_DIR        Go mem7 data directory; its workspace/ is used when nothing else is found\n  \
+        MEM7_DIR        the data folder of mem7 0.2-0.7 (the earlier Go program); its workspace/ is\n                  used when nothing else is found\n  \
         MEM7_CHAIN_KEY  secret that switches the hash chain to keyed mode (see docs/integrity.md)\n  \
         MEM7_TOKEN      bearer token of `mem7 serve` and `mem7 ui`\n  \
         CODEX_HOME      Codex's configuration directory, for `mem7 setup codex --scope user`\n\n\
@@ -82,7 +82,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Every version of KEY ever recorded, with all four clocks and its source entry.
+    /// Every version of KEY ever recorded: when each held (valid from → to), when mem7
+    /// believed it (recorded → superseded), and the entry behind it (file:line).
     #[command(
         after_help = "With --svg, the versions are drawn as rectangles: valid time on the x axis, \
 transaction time on the y axis (downwards), still-believed versions in blue, no longer believed ones \

@@ -121,12 +121,14 @@ pub fn ahead_threshold(now: TxTime) -> TxTime {
 }
 
 /// How far ahead of this machine's clock an entry may be recorded before it is *held
-/// apart*: 30 days, more than a clock that runs days fast (which mem7 follows, see
-/// docs/temporal.md) and less than a wrong year. A held entry is reported, and left out
-/// of the index (reads and writes go on as if it had not arrived) until the clock comes
-/// within this bound of it; so an entry a remote recorded at 9999-12-31 cannot push
-/// every later write past the last instant mem7 keeps ("Clocks that disagree").
-pub const HOLD_APART_MICROS: i64 = 30 * 24 * 3600 * 1_000_000;
+/// apart*: a century (36,525 days). mem7 follows entries recorded ahead of its clock, so
+/// that clones whose clocks disagree answer alike and replays with `MEM7_NOW` work
+/// (docs/temporal.md, "Clocks that disagree"); holding one apart gives that up, so only
+/// a time no clock that is merely wrong gives is held: one a remote recorded at
+/// 9999-12-31, which would push every later write past the last instant mem7 keeps. A
+/// held entry is reported, and left out of the index (reads and writes go on as if it
+/// had not arrived) until the clock comes within this bound of it.
+pub const HOLD_APART_MICROS: i64 = 36_525 * 24 * 3600 * 1_000_000;
 
 /// The instant after which an entry is held apart, given the ahead threshold the index
 /// is handed ([`ahead_threshold`] of the clock).

@@ -10,6 +10,7 @@ mod names;
 mod note;
 mod reads;
 mod semantic;
+mod spill;
 mod weights;
 mod write;
 
@@ -250,7 +251,7 @@ impl Engine {
     ) -> Result<(Engine, RebuildStats)> {
         let ws = Workspace::open(root)?;
         let _lock = ws.lock()?;
-        // With the clock, entries recorded more than a day ahead of it are held apart,
+        // With the clock, entries recorded more than a century ahead of it are held apart,
         // as by any catch-up.
         let (index, stats) =
             Index::rebuild_with_progress(&ws, progress, clock.map(ahead_threshold))?;
@@ -287,7 +288,7 @@ impl Engine {
         std::mem::take(&mut self.caught_up.ahead)
     }
 
-    /// The entries held apart since the last call (recorded more than a day ahead of the
+    /// The entries held apart since the last call (recorded more than a century ahead of the
     /// clock; see `core::time::HOLD_APART_MICROS`), each once.
     pub fn take_held(&mut self) -> Vec<crate::index::Ahead> {
         std::mem::take(&mut self.caught_up.held)

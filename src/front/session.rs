@@ -43,12 +43,12 @@ impl Voice {
         }
     }
 
-    /// Says which entries the engine held apart as recorded more than a day ahead of
+    /// Says which entries the engine held apart as recorded more than a century ahead of
     /// this machine's clock `now` (each once: later processes do not meet them again).
     pub fn held(self, engine: &mut Engine, now: TxTime) {
         for held in engine.take_held() {
             self.warning(&format!(
-                "{}:{} was recorded {}, more than 30 days ahead of this machine's clock ({now}): it is held apart (reads and writes go on without it) until the clock comes within 30 days of it; `mem7 verify` lists it",
+                "{}:{} was recorded {}, more than a century ahead of this machine's clock ({now}): it is held apart (reads and writes go on without it) until the clock comes within a century of it; `mem7 verify` lists it",
                 held.file, held.line, held.recorded
             ));
         }

@@ -99,7 +99,63 @@ pub fn schema<T: JsonSchema>() -> Arc<serde_json::Map<String, Value>> {
         map.remove(noise);
     }
     unwrap_descriptions(&mut map);
+    drop_nonstandard_formats(&mut map);
     Arc::new(map)
+}
+
+/// The `format` words of JSON Schema's own vocabulary; schemars also writes `uint`,
+/// `uint32`, `int64`, `double`… for Rust's numbers, which strict clients (Ajv, in Claude
+/// Code) warn about on every connection. The type and `minimum` still say it.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Removes every `format` outside [`STANDARD_FORMATS`], at any depth.
+pub fn drop_nonstandard_formats(map: &mut serde_json::Map<String, Value>) {
+    if map
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+    {
+        map.remove("format");
+    }
+    for value in map.values_mut() {
+        match value {
+            Value::Object(inner) => drop_nonstandard_formats(inner),
+            Value::Array(items) => items.iter_mut().for_each(|v| {
+                if let Value::Object(inner) = v {
+                    drop_nonstandard_formats(inner);
+                }
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// [`drop_nonstandard_formats`] as a schemars transform, for the tools' argument types
+/// (`#[schemars(transform = …)]`), whose schemas rmcp generates.
+pub fn standard_formats(schema: &mut schemars::Schema) {
+    if let Some(map) = schema.as_object_mut() {
+        drop_nonstandard_formats(map);
+    }
 }
 
 /// Joins the lines of every description: doc comments wrap at the source's width, a

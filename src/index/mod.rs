@@ -13,6 +13,7 @@ pub mod embeddings;
 mod files;
 pub mod fulltext;
 pub mod fusion;
+mod held;
 mod near;
 pub mod query;
 mod reads;
@@ -43,6 +44,7 @@ use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
 pub use files::load_file;
 use files::{entry_head, file_digest, file_events};
+use held::hold_apart;
 pub use report::{
     AHEAD_KEPT, Ahead, CatchUpReport, Progress, RebuildReason, Warning, describe_ahead, span_text,
 };
@@ -80,7 +82,7 @@ pub struct RebuildStats {
     pub warnings: Vec<Warning>,
     /// Entries recorded after the `ahead_after` the rebuild was given.
     pub ahead: Vec<Ahead>,
-    /// Entries held apart, recorded more than a day after the clock.
+    /// Entries held apart, recorded more than a century after the clock.
     pub held: Vec<Ahead>,
 }
 
@@ -267,34 +269,6 @@ impl Index {
             .meta("last_tx")?
             .and_then(|v| v.parse().ok())
             .map(TxTime::from_micros))
-    }
-
-    /// Whether an entry held apart is now within a day of the clock (`ahead_after` is the
-    /// ahead threshold of it): then only a rebuild folds it in.
-    pub fn held_due(&self, ahead_after: Option<TxTime>) -> Result<bool> {
-        let (Some(after), Some(held)) = (ahead_after, self.meta(HELD_FROM)?) else {
-            return Ok(false);
-        };
-        let held = TxTime::from_micros(held.parse().unwrap_or(i64::MIN));
-        Ok(held <= crate::core::time::hold_after(after))
-    }
-
-    /// The hash an entry appended to `file` links to (`prev`): the last entry of the
-    /// last file at or before it in name (time) order. That is the head, unless a later
-    /// day file holds only entries held apart: a write then links where time puts it,
-    /// and verify reads the held entry's link as a merge of two appenders.
-    pub fn head_before(&self, file: &str) -> Result<ChainHash> {
-        let head: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT head FROM files WHERE entries > 0 AND name <= ?1 ORDER BY name DESC LIMIT 1",
-                [file],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok(head
-            .and_then(|h| ChainHash::from_hex(&h))
-            .unwrap_or(ChainHash::GENESIS))
     }
 
     /// The hash the next entry links to (`prev`).
@@ -511,47 +485,7 @@ fn row_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
     })
 }
 
-/// The meta key of the earliest `recorded` of the entries held apart.
-const HELD_FROM: &str = "held_from";
-
-/// Leaves out of `events` those recorded after the hold bound of `ahead_after` (noted in
-/// `held`), and records the earliest held in the index's meta (kept when `keep_old`).
-fn hold_apart(
-    tx: &Transaction<'_>,
-    events: &mut Vec<crate::core::Event>,
-    ahead_after: Option<TxTime>,
-    held: &mut Vec<Ahead>,
-) -> rusqlite::Result<()> {
-    let Some(bound) = ahead_after.map(crate::core::time::hold_after) else {
-        return Ok(());
-    };
-    let before = held.len();
-    events.retain(|ev| {
-        if ev.tx > bound {
-            held.push(Ahead {
-                file: ev.source.file.clone(),
-                line: ev.source.line,
-                recorded: ev.tx,
-            });
-            false
-        } else {
-            true
-        }
-    });
-    if let Some(first) = held[before..].iter().map(|a| a.recorded).min() {
-        let known: Option<i64> = tx
-            .query_row("SELECT v FROM meta WHERE k = ?1", [HELD_FROM], |r| {
-                r.get::<_, String>(0)
-            })
-            .optional()?
-            .and_then(|v| v.parse().ok());
-        let from = known.map_or(first.micros(), |k| k.min(first.micros()));
-        set_meta(tx, HELD_FROM, &from.to_string())?;
-    }
-    Ok(())
-}
-
-fn set_meta(tx: &Transaction<'_>, k: &str, v: &str) -> rusqlite::Result<()> {
+pub(super) fn set_meta(tx: &Transaction<'_>, k: &str, v: &str) -> rusqlite::Result<()> {
     tx.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?1, ?2)", [k, v])?;
     Ok(())
 }

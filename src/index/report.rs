@@ -49,7 +49,7 @@ pub enum RebuildReason {
     /// New entries sort before ones already applied (a merge, a hand-moved entry):
     /// `at` is their file:line.
     OutOfOrder { at: String, before: &'static str },
-    /// The clock came within a day of an entry held apart: folding it in needs all.
+    /// The clock came within a century of an entry held apart: folding it in needs all.
     HeldDue,
 }
 

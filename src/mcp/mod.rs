@@ -351,9 +351,9 @@ impl MemoryServer {
         .await
     }
 
-    /// Every version of `key` ever recorded, in the order mem7 learned them, with all
-    /// four clocks (valid_from/valid_to, tx_from/tx_to: tx_to set means no longer
-    /// believed) and the entry (file:line) behind each. `as_of` limits it to what was
+    /// Every version of `key` ever recorded, in the order mem7 learned them, with both
+    /// clocks (valid_from/valid_to: when it held; tx_from/tx_to: when mem7 believed it,
+    /// tx_to set means no longer believed) and the entry (file:line) behind each. `as_of` limits it to what was
     /// believed then.
     #[tool(annotations(title = "History of a key", read_only_hint = true), output_schema = output::versions_schema())]
     async fn memory_history(

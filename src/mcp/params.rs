@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 /// `memory_store` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct StoreParams {
     /// The fact's key: one word of letters, digits and `_ - . : / @ +`, e.g.
@@ -37,6 +38,7 @@ pub struct StoreParams {
 
 /// `memory_recall` arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct RecallParams {
     /// The key to look up. Without it, every key matching `tags` is returned.
@@ -60,6 +62,7 @@ pub struct RecallParams {
 
 /// `memory_search` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
     /// Words to look for in keys, values and tags (plain text; punctuation is fine).
@@ -86,6 +89,7 @@ pub struct SearchParams {
 
 /// `memory_context` arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct ContextParams {
     /// Only facts relevant to this text. Default: all current facts.
@@ -107,6 +111,7 @@ pub struct ContextParams {
 
 /// `memory_list` arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct ListParams {
     /// Only keys starting with this text, e.g. `project:`.
@@ -128,6 +133,7 @@ pub struct ListParams {
 
 /// `memory_history` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryParams {
     /// The key whose versions to list.
@@ -142,6 +148,7 @@ pub struct HistoryParams {
 
 /// `memory_forget` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetParams {
     /// The key to stop believing.
@@ -161,6 +168,7 @@ pub struct ForgetParams {
 
 /// `memory_rekey` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct RekeyParams {
     /// The key the fact is stored under now (the drifted one).
@@ -175,6 +183,7 @@ pub struct RekeyParams {
 
 /// `memory_get` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = crate::front::wire::standard_formats)]
 #[serde(deny_unknown_fields)]
 pub struct GetParams {
     /// A file inside the workspace, relative to it, e.g. `memory/2026-04-05.md` (as in a

@@ -12,6 +12,7 @@ mod model;
 mod owners;
 mod properties;
 mod search;
+mod secrets;
 mod sync;
 mod tour;
 mod transfer;

@@ -1467,6 +1467,51 @@ fn a_remote_that_rewrites_memory_through_attributes_or_ships_the_index_is_refuse
     a.sync("2026-03-01T09:00:00Z");
 }
 
+/// A mem7.yaml a remote changes is the remote's word: sync says so, and what it widens
+/// counts only after this clone's person approves the new content.
+#[test]
+fn a_settings_change_from_the_remote_is_reported_and_widens_nothing_until_approved() {
+    let w = World::new();
+    let (a, b) = w.pair("");
+    let yaml = b.ws.join("mem7.yaml");
+    let mut text = std::fs::read_to_string(&yaml).unwrap();
+    text.push_str("trust:\n  agents: asserted\n");
+    std::fs::write(&yaml, text).unwrap();
+    push_by_hand(&b, "let agents assert");
+    let r = a.run(&["sync"], Some("2026-03-01T09:00:00Z"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("mem7.yaml changed in this sync"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("trust.agents: asserted"), "{}", r.stdout);
+    assert!(r.stdout.contains("mem7 allow"), "{}", r.stdout);
+    let import = |key: &str| {
+        let mut cmd = a.command(&["import", "-"], Some("2026-03-01T10:00:00Z"));
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(
+                format!("{{\"key\":\"{key}\",\"value\":\"v\",\"tier\":\"asserted\"}}\n").as_bytes(),
+            )
+            .unwrap();
+        assert!(child.wait_with_output().unwrap().status.success());
+        a.ok(&["recall", key, "--json"], Some("2026-03-01T10:00:01Z"))
+            .json()[0]["tier"]
+            .clone()
+    };
+    assert_eq!(import("dev:one"), "inferred");
+    a.ok(&["allow"], None);
+    assert_eq!(import("dev:two"), "asserted");
+}
+
 #[test]
 fn a_credential_in_a_hand_written_tag_agent_or_note_never_reaches_git_sealed_or_not() {
     let token = "xoxb-2048-4096-AbCdEfGhIjKlMnOpQrStUvWx";

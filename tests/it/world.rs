@@ -260,7 +260,12 @@ impl Sandbox {
 /// `ordinary.txt`): one per line, `#` lines and blank lines skipped, the two characters
 /// `\n` read as a line break.
 pub fn samples(name: &str) -> Vec<String> {
-    let path = fixture("secrets").join(name);
+    samples_in("secrets", name)
+}
+
+/// [`samples`] of a list in another fixture folder (`secrets-heldout`).
+pub fn samples_in(folder: &str, name: &str) -> Vec<String> {
+    let path = fixture(folder).join(name);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
