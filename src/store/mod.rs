@@ -10,7 +10,7 @@ pub mod vouch;
 
 use guard::irregular_under;
 pub use guard::{Irregular, MappedText, open_regular, repair_utf8};
-pub use lock::WorkspaceLock;
+pub use lock::{WorkspaceLock, busy, is_busy};
 use scan::stat_all;
 pub use scan::{ScanStamp, file_mark};
 
@@ -59,6 +59,9 @@ pub fn scaffold() -> impl Iterator<Item = (&'static str, &'static str)> {
 pub struct Workspace {
     root: PathBuf,
     config: Config,
+    /// Whether a write waits for the writers' lock (and a stale index is rebuilt); a
+    /// hook's workspace does not wait ([`Workspace::without_waiting`]).
+    waits: bool,
 }
 
 /// Size and modification time of a memory file: the cheap fingerprint.
@@ -146,6 +149,7 @@ impl Workspace {
         Ok(Workspace {
             root: root.to_path_buf(),
             config,
+            waits: true,
         })
     }
 
@@ -166,12 +170,31 @@ impl Workspace {
         Ok(dir)
     }
 
-    /// Takes the writers' lock (blocking until other writers finish). With it held, no
+    /// The same workspace for a writer that must never wait (a hook, DESIGN §8): its
+    /// [`Workspace::lock`] fails at once with [`busy`]'s error when another writer holds
+    /// the lock, and the engine refuses to rebuild its index (seconds at a million
+    /// versions) rather than do it here.
+    pub fn without_waiting(mut self) -> Workspace {
+        self.waits = false;
+        self
+    }
+
+    /// Whether writes wait (see [`Workspace::without_waiting`]).
+    pub fn waits(&self) -> bool {
+        self.waits
+    }
+
+    /// Takes the writers' lock (blocking until other writers finish, unless the
+    /// workspace was opened [`Workspace::without_waiting`]). With it held, no
     /// import is under way, so the spill folders of imports that were killed are
     /// removed here: none survives a crash past the next write.
     pub fn lock(&self) -> Result<WorkspaceLock> {
         let dir = self.index_dir()?;
-        let lock = WorkspaceLock::acquire(&dir.join("lock"))?;
+        let lock = if self.waits {
+            WorkspaceLock::acquire(&dir.join("lock"))?
+        } else {
+            WorkspaceLock::try_acquire(&dir.join("lock"))?
+        };
         remove_stale_spills(&dir);
         Ok(lock)
     }
