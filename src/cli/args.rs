@@ -275,7 +275,13 @@ afterwards, and both keys stay readable with --as-of before the move."
     /// also writes mem7's attributes for memory files into .git/info/attributes (git reads
     /// them over any .gitattributes a commit brings) and installs a pre-commit hook that
     /// runs `mem7 verify` in .git/hooks (a pre-commit hook that is not mem7's is kept).
-    SetupGit,
+    SetupGit {
+        /// Also install git hooks (post-commit, post-merge, post-checkout, post-rewrite)
+        /// in the repository of the current directory that record commits, merges and
+        /// branch switches (`mem7 hook git`; docs/capture.md).
+        #[arg(long)]
+        capture: bool,
+    },
     /// Git merge driver (run by git, see `mem7 setup-git`): merges THEIRS into OURS
     /// entry by entry, writing the result to OURS.
     #[command(hide = true)]
@@ -375,6 +381,26 @@ afterwards, and both keys stay readable with --as-of before the move."
         /// Write the configuration instead of printing it.
         #[arg(long)]
         write: bool,
+        /// Also install the hooks that capture what the agent does (`mem7 hook`;
+        /// docs/capture.md). Without it, mem7's capture hooks are taken out.
+        #[arg(long)]
+        capture: bool,
+    },
+    /// Record what an agent or git just did, from a hook (see `mem7 setup --capture`,
+    /// `mem7 setup-git --capture` and docs/capture.md).
+    ///
+    /// Reads the client's hook event (JSON) on standard input; for a session's start it
+    /// prints what `mem7 context --hook CLIENT` prints. Always exits 0 and prints nothing
+    /// else: what it cannot write waits in a spool, and problems go to
+    /// `.mem7/capture.log`.
+    Hook {
+        #[command(subcommand)]
+        client: HookClient,
+    },
+    /// What hooks capture and where, and the spool of what they could not write yet.
+    Capture {
+        #[command(subcommand)]
+        action: CaptureAction,
     },
     /// Replay the worked example (Railway → Cloudflare → "local only") in a temporary
     /// workspace and answer its four questions.
@@ -438,6 +464,34 @@ pub struct HistoryArgs {
     pub valid_at: Option<String>,
     #[command(flatten)]
     pub scope: ScopeChoice,
+}
+
+// `mem7 hook …` (no doc comment: see `Command::Hook`).
+#[derive(Debug, Subcommand)]
+pub enum HookClient {
+    /// A Claude Code hook event on standard input.
+    ClaudeCode,
+    /// A Codex hook event on standard input.
+    Codex,
+    /// One of git's hooks: `mem7 hook git post-commit`, with git's arguments.
+    Git {
+        /// post-commit, post-merge, post-checkout or post-rewrite.
+        event: String,
+        /// The arguments git passed to the hook.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+// `mem7 capture …`.
+#[derive(Debug, Subcommand)]
+pub enum CaptureAction {
+    /// Which kinds are captured, to which scope's workspace, what waits in the spool,
+    /// and the log's last lines.
+    Status,
+    /// Apply every write waiting in the spool (waiting for the writers' lock if an
+    /// import holds it).
+    Drain,
 }
 
 // The arguments of `mem7 search` (no doc comment: the variant's is the command's help).

@@ -65,7 +65,15 @@ pub fn open(env: &Env, flag: Option<&Path>) -> Result<Engine> {
 
 /// [`open`] for the workspace at `root` (one scope of the stack).
 pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
-    open_workspace(env, crate::store::Workspace::open(root)?)
+    let ws = crate::store::Workspace::open(root)?;
+    open_workspace(
+        env,
+        if env.no_wait {
+            ws.without_waiting()
+        } else {
+            ws
+        },
+    )
 }
 
 /// [`open`] for a workspace the front end already opened (to read its settings before
