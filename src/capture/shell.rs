@@ -302,6 +302,9 @@ pub struct Summary {
     pub failing: Vec<String>,
 }
 
+/// The counts of a `test result:` line, in its order.
+const CARGO_COUNTS: [&str; 5] = ["passed", "failed", "ignored", "measured", "filtered out"];
+
 macro_rules! re {
     ($name:ident, $pattern:expr) => {
         static $name: LazyLock<Regex> =
@@ -309,11 +312,19 @@ macro_rules! re {
     };
 }
 
+re!(
+    TIMING,
+    r";? *(?:finished )?in [\d.]+m?s\b|\s+[\d.]+s$|\[\s*[\d.]+s\]"
+);
 re!(ANSI, r"\x1b\[[0-9;?]*[A-Za-z]");
 re!(FAILED_COUNT, r"\b[1-9]\d* (?:failed|errors?|timed out)\b");
 re!(
     NEXTEST_RESULT,
     r"(?m)^\s*Summary \[[^\]]*\] (.*\btests? run:.*)$"
+);
+re!(
+    CARGO_COUNT,
+    r"(\d+) (passed|failed|ignored|measured|filtered out)"
 );
 re!(CARGO_RESULT, r"(?m)^test result: (ok|FAILED)\..*$");
 re!(CARGO_FAILING, r"(?m)^---- (\S+) stdout ----$");
@@ -342,9 +353,20 @@ re!(
 );
 re!(PR_URL, r"https://[^\s/]+/[^\s/]+/[^\s/]+/pull/\d+");
 
-/// The summary a test runner or compiler printed, if any: cargo test, pytest, jest and
-/// vitest, go test, npm, rustc's `error:` lines.
+/// The summary a test runner or compiler printed, if any: cargo test and nextest,
+/// pytest, jest and vitest, go test, npm, rustc's `error:` lines. Timings are left out
+/// of the line, so that the same failure twice reads the same.
 pub fn summarise(output: &str) -> Option<Summary> {
+    summary_with_timing(output).map(|mut s| {
+        s.line = s
+            .line
+            .map(|l| TIMING.replace_all(&l, "").trim().to_string())
+            .filter(|l| !l.is_empty());
+        s
+    })
+}
+
+fn summary_with_timing(output: &str) -> Option<Summary> {
     let names = |re: &Regex| -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for c in re.captures_iter(output) {
@@ -360,14 +382,27 @@ pub fn summarise(output: &str) -> Option<Summary> {
     };
     let results: Vec<&str> = CARGO_RESULT.find_iter(output).map(|m| m.as_str()).collect();
     if !results.is_empty() {
-        let failed = results.iter().find(|l| l.contains("FAILED"));
+        // One line per test binary: their counts summed.
+        let failed = results.iter().any(|l| l.contains("FAILED"));
+        let mut sums = [0u64; 5];
+        for l in &results {
+            for c in CARGO_COUNT.captures_iter(l) {
+                let at = CARGO_COUNTS.iter().position(|n| *n == &c[2]).unwrap_or(0);
+                sums[at] += c[1].parse::<u64>().unwrap_or(0);
+            }
+        }
+        let counts: Vec<String> = CARGO_COUNTS
+            .iter()
+            .zip(sums)
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
         return Some(Summary {
-            failed: failed.is_some(),
-            line: Some(
-                failed
-                    .unwrap_or(results.last().expect("not empty"))
-                    .to_string(),
-            ),
+            failed,
+            line: Some(format!(
+                "test result: {}. {}",
+                if failed { "FAILED" } else { "ok" },
+                counts.join("; ")
+            )),
             failing: names(&CARGO_FAILING),
         });
     }

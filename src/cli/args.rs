@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use super::hook_args::*;
 pub use super::values::*;
 
 const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T09:30:00Z";
@@ -464,34 +465,6 @@ pub struct HistoryArgs {
     pub valid_at: Option<String>,
     #[command(flatten)]
     pub scope: ScopeChoice,
-}
-
-// `mem7 hook …` (no doc comment: see `Command::Hook`).
-#[derive(Debug, Subcommand)]
-pub enum HookClient {
-    /// A Claude Code hook event on standard input.
-    ClaudeCode,
-    /// A Codex hook event on standard input.
-    Codex,
-    /// One of git's hooks: `mem7 hook git post-commit`, with git's arguments.
-    Git {
-        /// post-commit, post-merge, post-checkout or post-rewrite.
-        event: String,
-        /// The arguments git passed to the hook.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
-}
-
-// `mem7 capture …`.
-#[derive(Debug, Subcommand)]
-pub enum CaptureAction {
-    /// Which kinds are captured, to which scope's workspace, what waits in the spool,
-    /// and the log's last lines.
-    Status,
-    /// Apply every write waiting in the spool (waiting for the writers' lock if an
-    /// import holds it).
-    Drain,
 }
 
 // The arguments of `mem7 search` (no doc comment: the variant's is the command's help).

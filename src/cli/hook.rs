@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use super::args::{self, CaptureAction, HookClient};
 use super::{Cli, EXIT_OK, Env, write_out};
 use crate::capture::facts::{self, Checkout, Origin};
-use crate::capture::{Client, payload};
+use crate::capture::shell::Did;
+use crate::capture::{Client, Event, payload};
 use crate::error::Result;
 use crate::front::capture::{self as shell, git};
 
@@ -129,10 +130,16 @@ fn agent(cli: &Cli, env: &Env, out: &mut dyn Write, client: Client) {
         }
         return;
     }
+    // The branch is asked of git only where a fact names it.
     let branch = hook
         .events
         .iter()
-        .any(|e| matches!(e, crate::capture::Event::SessionStart { .. }))
+        .any(|e| {
+            matches!(
+                e,
+                Event::SessionStart { .. } | Event::Shell(Did::PullRequest { .. })
+            )
+        })
         .then(|| git::branch(&checkout))
         .flatten();
     let events = git::resolve(&checkout, hook.events);

@@ -11,6 +11,7 @@ mod args;
 mod demo;
 mod git;
 mod hook;
+mod hook_args;
 mod index;
 mod model;
 mod read;

@@ -1,10 +1,12 @@
 //! The writers' lock: an advisory exclusive lock on `.mem7/lock`, held around
 //! append + index update so local writers never interleave. Correctness does not rest on
-//! it alone: entries carry their own transaction times and the fold orders them.
+//! it alone: entries carry their own transaction times and the fold orders them. A
+//! workspace opened for a writer that must never wait (a hook) takes it without waiting.
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
+use super::{INDEX_DIR, Workspace};
 use crate::error::{Error, Result};
 
 /// The error of a write that would have had to wait (`why`): the lock held, or an
@@ -71,5 +73,42 @@ impl WorkspaceLock {
         };
         file.lock_shared().map_err(|e| Error::io(path, e))?;
         Ok(Some(WorkspaceLock { _file: file }))
+    }
+}
+
+impl Workspace {
+    /// The same workspace for a writer that must never wait (a hook, DESIGN §8): its
+    /// [`Workspace::lock`] fails at once with [`busy`]'s error when another writer holds
+    /// the lock, and the engine refuses to rebuild its index (seconds at a million
+    /// versions) rather than do it here.
+    pub fn without_waiting(mut self) -> Workspace {
+        self.waits = false;
+        self
+    }
+
+    /// Whether writes wait (see [`Workspace::without_waiting`]).
+    pub fn waits(&self) -> bool {
+        self.waits
+    }
+
+    /// Takes the writers' lock (blocking until other writers finish, unless the
+    /// workspace was opened [`Workspace::without_waiting`]). With it held, no
+    /// import is under way, so the spill folders of imports that were killed are
+    /// removed here: none survives a crash past the next write.
+    pub fn lock(&self) -> Result<WorkspaceLock> {
+        let dir = self.index_dir()?;
+        let lock = if self.waits {
+            WorkspaceLock::acquire(&dir.join("lock"))?
+        } else {
+            WorkspaceLock::try_acquire(&dir.join("lock"))?
+        };
+        super::remove_stale_spills(&dir);
+        Ok(lock)
+    }
+
+    /// Keeps writers out while reading (shared with other readers); `None` when no mem7
+    /// writer ever ran here. Nothing is created.
+    pub fn lock_shared(&self) -> Result<Option<WorkspaceLock>> {
+        WorkspaceLock::acquire_shared(&self.root.join(INDEX_DIR).join("lock"))
     }
 }

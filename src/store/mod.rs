@@ -170,41 +170,6 @@ impl Workspace {
         Ok(dir)
     }
 
-    /// The same workspace for a writer that must never wait (a hook, DESIGN §8): its
-    /// [`Workspace::lock`] fails at once with [`busy`]'s error when another writer holds
-    /// the lock, and the engine refuses to rebuild its index (seconds at a million
-    /// versions) rather than do it here.
-    pub fn without_waiting(mut self) -> Workspace {
-        self.waits = false;
-        self
-    }
-
-    /// Whether writes wait (see [`Workspace::without_waiting`]).
-    pub fn waits(&self) -> bool {
-        self.waits
-    }
-
-    /// Takes the writers' lock (blocking until other writers finish, unless the
-    /// workspace was opened [`Workspace::without_waiting`]). With it held, no
-    /// import is under way, so the spill folders of imports that were killed are
-    /// removed here: none survives a crash past the next write.
-    pub fn lock(&self) -> Result<WorkspaceLock> {
-        let dir = self.index_dir()?;
-        let lock = if self.waits {
-            WorkspaceLock::acquire(&dir.join("lock"))?
-        } else {
-            WorkspaceLock::try_acquire(&dir.join("lock"))?
-        };
-        remove_stale_spills(&dir);
-        Ok(lock)
-    }
-
-    /// Keeps writers out while reading (shared with other readers); `None` when no mem7
-    /// writer ever ran here. Nothing is created.
-    pub fn lock_shared(&self) -> Result<Option<WorkspaceLock>> {
-        WorkspaceLock::acquire_shared(&self.root.join(INDEX_DIR).join("lock"))
-    }
-
     /// Absolute path of a workspace-relative name.
     pub fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
@@ -551,7 +516,7 @@ impl Workspace {
 /// Removes `import-*` folders left in the index directory by imports that did not finish
 /// (an import writes its entries there first; see `engine/import.rs`). Best effort: a
 /// folder that cannot be removed now is tried again at the next write.
-fn remove_stale_spills(index_dir: &Path) {
+pub(super) fn remove_stale_spills(index_dir: &Path) {
     let Ok(read) = fs::read_dir(index_dir) else {
         return;
     };

@@ -108,7 +108,7 @@ fn runners_summaries_say_pass_or_fail_and_name_failing_tests() {
             Some((
                 true,
                 Some(
-                    "test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+                    "test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
                 ),
                 &["parse::crlf"],
             )),
@@ -117,9 +117,7 @@ fn runners_summaries_say_pass_or_fail_and_name_failing_tests() {
             CARGO_OK,
             Some((
                 false,
-                Some(
-                    "test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
-                ),
+                Some("test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out"),
                 &[],
             )),
         ),
@@ -135,13 +133,13 @@ fn runners_summaries_say_pass_or_fail_and_name_failing_tests() {
             "FAILED tests/test_api.py::test_login - AssertionError\n========= 1 failed, 12 passed in 0.52s =========\n",
             Some((
                 true,
-                Some("1 failed, 12 passed in 0.52s"),
+                Some("1 failed, 12 passed"),
                 &["tests/test_api.py::test_login"],
             )),
         ),
         (
             "============ 13 passed in 0.40s ============\n",
-            Some((false, Some("13 passed in 0.40s"), &[])),
+            Some((false, Some("13 passed"), &[])),
         ),
         (
             "Test Suites: 1 failed, 3 passed, 4 total\nTests:       2 failed, 30 passed, 32 total\n",
@@ -153,7 +151,7 @@ fn runners_summaries_say_pass_or_fail_and_name_failing_tests() {
         ),
         (
             "ok  \texample.com/app/parse\t0.003s\n",
-            Some((false, Some("ok example.com/app/parse 0.003s"), &[])),
+            Some((false, Some("ok example.com/app/parse"), &[])),
         ),
         (
             "npm error Missing script: \"test\"\n",
@@ -161,7 +159,7 @@ fn runners_summaries_say_pass_or_fail_and_name_failing_tests() {
         ),
         (
             "1 failed, 3 passed in 0.12s\n",
-            Some((true, Some("1 failed, 3 passed in 0.12s"), &[])),
+            Some((true, Some("1 failed, 3 passed"), &[])),
         ),
         (
             " \x1b[32m Test Files \x1b[39m 1 failed | 2 passed (3)\n      Tests  1 failed | 5 passed (6)\n",
@@ -201,7 +199,7 @@ fn a_failing_then_passing_check_and_unknowns() {
             command: "cargo test".into(),
             outcome: Outcome {
                 failed: true,
-                summary: Some("test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s".into()),
+                summary: Some("test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out".into()),
                 failing: vec!["parse::crlf".into()],
             },
         }]
@@ -370,7 +368,7 @@ fn a_credential_or_private_text_in_what_a_command_printed_drops_that_field() {
         panic!("{did:?}")
     };
     assert!(outcome.failed);
-    assert_eq!(outcome.summary.as_deref(), Some("1 failed in 0.1s"));
+    assert_eq!(outcome.summary.as_deref(), Some("1 failed"));
     // A command line holding a credential is not recorded at all.
     assert_eq!(
         read(
