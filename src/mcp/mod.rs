@@ -286,14 +286,35 @@ impl MemoryServer {
                 tier: request::tier("tier", p.tier.as_deref())?,
             };
             let scope = request::level("scope", p.scope.as_deref())?;
+            // A block with no question, at now, of every tier leads with where the
+            // server's checkout left off (captured by hooks; docs/capture.md).
+            let plain = req.query.as_deref().is_none_or(|q| q.trim().is_empty())
+                && p.valid_at.is_none()
+                && p.as_of.is_none()
+                && req.tier.is_none_or(|t| t == crate::core::Tier::Inferred);
+            let now = env.now()?;
             let ctx = match scopes_for(engine, env, scope)? {
                 Some(mut stack) => {
                     for layer in &mut stack.layers {
                         crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
                     }
-                    block::gather_stack(&mut stack, &req, asked, env.now()?)?
+                    let mut ctx = block::gather_stack(&mut stack, &req, asked, now)?;
+                    if plain {
+                        ctx.left_off = crate::front::capture::left_off(&mut stack, &env.cwd, now)?;
+                    }
+                    ctx
                 }
-                None => block::gather(engine, &req)?,
+                None => {
+                    let mut ctx = block::gather(engine, &req)?;
+                    if plain {
+                        ctx.left_off = crate::front::capture::left_off_in(
+                            std::iter::once(&*engine),
+                            &env.cwd,
+                            now,
+                        )?;
+                    }
+                    ctx
+                }
             };
             let block = block::render(&ctx, &req);
             Ok(output::text(block))

@@ -556,6 +556,29 @@ fn a_hook_never_waits_for_the_writers_lock_and_its_event_is_spooled_then_applied
         drained.stdout
     );
     assert!(value_of(&s, "local:session:s1:files", &at(70)).ends_with("\n- README.md"));
+
+    // And so does the next ordinary write.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(s.ws.join(".mem7/local/.mem7/lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    hook(
+        &s,
+        "claude-code",
+        &edit_payload(&s, "s1", "docs/a.md"),
+        &at(80),
+    );
+    drop(lock);
+    let stored = s.ok(&["store", "team:lead", "Ana"], Some(&at(90)));
+    assert!(
+        stored
+            .stderr
+            .contains("applied 1 captured writes the hooks had spooled"),
+        "{}",
+        stored.stderr
+    );
+    assert!(value_of(&s, "local:session:s1:files", &at(95)).ends_with("\n- docs/a.md"));
 }
 
 #[test]

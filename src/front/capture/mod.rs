@@ -241,6 +241,13 @@ pub fn record(
     report
 }
 
+/// After an ordinary write (`mem7 store`): applies what hooks spooled, when anything
+/// waits (`None` when nothing did). Nothing it meets fails the write it follows.
+pub fn drain_waiting(env: &Env, flag: Option<&Path>) -> Option<Report> {
+    (spool::waiting(&env.workspace(flag)).0 > 0)
+        .then(|| record(env, flag, (Client::Git, Vec::new()), None, true))
+}
+
 /// Why a write was not made.
 enum Failure {
     /// It may succeed later (the lock, the index, the settings): spool it.
@@ -306,14 +313,21 @@ impl Recorder<'_> {
 /// The lines of "where this checkout left off" for the checkout at `dir`, from every
 /// open scope, read at `now`.
 pub fn left_off(stack: &mut Stack, dir: &Path, now: TxTime) -> Result<Vec<String>> {
+    left_off_in(stack.layers.iter().map(|l| &l.engine), dir, now)
+}
+
+/// [`left_off`] over the workspaces of `engines` (one, for a server of one workspace).
+pub fn left_off_in<'a>(
+    engines: impl Iterator<Item = &'a Engine>,
+    dir: &Path,
+    now: TxTime,
+) -> Result<Vec<String>> {
     let checkout = facts::Checkout::new(&git::checkout_of(dir).display().to_string());
     let tags = [TAG.to_string(), checkout.tag()];
     let mut versions = Vec::new();
-    for (_, found) in stack.each(|e| {
+    for e in engines {
         let at = e.clocks(now.as_valid(), None, now)?;
-        e.list(Narrow::tagged(&tags), at, None)
-    })? {
-        versions.extend(found);
+        versions.extend(e.list(Narrow::tagged(&tags), at, None)?);
     }
     Ok(trail::left_off(&versions, &checkout.id))
 }
