@@ -268,12 +268,12 @@ fn plan(
         let events = capture_events(client);
         if capture {
             for (event, matcher) in events {
-                let mut group = json!({
-                    "hooks": [{ "type": "command", "command": command, "timeout": 10 }],
-                });
-                if let Some(m) = matcher {
-                    group["matcher"] = json!(m);
-                }
+                // The matcher first, as in the SessionStart group.
+                let mut group = match matcher {
+                    Some(m) => json!({ "matcher": m }),
+                    None => json!({}),
+                };
+                group["hooks"] = json!([{ "type": "command", "command": command, "timeout": 10 }]);
                 // Claude Code runs these in the background: the agent never waits on
                 // them (its SessionEnd stays in step, within the 1.5 s it allows).
                 if client == Client::ClaudeCode && *event != "SessionEnd" {
