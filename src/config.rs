@@ -26,6 +26,23 @@ pub struct Config {
     pub trust: TrustSettings,
     /// Which scope a write goes to when none is named (`scopes:`).
     pub scopes: ScopeSettings,
+    /// What hooks capture (`capture:`; docs/capture.md).
+    pub capture: CaptureSettings,
+}
+
+/// The `capture:` section of `mem7.yaml`: what `mem7 hook` records. Read from the
+/// user's own workspace; a project's can only turn more off.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct CaptureSettings {
+    /// `false` captures nothing at all.
+    pub enabled: Option<bool>,
+    /// Kinds not captured: sessions, files, commands, commits, merges, pushes,
+    /// branches, prs, subagents.
+    pub off: Option<Vec<String>>,
+    /// `false` keeps project facts (commits, merges, pushes, pull requests) in the
+    /// local scope with the session trail, instead of the project's.
+    pub share: Option<bool>,
 }
 
 /// The `scopes:` section of `mem7.yaml` (read from the project's workspace, else the

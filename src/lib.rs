@@ -4,6 +4,7 @@
 //! workspace (the source of truth); a disposable SQLite index answers `valid_at` /
 //! `as_of` queries. See `docs/architecture.md` for the map of this crate.
 
+pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod core;

@@ -5,9 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use super::hook_args::*;
+pub use super::read_args::*;
 pub use super::values::*;
 
-const TIME_HELP: &str = "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T09:30:00Z";
+pub(super) const TIME_HELP: &str =
+    "YYYY-MM-DD (midnight UTC) or RFC 3339, e.g. 2026-04-05T09:30:00Z";
 
 /// A memory for AI coding agents and their people, with two clocks.
 ///
@@ -293,7 +296,13 @@ afterwards, and both keys stay readable with --as-of before the move."
     /// also writes mem7's attributes for memory files into .git/info/attributes (git reads
     /// them over any .gitattributes a commit brings) and installs a pre-commit hook that
     /// runs `mem7 verify` in .git/hooks (a pre-commit hook that is not mem7's is kept).
-    SetupGit,
+    SetupGit {
+        /// Also install git hooks (post-commit, post-merge, post-checkout, post-rewrite)
+        /// in the repository of the current directory that record commits, merges and
+        /// branch switches (`mem7 hook git`; docs/capture.md).
+        #[arg(long)]
+        capture: bool,
+    },
     /// Git merge driver (run by git, see `mem7 setup-git`): merges THEIRS into OURS
     /// entry by entry, writing the result to OURS.
     #[command(hide = true)]
@@ -393,6 +402,26 @@ afterwards, and both keys stay readable with --as-of before the move."
         /// Write the configuration instead of printing it.
         #[arg(long)]
         write: bool,
+        /// Also install the hooks that capture what the agent does (`mem7 hook`;
+        /// docs/capture.md). Without it, mem7's capture hooks are taken out.
+        #[arg(long)]
+        capture: bool,
+    },
+    /// Record what an agent or git just did, from a hook (see `mem7 setup --capture`,
+    /// `mem7 setup-git --capture` and docs/capture.md).
+    ///
+    /// Reads the client's hook event (JSON) on standard input; for a session's start it
+    /// prints what `mem7 context --hook CLIENT` prints. Always exits 0 and prints nothing
+    /// else: what it cannot write waits in a spool, and problems go to
+    /// `.mem7/capture.log`.
+    Hook {
+        #[command(subcommand)]
+        client: HookClient,
+    },
+    /// What hooks capture and where, and the spool of what they could not write yet.
+    Capture {
+        #[command(subcommand)]
+        action: CaptureAction,
     },
     /// Replay the worked example (Railway → Cloudflare → "local only") in a temporary
     /// workspace and answer its four questions.
@@ -431,87 +460,6 @@ pub struct StoreArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TimeArgs {
-    #[arg(long, value_name = "T", help = format!("The moment in the world to ask about (default: now): {TIME_HELP}"))]
-    pub valid_at: Option<String>,
-    #[arg(long, value_name = "T", help = format!("Answer as mem7 believed at T (default: now): {TIME_HELP}"))]
-    pub as_of: Option<String>,
-}
-
-// The arguments of `mem7 history` (no doc comment: the variant's is the command's help).
-#[derive(Debug, Args)]
-pub struct HistoryArgs {
-    pub key: String,
-    /// Only what was believed at this transaction time.
-    #[arg(long, value_name = "T", help = format!("Only what mem7 believed at T: {TIME_HELP}"))]
-    pub as_of: Option<String>,
-    /// Print a JSON array of versions.
-    #[arg(long, conflicts_with = "svg")]
-    pub json: bool,
-    /// Write the bitemporal picture as one standalone SVG document to stdout.
-    #[arg(long)]
-    pub svg: bool,
-    /// With --svg: draw a line at this valid time.
-    #[arg(long, value_name = "T", requires = "svg", help = format!("With --svg, draw a line at valid time T: {TIME_HELP}"))]
-    pub valid_at: Option<String>,
-    #[command(flatten)]
-    pub scope: ScopeChoice,
-}
-
-// The arguments of `mem7 search` (no doc comment: the variant's is the command's help).
-#[derive(Debug, Args)]
-pub struct SearchArgs {
-    /// The words to look for.
-    #[arg(allow_hyphen_values = true)]
-    pub query: String,
-    #[command(flatten)]
-    pub at: TimeArgs,
-    #[command(flatten)]
-    pub tier: TierFilter,
-    #[command(flatten)]
-    pub scope: ScopeChoice,
-    /// Only versions carrying TAG (repeat to require several).
-    #[arg(long = "tag", value_name = "TAG")]
-    pub tags: Vec<String>,
-    /// Only keys starting with P.
-    #[arg(long, value_name = "P")]
-    pub key_prefix: Option<String>,
-    /// At most N results.
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub limit: usize,
-    /// Treat QUERY as tantivy query syntax (fields: value, key, tags_text).
-    #[arg(long)]
-    pub raw: bool,
-    /// Rank by words (BM25), by meaning (cosine similarity of embeddings), or both
-    /// fused by score. Default: hybrid when the workspace has vectors of the
-    /// configured model, else lexical.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub mode: Option<crate::engine::SearchMode>,
-    /// Print a JSON array of versions, each with a `score` and a `snippet`.
-    #[arg(long)]
-    pub json: bool,
-}
-
-// The arguments of `mem7 timeline` (no doc comment: the variant's is the command's help).
-#[derive(Debug, Args)]
-pub struct TimelineArgs {
-    /// Which clock orders the list.
-    #[arg(long, value_enum, default_value_t = Clock::Valid)]
-    pub clock: Clock,
-    #[arg(long, value_name = "T", help = format!("From T on (inclusive): {TIME_HELP}"))]
-    pub since: Option<String>,
-    #[arg(long, value_name = "T", help = format!("Before T (exclusive): {TIME_HELP}"))]
-    pub until: Option<String>,
-    /// Only keys starting with P.
-    #[arg(long, value_name = "P")]
-    pub key_prefix: Option<String>,
-    /// Print a JSON array of versions.
-    #[arg(long)]
-    pub json: bool,
-}
-
-// The arguments of `mem7 rekey` (no doc comment: the variant's is the command's help).
-#[derive(Debug, Args)]
 pub struct RekeyArgs {
     /// The key the fact is under now.
     pub from: String,
@@ -549,40 +497,3 @@ pub enum ModelAction {
 }
 
 // The arguments of `mem7 list` (no doc comment: the variant's is the command's help).
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// Only keys starting with P.
-    #[arg(long, value_name = "P")]
-    pub prefix: Option<String>,
-    /// Only versions carrying TAG (repeat to require several).
-    #[arg(long = "tag", value_name = "TAG")]
-    pub tags: Vec<String>,
-    #[command(flatten)]
-    pub at: TimeArgs,
-    #[command(flatten)]
-    pub tier: TierFilter,
-    #[command(flatten)]
-    pub scope: ScopeChoice,
-    /// Print a JSON array of versions.
-    #[arg(long)]
-    pub json: bool,
-}
-
-// The arguments of `mem7 context`.
-#[derive(Debug, Args)]
-pub struct ContextArgs {
-    /// Only facts relevant to these words (full-text search).
-    pub query: Option<String>,
-    #[command(flatten)]
-    pub at: TimeArgs,
-    #[command(flatten)]
-    pub tier: TierFilter,
-    #[command(flatten)]
-    pub scope: ScopeChoice,
-    /// The block's length budget in characters.
-    #[arg(long, value_name = "N", default_value_t = crate::front::block::DEFAULT_MAX_CHARS)]
-    pub max_chars: usize,
-    /// Print in the shape a client's session-start hook expects.
-    #[arg(long, value_enum, value_name = "CLIENT")]
-    pub hook: Option<Client>,
-}

@@ -9,10 +9,13 @@ use crate::error::{Error, Result};
 use crate::store;
 
 /// `mem7 setup-git`.
-pub(super) fn setup_git(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
+pub(super) fn setup_git(cli: &Cli, env: &Env, out: &mut dyn Write, capture: bool) -> Result<u8> {
     let root = env.workspace(cli.workspace.as_deref());
     store::Workspace::open(&root)?;
     let exe = super::setup::invoked_binary()?;
+    if capture {
+        return setup_capture(env, out, &root, &exe);
+    }
     let driver = crate::sync::driver::register_driver(&root, &exe)?;
     let hook = crate::sync::driver::install_hook(&root, &exe)?;
     let mut text = format!(
@@ -32,6 +35,58 @@ pub(super) fn setup_git(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8>
     }
     write_out(out, &text)?;
     Ok(EXIT_OK)
+}
+
+/// `mem7 setup-git --capture`: the capture hooks in the repository of the current
+/// directory (the checkout being worked in), then the merge driver and pre-commit hook
+/// of the workspace's repository when it is in one.
+fn setup_capture(env: &Env, out: &mut dyn Write, root: &Path, exe: &Path) -> Result<u8> {
+    use crate::front::capture::git::{Installed, install_hooks};
+    let installed = install_hooks(&env.cwd, exe, root).map_err(|problem| {
+        Error::input(
+            problem,
+            "run `mem7 setup-git --capture` inside the git checkout whose commits mem7 should record",
+        )
+    })?;
+    let mut text = String::new();
+    for i in installed {
+        match i {
+            Installed::Written(path) => text.push_str(&format!(
+                "git now records in mem7 what it did (hook: {})\n",
+                path.display()
+            )),
+            Installed::KeptTheirs(path, line) => text.push_str(&format!(
+                "kept the hook already at {}; add this line to it to record what git did: {line}\n",
+                path.display()
+            )),
+        }
+    }
+    write_out(out, &text)?;
+    if crate::sync::driver::register_driver(root, exe).is_ok() {
+        let mut plain = Vec::new();
+        setup_git_plain(root, exe, &mut plain)?;
+        out.write_all(&plain)
+            .map_err(|e| Error::io("<stdout>", e))?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// The pre-commit part of `setup-git`, once the driver is registered.
+fn setup_git_plain(root: &Path, exe: &Path, out: &mut dyn Write) -> Result<()> {
+    let hook = crate::sync::driver::install_hook(root, exe)?;
+    let text = match hook {
+        crate::sync::driver::Hook::Installed(path) => format!(
+            "commits of {} now run `mem7 verify` first (hook: {})\n",
+            root.display(),
+            path.display()
+        ),
+        crate::sync::driver::Hook::KeptTheirs(path) => format!(
+            "kept the pre-commit hook already at {}; add `mem7 --workspace {} verify` to it to verify memory before each commit\n",
+            path.display(),
+            root.display()
+        ),
+    };
+    write_out(out, &text)
 }
 
 /// `mem7 merge-file`.

@@ -5,14 +5,17 @@
 //! This file holds the entry (`run`), the error funnel, the dispatch (`execute`) and
 //! `import`; each other command lives with its kind: `read.rs`, `write.rs`, `index.rs`,
 //! `verify.rs`, `git.rs`, `sync.rs`, `watch.rs`, `serve.rs`, `setup.rs`, `demo.rs`,
-//! `model.rs`. The engine is opened, and long-running work is done, by [`crate::front::session`].
+//! `model.rs`, `hook.rs` (`hook` and `capture`). The engine is opened, and long-running work is done, by [`crate::front::session`].
 
 mod args;
 mod demo;
 mod git;
+mod hook;
+mod hook_args;
 mod index;
 mod model;
 mod read;
+mod read_args;
 mod safe;
 mod serve;
 mod setup;
@@ -211,7 +214,9 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             write,
             skip_bad,
         } => write::import_notes(cli, env, out, path, *write, *skip_bad),
-        Command::SetupGit => git::setup_git(cli, env, out),
+        Command::SetupGit { capture } => git::setup_git(cli, env, out, *capture),
+        Command::Hook { client } => Ok(hook::run(cli, env, out, client)),
+        Command::Capture { action } => hook::capture(cli, env, out, action),
         Command::Sync {
             remote,
             no_push,
@@ -247,13 +252,14 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             client,
             scope,
             write,
+            capture,
         } => setup::run(
             out,
             env,
             &env.workspace(cli.workspace.as_deref()),
             *client,
             *scope,
-            *write,
+            (*write, *capture),
         ),
     }
 }

@@ -347,6 +347,19 @@ pub(super) fn context(
     out: &mut dyn Write,
     a: &args::ContextArgs,
 ) -> Result<u8> {
+    let text = context_text(cli, env, a, &env.cwd)?;
+    write_out(out, &text)?;
+    Ok(EXIT_OK)
+}
+
+/// What `mem7 context` prints (a session-start hook prints the same), for the checkout
+/// at `dir`: the block led by where that checkout left off.
+pub(super) fn context_text(
+    cli: &Cli,
+    env: &Env,
+    a: &args::ContextArgs,
+    dir: &std::path::Path,
+) -> Result<String> {
     let (query, at, tier, max_chars, hook) = (
         a.query.as_deref(),
         &a.at,
@@ -375,13 +388,21 @@ pub(super) fn context(
     for layer in &mut stack.layers {
         Voice::CLI.notes(&mut layer.engine);
     }
-    let block = crate::front::block::render(&gathered?, &req);
-    let text = match hook {
+    let mut gathered = gathered?;
+    // The block of a session's start (no question, no other time, every tier) leads
+    // with where this checkout left off.
+    let plain = query.is_none_or(|q| q.trim().is_empty())
+        && at.valid_at.is_none()
+        && at.as_of.is_none()
+        && tier.is_none_or(|t| t == crate::core::Tier::Inferred);
+    if plain {
+        gathered.left_off = crate::front::capture::left_off(&mut stack, dir, now)?;
+    }
+    let block = crate::front::block::render(&gathered, &req);
+    Ok(match hook {
         Some(args::Client::ClaudeCode) => crate::front::block::claude_code_hook(&block),
         Some(args::Client::Codex) | None => block,
-    };
-    write_out(out, &text)?;
-    Ok(EXIT_OK)
+    })
 }
 
 /// Prints versions as a JSON array (`[]` when empty) or as text; an empty text result

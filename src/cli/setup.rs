@@ -1,5 +1,6 @@
 //! `mem7 setup`: registers mem7's MCP server and a session-start hook (the context
-//! block) with Claude Code or Codex, for one project or for the user. Prints the
+//! block) with Claude Code or Codex, for one project or for the user, and with
+//! `--capture` the hooks that record what the agent does (`mem7 hook`). Prints the
 //! configuration, or merges it into the client's files (`--write`), keeping the rest of
 //! them as they were.
 
@@ -19,9 +20,13 @@ const NAME: &str = "mem7";
 enum Change {
     /// Set `mcpServers.mem7` in a JSON file.
     JsonServer { path: PathBuf, server: Value },
-    /// Put the hook group into `hooks.SessionStart` of a JSON file (replacing an older
-    /// mem7 group).
-    JsonHook { path: PathBuf, group: Value },
+    /// Put each hook group into `hooks.EVENT` of a JSON file (replacing an older mem7
+    /// group), and take mem7's groups out of the events of `drop`.
+    JsonHooks {
+        path: PathBuf,
+        groups: Vec<(&'static str, Value)>,
+        drop: Vec<&'static str>,
+    },
     /// Set the `[mcp_servers.mem7]` table of a TOML file.
     TomlServer { path: PathBuf, table: String },
 }
@@ -30,7 +35,7 @@ impl Change {
     fn path(&self) -> &Path {
         match self {
             Change::JsonServer { path, .. }
-            | Change::JsonHook { path, .. }
+            | Change::JsonHooks { path, .. }
             | Change::TomlServer { path, .. } => path,
         }
     }
@@ -39,8 +44,12 @@ impl Change {
     fn snippet(&self) -> String {
         match self {
             Change::JsonServer { server, .. } => pretty(&json!({ "mcpServers": { NAME: server } })),
-            Change::JsonHook { group, .. } => {
-                pretty(&json!({ "hooks": { "SessionStart": [group] } }))
+            Change::JsonHooks { groups, .. } => {
+                let mut hooks = serde_json::Map::new();
+                for (event, group) in groups {
+                    hooks.insert(event.to_string(), json!([group]));
+                }
+                pretty(&json!({ "hooks": hooks }))
             }
             Change::TomlServer { table, .. } => table.clone(),
         }
@@ -55,17 +64,30 @@ impl Change {
                 object_at(path, &mut doc, "mcpServers")?.insert(NAME.into(), server.clone());
                 Ok(pretty(&doc))
             }
-            Change::JsonHook { path, group } => {
+            Change::JsonHooks { path, groups, drop } => {
                 let mut doc = parse_json(path, current)?;
                 let hooks = object_at(path, &mut doc, "hooks")?;
-                let groups = hooks
-                    .entry("SessionStart")
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                let Some(groups) = groups.as_array_mut() else {
-                    return Err(not_shaped(path, "hooks.SessionStart is not a list"));
-                };
-                groups.retain(|g| !is_mem7_hook(g));
-                groups.push(group.clone());
+                for event in drop {
+                    if let Some(list) = hooks.get_mut(*event) {
+                        let Some(list) = list.as_array_mut() else {
+                            return Err(not_shaped(path, &format!("hooks.{event} is not a list")));
+                        };
+                        list.retain(|g| !is_mem7_hook(g));
+                        if list.is_empty() {
+                            hooks.remove(*event);
+                        }
+                    }
+                }
+                for (event, group) in groups {
+                    let list = hooks
+                        .entry(event.to_string())
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    let Some(list) = list.as_array_mut() else {
+                        return Err(not_shaped(path, &format!("hooks.{event} is not a list")));
+                    };
+                    list.retain(|g| !is_mem7_hook(g));
+                    list.push(group.clone());
+                }
                 Ok(pretty(&doc))
             }
         }
@@ -114,15 +136,35 @@ fn object_at<'a>(
         .ok_or_else(|| not_shaped(path, &format!("`{field}` is not an object")))
 }
 
-/// Whether a SessionStart hook group is one mem7 wrote.
+/// Whether a hook group is one mem7 wrote (the context block, or a capture hook).
 fn is_mem7_hook(group: &Value) -> bool {
     group["hooks"].as_array().is_some_and(|hooks| {
         hooks.iter().any(|h| {
-            h["command"]
-                .as_str()
-                .is_some_and(|c| c.contains(" context --hook "))
+            h["command"].as_str().is_some_and(|c| {
+                c.contains(" context --hook ")
+                    || c.ends_with(" hook claude-code")
+                    || c.ends_with(" hook codex")
+            })
         })
     })
+}
+
+/// The events a client's capture hooks listen to besides SessionStart, each with the
+/// tools it is limited to (`None`: every tool, or an event without tools). Reads,
+/// searches and prompts are not facts, so no hook runs for them at all.
+fn capture_events(client: Client) -> &'static [(&'static str, Option<&'static str>)] {
+    match client {
+        Client::ClaudeCode => &[
+            (
+                "PostToolUse",
+                Some("Edit|MultiEdit|Write|NotebookEdit|Bash|Task|Agent"),
+            ),
+            ("PostToolUseFailure", Some("Bash|Task|Agent")),
+            ("SubagentStop", None),
+            ("SessionEnd", None),
+        ],
+        Client::Codex => &[("PostToolUse", None), ("SubagentStop", None)],
+    }
 }
 
 /// Replaces the `[mcp_servers.mem7]` table (and its sub-tables) in a TOML text, or
@@ -180,10 +222,10 @@ fn toml_string(s: &str) -> String {
 /// The changes for `client` at `scope`.
 fn plan(
     env: &Env,
-    exe: &str,
-    workspace: &str,
+    (exe, workspace): (&str, &str),
     client: Client,
     scope: Scope,
+    capture: bool,
 ) -> Result<Vec<Change>> {
     let home = || {
         env.home.clone().ok_or_else(|| {
@@ -199,11 +241,56 @@ fn plan(
     };
     let args = json!(["--workspace", workspace, "mcp"]);
     let hook_command = |client: &str| {
-        format!(
-            "{} --workspace {} context --hook {client}",
-            shell_quote(exe),
-            shell_quote(workspace)
-        )
+        if capture {
+            // `mem7 hook` prints the same block at a session's start, and records it.
+            format!(
+                "{} --workspace {} hook {client}",
+                shell_quote(exe),
+                shell_quote(workspace)
+            )
+        } else {
+            format!(
+                "{} --workspace {} context --hook {client}",
+                shell_quote(exe),
+                shell_quote(workspace)
+            )
+        }
+    };
+    let hooks = |name: &str, path: PathBuf| {
+        let command = hook_command(name);
+        let mut groups = vec![(
+            "SessionStart",
+            json!({
+                "matcher": "startup|resume|clear|compact",
+                "hooks": [{ "type": "command", "command": command, "timeout": 30 }],
+            }),
+        )];
+        let events = capture_events(client);
+        if capture {
+            for (event, matcher) in events {
+                // The matcher first, as in the SessionStart group.
+                let mut group = match matcher {
+                    Some(m) => json!({ "matcher": m }),
+                    None => json!({}),
+                };
+                group["hooks"] = json!([{ "type": "command", "command": command, "timeout": 10 }]);
+                // Claude Code runs these in the background: the agent never waits on
+                // them (its SessionEnd stays in step, within the 1.5 s it allows).
+                if client == Client::ClaudeCode && *event != "SessionEnd" {
+                    group["hooks"][0]["async"] = json!(true);
+                }
+                groups.push((*event, group));
+            }
+        }
+        Change::JsonHooks {
+            path,
+            groups,
+            drop: if capture {
+                Vec::new()
+            } else {
+                events.iter().map(|(e, _)| *e).collect()
+            },
+        }
     };
     Ok(match client {
         Client::ClaudeCode => vec![
@@ -214,13 +301,7 @@ fn plan(
                 },
                 server: json!({ "type": "stdio", "command": exe, "args": args }),
             },
-            Change::JsonHook {
-                path: base.join(".claude").join("settings.json"),
-                group: json!({
-                    "matcher": "startup|resume|clear|compact",
-                    "hooks": [{ "type": "command", "command": hook_command("claude-code"), "timeout": 30 }],
-                }),
-            },
+            hooks("claude-code", base.join(".claude").join("settings.json")),
         ],
         Client::Codex => {
             let dir = match (scope, &env.codex_home) {
@@ -236,13 +317,7 @@ fn plan(
                         toml_string(workspace)
                     ),
                 },
-                Change::JsonHook {
-                    path: dir.join("hooks.json"),
-                    group: json!({
-                        "matcher": "startup|resume|clear|compact",
-                        "hooks": [{ "type": "command", "command": hook_command("codex"), "timeout": 30 }],
-                    }),
-                },
+                hooks("codex", dir.join("hooks.json")),
             ]
         }
     })
@@ -339,12 +414,12 @@ pub fn run(
     workspace: &Path,
     client: Client,
     scope: Scope,
-    write: bool,
+    (write, capture): (bool, bool),
 ) -> Result<u8> {
     crate::store::Workspace::open(workspace)?;
     let exe = invoked_binary()?.display().to_string();
     let workspace = workspace.display().to_string();
-    let changes = plan(env, &exe, &workspace, client, scope)?;
+    let changes = plan(env, (&exe, &workspace), client, scope, capture)?;
     if !write {
         let mut text = String::new();
         for c in &changes {
@@ -355,6 +430,9 @@ pub fn run(
             ));
         }
         text.push_str(notes(client, scope));
+        if capture {
+            text.push_str(CAPTURE_NOTE);
+        }
         text.push_str("Run again with --write to merge it into those files.\n");
         return write_out(out, &text).map(|()| EXIT_OK);
     }
@@ -375,8 +453,14 @@ pub fn run(
         text.push_str(&format!("wrote {}\n", path.display()));
     }
     text.push_str(notes(client, scope));
+    if capture {
+        text.push_str(CAPTURE_NOTE);
+    }
     write_out(out, &text).map(|()| EXIT_OK)
 }
+
+/// Said after a setup with `--capture`.
+const CAPTURE_NOTE: &str = "The capture hooks record sessions, files edited, failing and passing checks, commits, pushes, pull requests and subagent tasks (docs/capture.md); `mem7 capture status` says where. For commits made outside the agent, run `mem7 setup-git --capture` in the checkout.\n";
 
 #[cfg(test)]
 mod tests {

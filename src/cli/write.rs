@@ -156,6 +156,15 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
     Voice::CLI.ahead(&mut engine, &[], now);
     print_set_aside(&engine);
     engine.leave_embedder_to_exit();
+    // What hooks could not write waits for the next ordinary write (docs/capture.md).
+    if let Some(r) = crate::front::capture::drain_waiting(env, cli.workspace.as_deref())
+        && r.written > 0
+    {
+        Voice::CLI.note(&format!(
+            "applied {} captured writes the hooks had spooled",
+            r.written
+        ));
+    }
     let mut text = if a.json {
         // JSON always says where the fact was written.
         wire::pretty(&wire::store_value(

@@ -184,6 +184,10 @@ pub use crate::core::time::{AHEAD_TOLERANCE_MICROS, ahead_threshold};
 /// (see [`Index::checkpoint`]); a few appended entries leave it to SQLite.
 const LARGE_CATCH_UP: usize = 1000;
 
+/// The most memory a writer that must not wait ([`Workspace::without_waiting`]) rebuilds
+/// an index for: about ten thousand versions, a fraction of a second.
+const QUICK_REBUILD_BYTES: u64 = 4 << 20;
+
 impl Engine {
     /// Opens the workspace at `root` and brings its index up to date.
     pub fn open(root: &Path, key: ChainKey) -> Result<Engine> {
@@ -506,6 +510,14 @@ fn refresh_locked(ws: &Workspace, ahead_after: Option<TxTime>) -> Result<(Index,
         },
         None => RebuildReason::NoIndex,
     };
+    if !ws.waits() && scan.iter().map(|f| f.size).sum::<u64>() > QUICK_REBUILD_BYTES {
+        // A writer that must not wait (a hook) leaves a long rebuild to the next
+        // command; a small workspace (a new local scope) is rebuilt in milliseconds.
+        return Err(crate::store::busy(
+            &dir,
+            &format!("the index needs a rebuild ({reason})"),
+        ));
+    }
     let (index, stats) = Index::rebuild_with_progress(ws, &mut |_| {}, ahead_after)?;
     Ok((
         index,

@@ -89,12 +89,52 @@ impl Engine {
 
     /// Stores a request the front end already checked.
     pub fn store_checked(&mut self, req: &Checked, now: TxTime) -> Result<StoreOutcome> {
-        let req: &StoreRequest = req;
         self.clock = Some(now);
         let _lock = self.ws.lock()?;
         self.refresh()?;
-        let tx = self.next_tx(now)?;
         let rows = self.index.believed_rows(&req.key)?;
+        self.store_locked(req, now, rows)
+    }
+
+    /// A store decided on what `key` holds: under the writers' lock, `make` is given the
+    /// versions of `key` believed now and returns the request to store (for `key`), or
+    /// `None` to write nothing. So a writer that adds to a value (capture's list of the
+    /// files a session touched) never loses what another process added meanwhile.
+    /// The request is checked ([`check`]) before anything is written.
+    pub fn store_from(
+        &mut self,
+        key: &str,
+        now: TxTime,
+        make: impl FnOnce(&[Version]) -> Option<StoreRequest>,
+    ) -> Result<Option<StoreOutcome>> {
+        validate::key(key)?;
+        self.clock = Some(now);
+        let _lock = self.ws.lock()?;
+        self.refresh()?;
+        let rows = self.index.believed_rows(key)?;
+        let Some(req) = make(&rows.versions) else {
+            return Ok(None);
+        };
+        if req.key != key {
+            return Err(Error::internal(
+                format!("a store decided on `{key}` asked to write `{}`", req.key),
+                "report this as a bug",
+            ));
+        }
+        let checked = check(req, self.ws.config())?;
+        self.store_locked(&checked, now, rows).map(Some)
+    }
+
+    /// [`Engine::store_checked`] with the lock held and `rows`, the key's believed
+    /// versions, read under it.
+    fn store_locked(
+        &mut self,
+        req: &Checked,
+        now: TxTime,
+        rows: crate::index::Believed,
+    ) -> Result<StoreOutcome> {
+        let req: &StoreRequest = req;
+        let tx = self.next_tx(now)?;
         let believed = &rows.versions;
         refuse_over_rule(req.by, &req.key, believed)?;
         let periods: Vec<Period> = believed.iter().map(Version::period).collect();

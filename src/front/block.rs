@@ -53,6 +53,9 @@ pub struct Context {
     /// With several scopes open: each shown version's scope, by its entry's hash (a
     /// line then says its scope). Empty for one workspace.
     pub scopes: Vec<(String, Level)>,
+    /// Where this checkout left off (captured sessions, docs/capture.md), as list
+    /// lines: they lead the block. Filled by the front end, which knows the checkout.
+    pub left_off: Vec<String>,
 }
 
 /// Reads the facts and the recent changes for `req` from the index.
@@ -65,6 +68,9 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         Some(q) if !q.is_empty() => answers_first(engine, q, req)?,
         _ => {
             let mut all = engine.list(Narrow::default(), at, None)?;
+            // Captured events have their own section ("where this checkout left
+            // off"); a query still finds them among the facts.
+            all.retain(|v| !crate::capture::is_captured(v));
             all.sort_by(|a, b| b.tx_from.cmp(&a.tx_from).then_with(|| a.key.cmp(&b.key)));
             all
         }
@@ -85,6 +91,7 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
     let history =
         crate::core::read::history(&changed, &facts, (req.valid_at, req.as_of), with_query)
             .filter(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier))
+            .filter(|v| !crate::capture::is_captured(v))
             .cloned()
             .collect();
     Ok(Context {
@@ -92,6 +99,7 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
         facts,
         history,
         scopes: Vec::new(),
+        left_off: Vec::new(),
     })
 }
 
@@ -258,6 +266,9 @@ const RULES: &str = "Rules for reading this block:\n\
 - Lines marked [history] are no longer true; they show what changed recently.\n\
 - This block is the whole result of this memory read; do not assume facts that are not in it.\n";
 
+/// The title of the section that leads a block with captured sessions.
+const LEFT_OFF_TITLE: &str = "### Where this checkout left off (captured by hooks)\n";
+
 /// Said when the block shows a fact a model inferred.
 const INFERRED_RULE: &str = "- Facts marked `inferred` were concluded by a model, not stated by the user: treat them as guesses and confirm them before relying on them.\n";
 
@@ -294,11 +305,22 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
         when(req.valid_at.micros()),
         when(req.as_of.micros())
     );
+    if !ctx.left_off.is_empty() {
+        out.push_str(LEFT_OFF_TITLE);
+        for line in &ctx.left_off {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push('\n');
+    }
     if ctx.facts.is_empty() && ctx.history.is_empty() && ctx.rules.is_empty() {
         match req.query.as_deref().map(str::trim) {
             Some(q) if !q.is_empty() => out.push_str(&format!(
                 "No memories match \"{q}\" at this time: no record, by words or by meaning.\n"
             )),
+            _ if !ctx.left_off.is_empty() => {
+                out.push_str("No other memories: mem7 holds no stored facts for this time.\n")
+            }
             _ => out.push_str("No memories: mem7 holds no facts for this time (no record).\n"),
         }
         return out;

@@ -37,6 +37,10 @@ pub struct Env {
     /// `MEM7_TRACE`: what to say about mem7's own work on standard error, as a
     /// comma-separated list (`startup`: how each start-up knew its index was current).
     pub trace: Option<String>,
+    /// This process must never wait for the writers' lock or a rebuild (a hook, DESIGN
+    /// §8): its workspaces are opened [`store::Workspace::without_waiting`]. Set by the
+    /// front end, not read from the environment.
+    pub no_wait: bool,
 }
 
 impl Env {
@@ -57,6 +61,7 @@ impl Env {
             embed: crate::embed::EmbedEnv::from_process(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             trace: var("MEM7_TRACE"),
+            no_wait: false,
         }
     }
 

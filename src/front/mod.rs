@@ -15,9 +15,12 @@
 //! - [`stack`]: the scopes (local, project, user) a command reads and writes, each a
 //!   workspace with its own engine.
 //! - [`events`]: file-system events (notify), debounced.
+//! - [`capture`]: hooks' events written as facts without waiting, the spool, and
+//!   where a checkout left off.
 
 pub mod auth;
 pub mod block;
+pub mod capture;
 pub mod env;
 pub mod events;
 pub mod fill;

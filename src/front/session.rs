@@ -76,7 +76,15 @@ pub fn open(env: &Env, flag: Option<&Path>) -> Result<Engine> {
 
 /// [`open`] for the workspace at `root` (one scope of the stack).
 pub fn open_root(env: &Env, root: &Path) -> Result<Engine> {
-    open_workspace(env, super::owners::open(env, root)?)
+    let ws = super::owners::open(env, root)?;
+    open_workspace(
+        env,
+        if env.no_wait {
+            ws.without_waiting()
+        } else {
+            ws
+        },
+    )
 }
 
 /// [`open`] for a workspace the front end already opened (to read its settings before

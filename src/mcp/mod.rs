@@ -17,8 +17,10 @@ pub mod output;
 mod params;
 pub mod stdio;
 mod support;
+mod watcher;
 
 use support::*;
+use watcher::VOICE;
 
 pub use params::{
     ContextParams, ForgetParams, GetParams, HistoryParams, ListParams, RecallParams, RekeyParams,
@@ -34,15 +36,13 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use crate::core::time::TxTime;
 use crate::core::{Tier, Writer};
-use crate::engine::{CatchUp, Clocks, Engine, Narrow, SearchRequest, StoreRequest};
+use crate::engine::{Clocks, Engine, Narrow, SearchRequest, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::block::{self, ContextRequest};
 use crate::front::env::Env;
 use crate::front::request;
-use crate::front::serve_loop::{Log, Options, Watch};
-use crate::front::session::{Session, Voice};
+use crate::front::session::Session;
 
 /// How often the background thread reconciles when no file event arrives.
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
@@ -289,14 +289,35 @@ impl MemoryServer {
                 tier: request::tier("tier", p.tier.as_deref())?,
             };
             let scope = request::level("scope", p.scope.as_deref())?;
+            // A block with no question, at now, of every tier leads with where the
+            // server's checkout left off (captured by hooks; docs/capture.md).
+            let plain = req.query.as_deref().is_none_or(|q| q.trim().is_empty())
+                && p.valid_at.is_none()
+                && p.as_of.is_none()
+                && req.tier.is_none_or(|t| t == crate::core::Tier::Inferred);
+            let now = env.now()?;
             let ctx = match scopes_for(engine, env, scope)? {
                 Some(mut stack) => {
                     for layer in &mut stack.layers {
                         crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
                     }
-                    block::gather_stack(&mut stack, &req, asked, env.now()?)?
+                    let mut ctx = block::gather_stack(&mut stack, &req, asked, now)?;
+                    if plain {
+                        ctx.left_off = crate::front::capture::left_off(&mut stack, &env.cwd, now)?;
+                    }
+                    ctx
                 }
-                None => block::gather(engine, &req)?,
+                None => {
+                    let mut ctx = block::gather(engine, &req)?;
+                    if plain {
+                        ctx.left_off = crate::front::capture::left_off_in(
+                            std::iter::once(&*engine),
+                            &env.cwd,
+                            now,
+                        )?;
+                    }
+                    ctx
+                }
             };
             let block = block::render(&ctx, &req);
             Ok(output::text(block))
@@ -518,65 +539,5 @@ impl MemoryServer {
                 "error: mem7 failed inside this call ({join}); the server is still running"
             ))]),
         })
-    }
-
-    /// Keeps the index current in the background: catches up when files change and
-    /// every [`RECONCILE_EVERY`] anyway, and fills in missing vectors a step at a time.
-    /// Runs until the process ends.
-    pub fn spawn_watcher(&self) -> Result<()> {
-        let watch = Watch::start(&self.session.engine())?;
-        let session = self.session.clone();
-        std::thread::Builder::new()
-            .name("mem7-watch".into())
-            .spawn(move || {
-                let opts = Options {
-                    interval: RECONCILE_EVERY,
-                    sync_every: None,
-                    fill_step: Some(crate::front::fill::FILL_STEP),
-                    full_text: false,
-                };
-                if let Err(e) = watch.run(&session, &opts, &mut WatchLog) {
-                    eprintln!("mem7 mcp: the watcher stopped: {e}");
-                }
-            })
-            .map_err(|e| Error::io("<thread>", e))?;
-        Ok(())
-    }
-}
-
-/// Who speaks on standard error (the client's log).
-const VOICE: Voice = Voice("mem7 mcp");
-
-/// The watcher thread's log, on standard error: failures only, and the entries a
-/// catch-up met that were recorded ahead of this machine's clock.
-struct WatchLog;
-
-impl Log for WatchLog {
-    fn caught_up(&mut self, engine: &mut Engine, c: &CatchUp, now: TxTime) -> Result<()> {
-        VOICE.ahead(engine, &c.report.ahead, now);
-        Ok(())
-    }
-
-    fn catch_up_failed(&mut self, e: &Error) {
-        eprintln!("mem7 mcp: catching up with the files failed: {e}");
-    }
-
-    fn vouch_failed(&mut self, e: &Error) {
-        eprintln!(
-            "mem7 mcp: warning: other mem7 commands will check every day file at start-up: {e}"
-        );
-    }
-
-    fn filled(&mut self, _: &crate::engine::FillStats) -> Result<()> {
-        Ok(())
-    }
-
-    fn fill_failed(&mut self, e: &Error) {
-        eprintln!("mem7 mcp: filling in vectors failed (retrying later): {e}");
-    }
-
-    fn synced(&mut self, _: Result<crate::sync::Outcome>, _: Duration) -> Result<()> {
-        // The server's watcher runs no sync (its options have no period).
-        Ok(())
     }
 }

@@ -11,7 +11,7 @@ pub mod vouch;
 
 use guard::irregular_under;
 pub use guard::{Irregular, MappedText, open_regular, repair_utf8};
-pub use lock::WorkspaceLock;
+pub use lock::{WorkspaceLock, busy, is_busy};
 use scan::stat_all;
 pub use scan::{ScanStamp, file_mark};
 pub use settings::{Owner, settings_hash};
@@ -68,6 +68,9 @@ pub struct Workspace {
     standing: crate::config::Standing,
     /// What the file widens that took no effect (unapproved).
     ignored: Vec<crate::config::Ignored>,
+    /// Whether a write waits for the writers' lock (and a stale index is rebuilt); a
+    /// hook's workspace does not wait ([`Workspace::without_waiting`]).
+    pub(super) waits: bool,
 }
 
 /// Size and modification time of a memory file: the cheap fingerprint.
@@ -149,22 +152,6 @@ impl Workspace {
         let dir = self.root.join(INDEX_DIR);
         fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         Ok(dir)
-    }
-
-    /// Takes the writers' lock (blocking until other writers finish). With it held, no
-    /// import is under way, so the spill folders of imports that were killed are
-    /// removed here: none survives a crash past the next write.
-    pub fn lock(&self) -> Result<WorkspaceLock> {
-        let dir = self.index_dir()?;
-        let lock = WorkspaceLock::acquire(&dir.join("lock"))?;
-        remove_stale_spills(&dir);
-        Ok(lock)
-    }
-
-    /// Keeps writers out while reading (shared with other readers); `None` when no mem7
-    /// writer ever ran here. Nothing is created.
-    pub fn lock_shared(&self) -> Result<Option<WorkspaceLock>> {
-        WorkspaceLock::acquire_shared(&self.root.join(INDEX_DIR).join("lock"))
     }
 
     /// Absolute path of a workspace-relative name.
@@ -528,7 +515,7 @@ impl Workspace {
 /// Removes `import-*` folders left in the index directory by imports that did not finish
 /// (an import writes its entries there first; see `engine/import.rs`). Best effort: a
 /// folder that cannot be removed now is tried again at the next write.
-fn remove_stale_spills(index_dir: &Path) {
+pub(super) fn remove_stale_spills(index_dir: &Path) {
     let Ok(read) = fs::read_dir(index_dir) else {
         return;
     };

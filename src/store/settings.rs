@@ -91,6 +91,7 @@ impl Workspace {
             settings_hash,
             standing,
             ignored,
+            waits: true,
         })
     }
 

@@ -1,6 +1,7 @@
 //! The integration tests, one binary (`cargo test --test it`): every file here is a
 //! module of it, so the library and its dependencies are linked once, not once per file.
 
+mod capture;
 mod cli;
 mod docs;
 mod embed;

@@ -1,0 +1,533 @@
+//! Events become writes: the key each kind goes under, its tags, its value, and the
+//! rule that folds a write into what the key already holds ([`decide`]), so that the
+//! same event seen twice (a retried hook; a commit seen by git's hook and by the
+//! agent's shell) writes once, and a list (the files a session touched) grows in one
+//! fact instead of one per edit.
+//!
+//! | kind | key | scope |
+//! |---|---|---|
+//! | sessions | `local:session:<id>` | local |
+//! | files | `local:session:<id>:files` | local |
+//! | subagents | `local:session:<id>:task:<task>` | local |
+//! | commands | `local:checkout:<checkout>:check:<command>` | local |
+//! | branches | `local:checkout:<checkout>:branch` | local |
+//! | merges (fast-forward) | `local:checkout:<checkout>:fast-forward` | local |
+//! | commits, merges | `git:commit:<hash12>` | project (`local:git:…` unshared) |
+//! | pushes | `git:push:<remote>/<branch>` | project |
+//! | prs | `git:pr:<host>/<owner>/<repo>/pull/<n>` | project |
+
+use super::{Client, Commit, Event, Kind, Settings, TAG, Task, TaskState, redact, shell};
+use crate::core::Version;
+
+/// The most items a list value names (the count goes on).
+pub const MAX_ITEMS: usize = 40;
+
+/// Where an event was seen: by which client, in which session and checkout, when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub client: Client,
+    pub session: Option<String>,
+    pub checkout: Checkout,
+    /// The branch the checkout is on, when the hook asked git.
+    pub branch: Option<String>,
+    /// Microseconds since the epoch.
+    pub now: i64,
+}
+
+/// A checkout: a work tree on this machine, named in tags by a hash of its path (the
+/// path itself stays in the local scope's values).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkout {
+    pub path: String,
+    pub id: String,
+}
+
+impl Checkout {
+    pub fn new(path: &str) -> Checkout {
+        let hash = blake3::hash(path.as_bytes()).to_hex();
+        Checkout {
+            path: path.to_string(),
+            id: hash[..10].to_string(),
+        }
+    }
+
+    /// The tag every captured fact of this checkout carries.
+    pub fn tag(&self) -> String {
+        format!("checkout:{}", self.id)
+    }
+
+    /// A path as a fact names it: relative to the checkout when inside it.
+    pub fn relative(&self, path: &str) -> String {
+        let root = self.path.trim_end_matches('/');
+        match path.strip_prefix(root).and_then(|p| p.strip_prefix('/')) {
+            Some(rel) if !rel.is_empty() => rel.to_string(),
+            _ => path.to_string(),
+        }
+    }
+}
+
+/// One write a captured event asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub kind: Kind,
+    pub key: String,
+    pub tags: Vec<String>,
+    /// When it happened (the valid time it starts at), microseconds since the epoch.
+    pub at: i64,
+    pub rule: Rule,
+}
+
+/// How a write folds into what its key holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// An event that happens once (a commit, a pull request): a later report of it
+    /// changes nothing.
+    Once(String),
+    /// The state now (a check's, a push's, the branch's): written unless it holds
+    /// already, or a later state was recorded; with `after`, only when the state held
+    /// starts with it (a pass is a fact only after a failure).
+    State {
+        value: String,
+        after: Option<String>,
+    },
+    /// A list that grows (the files a session touched): the items not yet named are
+    /// added, keeping the fact's start.
+    Grow { title: String, items: Vec<String> },
+    /// An end added to a fact (a session's): once; `base` stands in for a start
+    /// never seen.
+    End { base: String, end: String },
+    /// A subagent task's state; a report without a description keeps the one known.
+    Task {
+        state: TaskState,
+        agent: Option<String>,
+        description: Option<String>,
+        summary: Option<String>,
+    },
+}
+
+/// The writes `events` ask for, of the kinds `settings` captures.
+pub fn writes(events: &[Event], origin: &Origin, settings: &Settings) -> Vec<Write> {
+    let mut out = Vec::new();
+    let session = origin.session.as_deref();
+    let short = |s: &str| s.chars().take(8).collect::<String>();
+    let checkout_tags = |kind: Kind| {
+        vec![
+            TAG.to_string(),
+            kind.as_str().to_string(),
+            origin.checkout.tag(),
+        ]
+    };
+    let session_tags = |kind: Kind, sid: &str| {
+        let mut t = checkout_tags(kind);
+        t.push(format!("session:{sid}"));
+        t
+    };
+    let share = if settings.share { "" } else { "local:" };
+    let mut push = |kind: Kind, key: String, tags: Vec<String>, at: i64, rule: Rule| {
+        if settings.captures(kind) && crate::core::validate::key(&key).is_ok() {
+            out.push(Write {
+                kind,
+                key,
+                tags,
+                at,
+                rule,
+            });
+        }
+    };
+    let client = origin.client.as_str();
+    let place = redact::field(&origin.checkout.path).unwrap_or_else(|| "a checkout".into());
+    for event in events {
+        match event {
+            Event::SessionStart { .. } => {
+                let Some(sid) = session else { continue };
+                let branch = origin
+                    .branch
+                    .as_deref()
+                    .map_or(String::new(), |b| format!(" on branch {b}"));
+                push(
+                    Kind::Sessions,
+                    format!("local:session:{sid}"),
+                    session_tags(Kind::Sessions, sid),
+                    origin.now,
+                    Rule::Once(format!(
+                        "{client} session {} in {place}{branch}, started {}",
+                        short(sid),
+                        when(origin.now)
+                    )),
+                );
+                if let Some(b) = &origin.branch {
+                    push(
+                        Kind::Branches,
+                        format!("local:checkout:{}:branch", origin.checkout.id),
+                        checkout_tags(Kind::Branches),
+                        origin.now,
+                        Rule::State {
+                            value: format!("on branch {b}"),
+                            after: None,
+                        },
+                    );
+                }
+            }
+            Event::SessionEnd { reason } => {
+                let Some(sid) = session else { continue };
+                let why = reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(" ({r})"));
+                push(
+                    Kind::Sessions,
+                    format!("local:session:{sid}"),
+                    session_tags(Kind::Sessions, sid),
+                    origin.now,
+                    Rule::End {
+                        base: format!("{client} session {} in {place}", short(sid)),
+                        end: format!("; ended {}{why}", when(origin.now)),
+                    },
+                );
+            }
+            Event::Touched { path } => {
+                let Some(sid) = session else { continue };
+                let Some(path) = redact::field(&origin.checkout.relative(path)) else {
+                    continue;
+                };
+                push(
+                    Kind::Files,
+                    format!("local:session:{sid}:files"),
+                    session_tags(Kind::Files, sid),
+                    origin.now,
+                    Rule::Grow {
+                        title: format!(
+                            "files edited or written in {client} session {}",
+                            short(sid)
+                        ),
+                        items: vec![path],
+                    },
+                );
+            }
+            Event::Task(task) => {
+                let Some(sid) = session else { continue };
+                push(
+                    Kind::Subagents,
+                    format!("local:session:{sid}:task:{}", task.id),
+                    session_tags(Kind::Subagents, sid),
+                    origin.now,
+                    task_rule(task),
+                );
+            }
+            Event::Shell(shell::Did::Check { command, outcome }) => {
+                let key = format!(
+                    "local:checkout:{}:check:{}",
+                    origin.checkout.id,
+                    command_slug(command)
+                );
+                let mut tags = checkout_tags(Kind::Commands);
+                if let Some(sid) = session {
+                    tags.push(format!("session:{sid}"));
+                }
+                let mut detail = outcome
+                    .summary
+                    .clone()
+                    .map_or(String::new(), |s| format!(" — {s}"));
+                if !outcome.failing.is_empty() {
+                    detail.push_str(&format!("; failing: {}", outcome.failing.join(", ")));
+                }
+                let rule = if outcome.failed {
+                    Rule::State {
+                        value: format!("failing: `{command}`{detail}"),
+                        after: None,
+                    }
+                } else {
+                    Rule::State {
+                        value: format!("passing again: `{command}`{detail}"),
+                        after: Some("failing:".into()),
+                    }
+                };
+                push(Kind::Commands, key, tags, origin.now, rule);
+            }
+            Event::Shell(shell::Did::Push { remote, refs }) => {
+                for r in refs {
+                    let Some(branch) = redact::field(&r.branch) else {
+                        continue;
+                    };
+                    let value = match (&r.rev, r.rejected) {
+                        (_, true) => format!("push of {branch} to {remote} rejected"),
+                        (Some(rev), false) => format!("{remote}/{branch} at {}", abbrev(rev)),
+                        (None, false) => format!("{remote}/{branch} pushed"),
+                    };
+                    push(
+                        Kind::Pushes,
+                        format!("{share}git:push:{}/{}", key_word(remote), key_word(&branch)),
+                        checkout_tags(Kind::Pushes),
+                        origin.now,
+                        Rule::State { value, after: None },
+                    );
+                }
+            }
+            Event::Shell(shell::Did::PullRequest { url, title }) => {
+                let Some(url) = redact::field(url) else {
+                    continue;
+                };
+                let path = url.trim_start_matches("https://");
+                let title = title.as_deref().map_or(String::new(), |t| format!(": {t}"));
+                let branch = origin
+                    .branch
+                    .as_deref()
+                    .map_or(String::new(), |b| format!(" (from {b})"));
+                push(
+                    Kind::Prs,
+                    format!("{share}git:pr:{path}"),
+                    checkout_tags(Kind::Prs),
+                    origin.now,
+                    Rule::Once(format!("opened pull request {url}{title}{branch}")),
+                );
+            }
+            Event::Commit(c) => {
+                let kind = if c.parents >= 2 {
+                    Kind::Merges
+                } else {
+                    Kind::Commits
+                };
+                push(
+                    kind,
+                    format!("{share}git:commit:{}", abbrev(&c.hash)),
+                    checkout_tags(kind),
+                    // The commit's own time, unless a clock ahead of this one made it.
+                    c.time.min(origin.now),
+                    Rule::Once(commit_value(c)),
+                );
+            }
+            Event::Branch { branch } => push(
+                Kind::Branches,
+                format!("local:checkout:{}:branch", origin.checkout.id),
+                checkout_tags(Kind::Branches),
+                origin.now,
+                Rule::State {
+                    value: format!("on branch {branch}"),
+                    after: None,
+                },
+            ),
+            Event::FastForward {
+                branch,
+                to,
+                commits,
+            } => push(
+                Kind::Merges,
+                format!("local:checkout:{}:fast-forward", origin.checkout.id),
+                checkout_tags(Kind::Merges),
+                origin.now,
+                Rule::State {
+                    value: format!(
+                        "{branch} fast-forwarded to {} ({commits} commit{})",
+                        abbrev(to),
+                        if *commits == 1 { "" } else { "s" }
+                    ),
+                    after: None,
+                },
+            ),
+            // What the hook's shell resolves with git first (a commit named by its
+            // output, a merge, a switch) arrives as Commit and Branch events.
+            Event::Shell(shell::Did::Commit { .. } | shell::Did::Merge | shell::Did::Switch) => {}
+        }
+    }
+    out
+}
+
+fn task_rule(task: &Task) -> Rule {
+    Rule::Task {
+        state: task.state,
+        agent: task.agent.clone(),
+        description: task.description.clone(),
+        summary: task.summary.clone(),
+    }
+}
+
+/// A commit's value: its short hash, branch, subject and files.
+pub fn commit_value(c: &Commit) -> String {
+    let mut v = if c.parents >= 2 {
+        format!("merge {}", abbrev(&c.hash))
+    } else {
+        abbrev(&c.hash).to_string()
+    };
+    if let Some(b) = &c.branch {
+        v.push_str(&format!(" on {b}"));
+    }
+    v.push_str(": ");
+    v.push_str(c.subject.as_deref().unwrap_or("(subject not kept)"));
+    if let Some(old) = &c.rewrote {
+        v.push_str(&format!(" (rewrites {})", abbrev(old)));
+    }
+    if c.file_count > 0 {
+        let more = c.file_count.saturating_sub(c.files.len());
+        v.push_str(&format!(
+            " — {} file{}: {}{}",
+            c.file_count,
+            if c.file_count == 1 { "" } else { "s" },
+            c.files.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    v
+}
+
+/// The first 12 characters of a hash.
+pub fn abbrev(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// A word of a key made from free text: key characters kept, others `-`, at most 60.
+fn key_word(text: &str) -> String {
+    let w: String = text
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "_-.@+".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    let w = w.trim_matches('-').to_string();
+    if w.is_empty() { "-".into() } else { w }
+}
+
+/// A command as the last part of a key: its first words, and a hash of the whole so
+/// that two commands alike in their first words stay apart.
+pub fn command_slug(command: &str) -> String {
+    let words: Vec<String> = command.split_whitespace().take(4).map(key_word).collect();
+    let hash = blake3::hash(command.as_bytes()).to_hex();
+    format!("{}-{}", words.join("-"), &hash[..6])
+}
+
+/// An instant for a value: RFC 3339 to the second.
+pub fn when(micros: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(micros)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| micros.to_string())
+}
+
+/// What to store for `rule` happening `at`, given the versions its key holds: the value
+/// and its valid start, or `None` when nothing changes (the event was seen already, or
+/// a later state stands).
+pub fn decide(rule: &Rule, at: i64, believed: &[Version]) -> Option<(String, i64)> {
+    let latest = believed.iter().max_by_key(|v| (v.valid_from, v.tx_from));
+    let start = |fallback: i64| latest.map_or(fallback, |v| v.valid_from.micros());
+    match rule {
+        Rule::Once(value) => believed.is_empty().then(|| (value.clone(), at)),
+        Rule::State { value, after } => {
+            if let Some(prefix) = after
+                && !latest.is_some_and(|v| v.value.starts_with(prefix.as_str()))
+            {
+                return None;
+            }
+            match latest {
+                Some(v) if v.value == *value || at < v.valid_from.micros() => None,
+                _ => Some((value.clone(), at)),
+            }
+        }
+        Rule::Grow { title, items } => {
+            let (mut total, mut listed) = latest.map_or((0, Vec::new()), |v| parse_list(&v.value));
+            let mut added = false;
+            for item in items {
+                if listed.contains(item) {
+                    continue;
+                }
+                added = true;
+                total += 1;
+                if listed.len() < MAX_ITEMS {
+                    listed.push(item.clone());
+                }
+            }
+            added.then(|| (render_list(title, total, &listed), start(at)))
+        }
+        Rule::End { base, end } => match latest {
+            Some(v) if v.value.contains("; ended ") => None,
+            Some(v) => Some((format!("{}{end}", v.value), start(at))),
+            None => Some((format!("{base}{end}"), at)),
+        },
+        Rule::Task {
+            state,
+            agent,
+            description,
+            summary,
+        } => {
+            let known = latest.and_then(|v| task_description(&v.value));
+            let description = description.clone().or(known);
+            let value = task_value(
+                *state,
+                agent.as_deref(),
+                description.as_deref(),
+                summary.as_deref(),
+            );
+            match latest {
+                Some(v) if v.value == value => None,
+                // A late "running" never undoes an end already recorded.
+                Some(v) if *state == TaskState::Running && !v.value.starts_with("running") => None,
+                _ => Some((value, at)),
+            }
+        }
+    }
+}
+
+/// A task's value: `running: Explore subagent — Map the parser`, then `done: … → what
+/// it found`.
+pub fn task_value(
+    state: TaskState,
+    agent: Option<&str>,
+    description: Option<&str>,
+    summary: Option<&str>,
+) -> String {
+    let word = match state {
+        TaskState::Running => "running",
+        TaskState::Done => "done",
+        TaskState::Failed => "failed",
+    };
+    let mut v = format!("{word}: {} subagent", agent.unwrap_or("a"));
+    if let Some(d) = description {
+        v.push_str(&format!(" — {d}"));
+    }
+    if let Some(s) = summary {
+        v.push_str(&format!(" → {s}"));
+    }
+    v
+}
+
+fn task_description(value: &str) -> Option<String> {
+    let (_, rest) = value.split_once(" — ")?;
+    Some(rest.split(" → ").next().unwrap_or(rest).to_string())
+}
+
+/// A list value: `title (n):` and one `- item` line per item named.
+pub fn render_list(title: &str, total: usize, items: &[String]) -> String {
+    let mut v = format!("{title} ({total}):");
+    for i in items {
+        v.push_str(&format!("\n- {i}"));
+    }
+    if total > items.len() {
+        v.push_str(&format!("\n- … and {} more", total - items.len()));
+    }
+    v
+}
+
+/// [`render_list`]'s count and items, read back.
+pub fn parse_list(value: &str) -> (usize, Vec<String>) {
+    let mut lines = value.lines();
+    let total = lines
+        .next()
+        .and_then(|l| l.strip_suffix("):"))
+        .and_then(|l| l.rsplit_once(" ("))
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0);
+    let items: Vec<String> = lines
+        .filter_map(|l| l.strip_prefix("- "))
+        .filter(|l| !l.starts_with("… and "))
+        .map(str::to_string)
+        .collect();
+    (total.max(items.len()), items)
+}
+
+#[cfg(test)]
+mod tests;
