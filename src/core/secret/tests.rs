@@ -210,3 +210,51 @@ fn catalogues_are_measured() {
         ordinary.len()
     );
 }
+
+/// What `find` costs once warm, on a typical short fact, on a 4 KB text and on each
+/// ordinary fact: `CARGO_PROFILE_DEV_OPT_LEVEL=3 cargo test --lib secret::tests::find_speed
+/// -- --ignored --nocapture` (this crate optimised as the release build is).
+#[test]
+#[ignore]
+fn find_speed() {
+    use std::hint::black_box;
+    use std::time::Instant;
+    let ordinary: Vec<&str> = include_str!("../../../tests/fixtures/secrets/ordinary.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .collect();
+    let short = "the nightly export runs at 02:00 UTC on db-prod-1, writes to s3://acme-exports/daily; owner: Dana K.";
+    let mut long = String::new();
+    for line in ordinary.iter().cycle() {
+        if long.len() + line.len() >= 4096 {
+            break;
+        }
+        long.push_str(line);
+        long.push('\n');
+    }
+    let time = |text: &str, rounds: u32| {
+        black_box(find(text));
+        let start = Instant::now();
+        for _ in 0..rounds {
+            black_box(find(black_box(text)));
+        }
+        start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+    };
+    let cold = Instant::now();
+    black_box(find(black_box("cold start: one api key and one token")));
+    eprintln!("first call: {:.0} µs", cold.elapsed().as_secs_f64() * 1e6);
+    eprintln!("{}-byte fact: {:.2} µs", short.len(), time(short, 20_000));
+    eprintln!("{}-byte text: {:.1} µs", long.len(), time(&long, 500));
+    for o in &ordinary {
+        black_box(find(o));
+    }
+    let start = Instant::now();
+    for o in &ordinary {
+        black_box(find(black_box(o)));
+    }
+    eprintln!(
+        "each of {} ordinary facts: {:.2} µs on average",
+        ordinary.len(),
+        start.elapsed().as_secs_f64() * 1e6 / ordinary.len() as f64
+    );
+}
