@@ -538,9 +538,10 @@ pub(super) fn letter_digit_changes(v: &str) -> usize {
 }
 
 /// Shannon entropy in bits per byte.
-pub(super) fn entropy(v: &str) -> f64 {
+pub(super) fn entropy(v: impl AsRef<[u8]>) -> f64 {
+    let v = v.as_ref();
     let mut counts = [0u32; 256];
-    for b in v.bytes() {
+    for &b in v {
         counts[usize::from(b)] += 1;
     }
     let n = v.len() as f64;

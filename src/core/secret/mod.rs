@@ -50,6 +50,7 @@ use regex::Regex;
 
 mod assign;
 mod base64;
+mod gitleaks;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -57,6 +58,7 @@ mod view;
 
 use assign::*;
 use base64::*;
+use gitleaks::find_gitleaks;
 use rules::*;
 use view::*;
 
@@ -130,6 +132,9 @@ fn scan_view(text: &str, pass: Pass, depth: u8) -> Option<(&'static str, usize)>
         if let Some(at) = first_match(rule, re, text) {
             keep((rule.kind, at));
         }
+    }
+    if let Some(found) = find_gitleaks(text, pass) {
+        keep(found);
     }
     if pass == Pass::Full
         && let Some(at) = find_assignment(text)

@@ -232,13 +232,18 @@ fn find_speed() {
         long.push_str(line);
         long.push('\n');
     }
+    // The best of seven batches: the machine is shared, and the best is the cost.
     let time = |text: &str, rounds: u32| {
         black_box(find(text));
-        let start = Instant::now();
-        for _ in 0..rounds {
-            black_box(find(black_box(text)));
-        }
-        start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+        (0..7)
+            .map(|_| {
+                let start = Instant::now();
+                for _ in 0..rounds {
+                    black_box(find(black_box(text)));
+                }
+                start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+            })
+            .fold(f64::INFINITY, f64::min)
     };
     let cold = Instant::now();
     black_box(find(black_box("cold start: one api key and one token")));
@@ -248,13 +253,96 @@ fn find_speed() {
     for o in &ordinary {
         black_box(find(o));
     }
-    let start = Instant::now();
-    for o in &ordinary {
-        black_box(find(black_box(o)));
-    }
+    let each = (0..7)
+        .map(|_| {
+            let start = Instant::now();
+            for o in &ordinary {
+                black_box(find(black_box(o)));
+            }
+            start.elapsed().as_secs_f64() * 1e6 / ordinary.len() as f64
+        })
+        .fold(f64::INFINITY, f64::min);
     eprintln!(
-        "each of {} ordinary facts: {:.2} µs on average",
+        "each of {} ordinary facts: {each:.2} µs on average",
+        ordinary.len()
+    );
+}
+
+/// The ordinary catalogue's facts (for the rule comparisons below).
+fn ordinary_facts() -> Vec<String> {
+    include_str!("../../../tests/fixtures/secrets/ordinary.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.replace(r"\n", "\n"))
+        .collect()
+}
+
+#[test]
+fn gitleaks_rules_compile_except_the_skipped_ones() {
+    let cat = &*gitleaks::CATALOGUE;
+    assert!(cat.rules.len() >= 200, "{} rules", cat.rules.len());
+    assert_eq!(cat.source.commit.len(), 40);
+    assert_eq!(cat.source.sha256.len(), 64);
+    assert!(!cat.source.version.is_empty());
+    let failing: Vec<&str> = cat
+        .rules
+        .iter()
+        .filter(|r| gitleaks::compile_go(&r.pattern).is_err())
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(
+        failing,
+        gitleaks::SKIPPED,
+        "rules Rust's regex cannot compile"
+    );
+    for (id, _) in gitleaks::LEFT_OUT {
+        let rule = cat.rules.iter().find(|r| r.id == *id);
+        assert!(rule.is_some_and(|r| !r.runs), "{id}");
+    }
+    for (id, regex, _) in gitleaks::NARROWED {
+        assert!(cat.rules.iter().any(|r| r.id == *id), "{id}");
+        assert!(gitleaks::compile_go(regex).is_ok(), "{id}");
+    }
+    let runs = cat.rules.iter().filter(|r| r.runs).count();
+    eprintln!(
+        "gitleaks {}: {} rules, {} run, {} left out, {} skipped",
+        cat.source.version,
+        cat.rules.len(),
+        runs - gitleaks::SKIPPED.len(),
+        gitleaks::LEFT_OUT.len(),
+        gitleaks::SKIPPED.len()
+    );
+}
+
+/// gitleaks' `generic-api-key` against mem7's assignment rule on the ordinary catalogue:
+/// the one kept must raise at most 1% false alarms.
+#[test]
+fn generic_assignment_rule_is_the_quieter_one() {
+    let cat = &*gitleaks::CATALOGUE;
+    let generic = cat
+        .rules
+        .iter()
+        .find(|r| r.id == "generic-api-key")
+        .expect("generic-api-key");
+    let ordinary = ordinary_facts();
+    let by_generic: Vec<&String> = ordinary
+        .iter()
+        .filter(|o| generic.first_finding(o, gitleaks::global()).is_some())
+        .collect();
+    let by_assignment: Vec<&String> = ordinary
+        .iter()
+        .filter(|o| find_assignment(o).is_some())
+        .collect();
+    eprintln!(
+        "ordinary facts flagged: generic-api-key {} of {}, mem7's assignment rule {}: {by_generic:#?}",
+        by_generic.len(),
         ordinary.len(),
-        start.elapsed().as_secs_f64() * 1e6 / ordinary.len() as f64
+        by_assignment.len()
+    );
+    // Measured: 0 and 4 of 815.
+    assert_eq!(by_assignment.len(), 0, "{by_assignment:#?}");
+    assert!(
+        by_generic.len() > by_assignment.len(),
+        "reconsider LEFT_OUT"
     );
 }
