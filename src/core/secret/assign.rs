@@ -75,6 +75,10 @@ pub(super) fn name_before(b: &[u8], sep: usize) -> Option<(usize, NameClass)> {
     }
     if k > 0 && matches!(b[k - 1], b'"' | b'\'' | b'`') {
         k -= 1;
+        // `\"password\":` in JSON written inside a JSON string.
+        if k > 0 && b[k - 1] == b'\\' {
+            k -= 1;
+        }
     }
     let end = k;
     while k > 0 && end - k < MAX_NAME && is_name_byte(b[k - 1]) {
@@ -109,6 +113,110 @@ pub(super) fn name_before(b: &[u8], sep: usize) -> Option<(usize, NameClass)> {
     // The name is ASCII by construction (name bytes and letters only).
     let name = std::str::from_utf8(&b[start..end]).ok()?;
     classify_name(name).map(|class| (start, class))
+}
+
+/// Elements and attributes of XML (Maven's `settings.xml`, `web.config`, Spring, NuGet)
+/// that hold a secret: `<password>…</password>`, `<db.password>…</…>`,
+/// `<add key="ApiKey" value="…"/>`, `<property name="password" value="…"/>`,
+/// `<entry key="db.password">…</entry>`. Returns the start of the element.
+pub(super) fn find_xml_element(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(off) = memchr::memchr(b'<', &b[from..]) {
+        let open = from + off;
+        from = open + 1;
+        let name_start = open + 1;
+        let mut name_end = name_start;
+        while name_end < b.len()
+            && name_end - name_start < MAX_NAME
+            && (is_name_byte(b[name_end]) || b[name_end] == b':')
+        {
+            name_end += 1;
+        }
+        if name_end == name_start || !b[name_start].is_ascii_alphabetic() {
+            continue;
+        }
+        // The tag ends on the same line, within a bounded distance.
+        let Some(close) = b[name_end..]
+            .iter()
+            .take(MAX_VALUE)
+            .position(|&c| matches!(c, b'>' | b'<' | b'\n'))
+            .map(|p| name_end + p)
+            .filter(|&p| b[p] == b'>')
+        else {
+            continue;
+        };
+        from = close + 1;
+        let tag = &text[name_start..name_end];
+        let attrs = &text[name_end..close];
+        // `<ns:password>` names a password as `<password>` does.
+        let local = tag.rsplit(':').next().unwrap_or(tag);
+        let body = || element_text(text, close + 1, tag);
+        let (class, value) = match classify_name(local) {
+            Some(class) => (class, body()),
+            None => {
+                let named = xml_attributes(attrs).find_map(|(name, value)| {
+                    let says = matches!(name.to_ascii_lowercase().as_str(), "key" | "name" | "id");
+                    if says { classify_name(value) } else { None }
+                });
+                let Some(class) = named else {
+                    continue;
+                };
+                let value = xml_attributes(attrs)
+                    .find(|(name, _)| name.eq_ignore_ascii_case("value"))
+                    .map(|(_, v)| v)
+                    .or_else(|| if attrs.ends_with('/') { None } else { body() });
+                (class, value)
+            }
+        };
+        let Some(value) = value else {
+            continue;
+        };
+        let secret = match class {
+            NameClass::Password => password_value(value, true),
+            NameClass::Secret => secret_value(value),
+        };
+        if secret {
+            return Some(open);
+        }
+    }
+    None
+}
+
+/// The text of an element whose start tag ends before `at`, if its end tag `</tag>`
+/// follows on the same line.
+fn element_text<'a>(text: &'a str, at: usize, tag: &str) -> Option<&'a str> {
+    let rest = text.get(at..)?;
+    let end = rest
+        .bytes()
+        .take(MAX_VALUE)
+        .position(|c| c == b'<' || c == b'\n')?;
+    let closing = rest[end..].strip_prefix("</")?;
+    closing.starts_with(tag).then(|| rest[..end].trim())
+}
+
+/// `name="value"` pairs of a tag (single or double quotes).
+fn xml_attributes(attrs: &str) -> impl Iterator<Item = (&str, &str)> {
+    let mut rest = attrs;
+    std::iter::from_fn(move || {
+        loop {
+            let eq = rest.find('=')?;
+            let name = rest[..eq].trim().rsplit([' ', '\t']).next().unwrap_or("");
+            let after = rest[eq + 1..].trim_start();
+            let q = after.chars().next().filter(|c| matches!(c, '"' | '\''));
+            let Some(q) = q else {
+                rest = after;
+                continue;
+            };
+            let Some(len) = after[1..].find(q) else {
+                rest = "";
+                return None;
+            };
+            let value = &after[1..1 + len];
+            rest = &after[len + 2..];
+            return Some((name, value));
+        }
+    })
 }
 
 /// Bytes after which a name may start: white space, quotes, brackets, separators of
@@ -247,17 +355,26 @@ pub(super) fn value_after(text: &str, at: usize) -> Option<(&str, bool, usize)> 
         i += 1;
         spaces += 1;
     }
-    let quote = b
+    let mut quote = b
         .get(i)
         .copied()
         .filter(|q| matches!(q, b'"' | b'\'' | b'`'));
-    if quote.is_some() {
+    // `\"password\": \"…\"`: JSON written inside a JSON string, whose quotes are escaped.
+    let escaped =
+        quote.is_none() && b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"' | b'\''));
+    if escaped {
+        quote = Some(b[i + 1]);
+        i += 2;
+    } else if quote.is_some() {
         i += 1;
     }
     let start = i;
     while i < b.len() && i - start < MAX_VALUE {
         let c = b[i];
         let ends = match quote {
+            Some(q) if escaped => {
+                (c == b'\\' && b.get(i + 1) == Some(&q)) || c == b'\n' || c == b'\r'
+            }
             Some(q) => c == q || c == b'\n' || c == b'\r',
             None => {
                 c.is_ascii_whitespace()
@@ -327,6 +444,69 @@ pub(super) fn spaced_pair(pair: &str) -> bool {
         Some(NameClass::Secret) => secret_value(value),
         None => false,
     }
+}
+
+/// The password of a `.pgpass` line.
+pub(super) fn pgpass_password(v: &str) -> bool {
+    password_value(v, false)
+}
+
+/// What follows `Authorization:`: a bare credential, or a scheme and a credential
+/// (`Bearer X`, `ApiKey X`, `Basic user:password`, `SharedKey account:signature`), or a
+/// scheme and parameters (`Digest username="…", response="…"`, `OAuth oauth_token="…"`)
+/// one of which is credential-like.
+pub(super) fn auth_credentials(v: &str) -> bool {
+    let ends = |c: char| {
+        c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ';' | ')' | '}' | ']' | '\\')
+    };
+    let word = |s: &str| s.split(ends).next().unwrap_or("").to_owned();
+    let first = word(v);
+    if credential_word(&first) {
+        return true;
+    }
+    let rest = v[first.len()..].trim_start();
+    if placeholder(rest) {
+        return false;
+    }
+    let scheme = first.to_ascii_lowercase();
+    // Parameters: `name=value` or `name="value"`, separated by commas.
+    let param = |p: &str| -> Option<String> {
+        let (name, value) = p.split_once('=')?;
+        let name = name.trim();
+        let value = value
+            .trim()
+            .trim_matches(|c| matches!(c, '"' | '\'' | '\\'));
+        let identifier = !name.is_empty()
+            && name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
+        identifier.then(|| value.to_owned())
+    };
+    if rest.split(',').any(|p| param(p).is_some()) {
+        return rest
+            .split(',')
+            .filter_map(param)
+            .any(|value| credential_word(&value));
+    }
+    let credential = word(rest);
+    if scheme == "basic" && basic_value(&credential) {
+        return true;
+    }
+    if let Some((user, password)) = credential.split_once(':') {
+        if scheme == "basic" {
+            return !user.is_empty() && password_value(password, false);
+        }
+        return credential_word(user) || credential_word(password);
+    }
+    credential_word(&credential)
+}
+
+/// A word that is a credential on its own: a vendor's token or a random-looking one.
+fn credential_word(w: &str) -> bool {
+    let jwt = w.starts_with("ey") && w.contains('.');
+    !placeholder(w)
+        && !code_like(w)
+        && (vendor_prefix(w) || (jwt && w.len() >= 20) || token_like(w))
 }
 
 /// A password stated in a sentence, which ends in punctuation that is not part of it.

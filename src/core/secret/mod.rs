@@ -141,6 +141,11 @@ fn scan_view(text: &str, pass: Pass, depth: u8) -> Option<(&'static str, usize)>
     {
         keep(("credential assignment (name=value)", at));
     }
+    if pass == Pass::Full
+        && let Some(at) = find_xml_element(text)
+    {
+        keep(("credential in an XML element (<password>…</password>)", at));
+    }
     if depth < MAX_DEPTH
         && let Some(found) = find_in_base64(text, depth)
     {

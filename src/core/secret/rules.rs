@@ -595,6 +595,72 @@ pub(super) const RULES: &[Rule] = &[
         r#"\bsshpass[ \t]+-p[ \t]*["']?([!-~&&[^"']]{4,})"#,
         plain_password,
     ),
+    // The password flags of common command-line tools, each with its own flag:
+    // `docker login -p`, `mongosh -p`, `redis-cli -a`, `sqlcmd -P`, `ldapsearch -w`,
+    // `zip -P`, `7z -p…`, `keytool -storepass`, `smbclient -U user%…`,
+    // `rabbitmqctl add_user name …`, `net use … /user:name …`.
+    line(
+        "password on a command line (docker login -p, redis-cli -a, …)",
+        &[
+            "login",
+            "mongo",
+            "redis-cli",
+            "sqlcmd",
+            "bcp",
+            "osql",
+            "ldap",
+            "zip",
+            "7z",
+            "keytool",
+            "smbclient",
+            "rabbitmqctl",
+            "net use",
+        ],
+        concat!(
+            r#"(?:\b(?:(?:docker|podman|buildah|nerdctl|skopeo|oras|az)[ \t]+login"#,
+            r#"|helm[ \t]+registry[ \t]+login|mongo(?:sh|dump|restore|export|import|stat|top|files)?)"#,
+            r#"\b[ -~\t]{0,200}?[ \t](?:-p|--password)(?:[ \t]+|=)"#,
+            r#"|\bredis-cli\b[ -~\t]{0,200}?[ \t](?:-a|--pass)[ \t]+"#,
+            r#"|\b(?:sqlcmd|bcp|osql)\b[ -~\t]{0,200}?[ \t]-P[ \t]*"#,
+            r#"|\bldap[a-z]+\b[ -~\t]{0,200}?[ \t]-w[ \t]+"#,
+            r#"|\b(?:zip|unzip)\b[ -~\t]{0,200}?[ \t]-P[ \t]+"#,
+            r#"|\b7za?\b[ -~\t]{0,200}?[ \t]-p"#,
+            r#"|\bkeytool\b[ -~\t]{0,200}?[ \t]-(?:src|dest)?(?:store|key)pass[ \t]+"#,
+            r#"|\bsmbclient\b[ -~\t]{0,200}?[ \t]-U[ \t]*[!-~&&[^%"']]+%"#,
+            r#"|\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+[!-~]+[ \t]+"#,
+            r#"|\bnet[ \t]+use\b[ -~\t]{0,200}?[ \t]/user:[!-~]+[ \t]+)"#,
+            r#"["']?([!-~&&[^"'-]][!-~&&[^"']]{3,})"#,
+        ),
+        plain_password,
+    ),
+    line(
+        "password on a command line (htpasswd -b)",
+        &["htpasswd"],
+        r#"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*(?:[ \t]+[!-~&&[^-]][!-~]*){1,2}[ \t]+["']?([!-~&&[^"'-]][!-~&&[^"']]{3,})"#,
+        plain_password,
+    ),
+    // Oracle's `user/password@database` (sqlplus, Data Pump, JDBC thin URLs).
+    line(
+        "password in an Oracle connect string (user/password@db)",
+        &["jdbc:oracle:", "sqlplus", "sqlldr", "expdp", "impdp"],
+        r#"(?:\bjdbc:oracle:(?:thin|oci):|\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*)["']?[A-Za-z0-9_$#.]+/([^@\s/"']+)@"#,
+        plain_password,
+    ),
+    // A `.pgpass` line: `hostname:port:database:username:password`.
+    line(
+        "password in a .pgpass line (host:port:db:user:password)",
+        &[":"],
+        r"(?m)^[ \t]*[A-Za-z0-9._*-]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:((?:[^\s:\\]|\\[:\\])+)[ \t\r]*$",
+        pgpass_password,
+    ),
+    // `Authorization:` with any scheme (`Digest …`, `ApiKey …`, `SharedKey …`, a vendor's
+    // own) or none, when what follows holds a credential-like value.
+    line(
+        "Authorization header with credentials",
+        &["authorization"],
+        r#"(?:[Aa]uthorization|AUTHORIZATION)\\?["']?[ \t]*[:=][ \t]*\\?["'`]?[ \t]*([!-~][^\r\n]{3,400})"#,
+        auth_credentials,
+    ),
     // `--password S3cr3t!`, `aws configure set aws_secret_access_key …`, `setx TOKEN …`:
     // a name and its value separated by blanks only.
     line(

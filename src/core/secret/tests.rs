@@ -211,6 +211,58 @@ fn catalogues_are_measured() {
     );
 }
 
+/// The forms issue 34 lists as missed, and their harmless look-alikes.
+#[test]
+fn generic_forms_of_issue_34() {
+    let found = [
+        "<password>Tzg2!iC95B2</password>",
+        "<ns:Password>G6My#isTI47</ns:Password>",
+        r#"<add key="ApiKey" value="ZA4NTF5doQTBkCfvAGfyUPzEBLdnM2udroJ2" />"#,
+        r#"<property name="password" value="Nafn+8l3Zg3"/>"#,
+        "db.example.com:5432:app:app_user:dxug+P6BGo9",
+        "*:*:*:postgres:Gg2O%r3gmD6",
+        "docker login -u deploy-bot -p GPgX#BUVBr6 registry.example.com",
+        "redis-cli -h cache -a 6kkM!Nxth08 ping",
+        "sqlcmd -S sql-prod -U sa -P 'LR1w#Mx5hh1'",
+        "ldapsearch -x -D cn=admin,dc=example -w I01T%W8xLR2",
+        "keytool -list -keystore ks.jks -storepass fsBF+oYBa58",
+        "sqlplus system/mbGw+94E2X2@//db.example.com:1521/ORCL",
+        r#"Authorization: Digest username="admin", realm="api", nonce="becc5dd11b333df42d314e73e4e7a1c2", response="6629fae49393a05397450978507c4ef1""#,
+        "Authorization: ApiKey cFE4eE41R1VOWFlYN0FrV2REY286OGdtR0k3NGZCOXNPMnRpQU5ydFVKRA==",
+        "Authorization: SharedKey stdemo042:rst+FKmMQmz24HrFDIZNEdQOoDJOg71aoYXNVpAMqX8=",
+        "Authorization: GenieKey e09ca2ce-e8ff-ad68-cf46-81853e58375b",
+        "Authorization: Basic admin:aqOE*tbJLM2",
+        r#"headers = {"Authorization": "Custom TqTcCAnqOZ2zBvcs0xfXBgSCzFOFiFGZP3eDIFEl"}"#,
+        r#""{\"password\": \"eVG8^Jzapc5\"}""#,
+        r#"{"body": "{\"api_key\": \"205rnHQslXqj7oiU4GIfPwkeLwyzL2Bw\"}"}"#,
+        "jdbc:sqlserver://sql:1433;databaseName=app;user=sa;password=tiof%9jm2j2;",
+        "Server=db;Database=app;User Id=app;Password=Cw9j^IFcZ73;",
+    ];
+    for text in found {
+        assert!(find(text).is_some(), "{text}");
+    }
+    let ordinary = [
+        "<password>${env.DB_PASSWORD}</password>",
+        "<password_hash>$2b$12$abcdefghijklmnopqrstuv</password_hash>",
+        "the <password> element must reference an env var",
+        "fe80:0:0:0:0:0:0:1 is link-local",
+        "10:30:00:UTC:daily",
+        "docker login -u ci --password-stdin ghcr.io",
+        "docker run -p 8080:80 nginx",
+        "docker login -u ci -p $CR_PAT ghcr.io",
+        "mysql -u root -p",
+        "Authorization: Bearer <token>",
+        "Authorization: Negotiate is what the Kerberos proxy sends",
+        "authorization = base64.decodebytes(authorization)",
+        r#""{\"token\": \"${API_TOKEN}\"}""#,
+        "Server=db;Database=app;Integrated Security=true;",
+        "sqlplus / as sysdba",
+    ];
+    for text in ordinary {
+        assert_eq!(find(text), None, "{text}");
+    }
+}
+
 /// What `find` costs once warm, on a typical short fact, on a 4 KB text and on each
 /// ordinary fact: `CARGO_PROFILE_DEV_OPT_LEVEL=3 cargo test --lib secret::tests::find_speed
 /// -- --ignored --nocapture` (this crate optimised as the release build is).
