@@ -180,8 +180,8 @@ fn a_finding_never_holds_the_secret() {
     assert!(!f.kind.contains("abcdef"));
 }
 
-/// The catalogues of DESIGN §7: at least 95% of the credentials refused, at most 1%
-/// of the ordinary facts.
+/// The catalogues of DESIGN §7, gated at what is measured: every credential refused, no
+/// ordinary fact refused.
 #[test]
 fn catalogues_are_measured() {
     fn samples(text: &str) -> Vec<String> {
@@ -194,18 +194,25 @@ fn catalogues_are_measured() {
         "../../../tests/fixtures/secrets/credentials.txt"
     ));
     let ordinary = samples(include_str!("../../../tests/fixtures/secrets/ordinary.txt"));
-    assert!(credentials.len() >= 60 && ordinary.len() >= 500);
+    assert!(credentials.len() >= 240 && ordinary.len() >= 800);
     let missed: Vec<_> = credentials.iter().filter(|c| find(c).is_none()).collect();
     let refused: Vec<_> = ordinary.iter().filter(|o| find(o).is_some()).collect();
+    eprintln!(
+        "credentials refused: {} of {}; ordinary facts refused: {} of {}",
+        credentials.len() - missed.len(),
+        credentials.len(),
+        refused.len(),
+        ordinary.len()
+    );
     assert!(
-        missed.len() * 100 <= credentials.len() * 5,
-        "{} of {} credentials missed",
+        missed.is_empty(),
+        "{} of {} credentials missed: {missed:#?}",
         missed.len(),
         credentials.len()
     );
     assert!(
-        refused.len() * 100 <= ordinary.len(),
-        "{} of {} ordinary facts refused: {refused:?}",
+        refused.is_empty(),
+        "{} of {} ordinary facts refused: {refused:#?}",
         refused.len(),
         ordinary.len()
     );
