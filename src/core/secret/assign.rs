@@ -446,9 +446,55 @@ pub(super) fn spaced_pair(pair: &str) -> bool {
     }
 }
 
-/// The password of a `.pgpass` line.
-pub(super) fn pgpass_password(v: &str) -> bool {
-    password_value(v, false)
+/// A `.pgpass` line, `hostname:port:database:username:password` (`\:` and `\\` escaped):
+/// a whole line of exactly five fields without blanks, a port or `*` second, and a
+/// password last. Returns the start of the line. An IPv6 address or a MAC address has more
+/// fields, a time fewer.
+pub(super) fn find_pgpass(text: &str) -> Option<usize> {
+    memchr::memchr_iter(b':', text.as_bytes()).nth(3)?;
+    let mut start = 0;
+    for line in text.split('\n') {
+        let at = start;
+        start += line.len() + 1;
+        let l = line.trim_matches([' ', '\t', '\r']);
+        if l.len() < 9 || l.contains([' ', '\t']) {
+            continue;
+        }
+        let mut fields = Vec::with_capacity(5);
+        let b = l.as_bytes();
+        let mut from = 0;
+        let mut i = 0;
+        while i < b.len() && fields.len() < 6 {
+            match b[i] {
+                b'\\' => i += 1,
+                b':' => {
+                    fields.push(&l[from..i]);
+                    from = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        fields.push(l.get(from..).unwrap_or(""));
+        let [host, port, db, user, password] = fields[..] else {
+            continue;
+        };
+        let host_ok = !host.is_empty()
+            && host
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'*' | b'-'));
+        let port_ok = port == "*"
+            || ((1..=5).contains(&port.len()) && port.bytes().all(|c| c.is_ascii_digit()));
+        if host_ok
+            && port_ok
+            && !db.is_empty()
+            && !user.is_empty()
+            && password_value(password, false)
+        {
+            return Some(at + (line.len() - line.trim_start_matches([' ', '\t']).len()));
+        }
+    }
+    None
 }
 
 /// What follows `Authorization:`: a bare credential, or a scheme and a credential

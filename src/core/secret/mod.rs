@@ -142,6 +142,14 @@ fn scan_view(text: &str, pass: Pass, depth: u8) -> Option<(&'static str, usize)>
         keep(("credential assignment (name=value)", at));
     }
     if pass == Pass::Full
+        && let Some(at) = find_pgpass(text)
+    {
+        keep((
+            "password in a .pgpass line (host:port:db:user:password)",
+            at,
+        ));
+    }
+    if pass == Pass::Full
         && let Some(at) = find_xml_element(text)
     {
         keep(("credential in an XML element (<password>…</password>)", at));
