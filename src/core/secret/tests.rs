@@ -378,6 +378,38 @@ fn gitleaks_rules_compile_except_the_skipped_ones() {
     );
 }
 
+/// Every gitleaks rule that runs finds the fake sample generated from its own regex
+/// (`tests/fixtures/secrets/gitleaks-samples.txt`, written by `scripts/vendor-gitleaks`),
+/// alone and through [`find`]: its keywords, entropy and allowlists are wired as gitleaks
+/// wires them.
+#[test]
+fn every_gitleaks_rule_finds_its_sample() {
+    let cat = &*gitleaks::CATALOGUE;
+    let mut checked = 0;
+    let mut missed = Vec::new();
+    for line in include_str!("../../../tests/fixtures/secrets/gitleaks-samples.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let (id, sample) = line.split_once('\t').expect("id, a tab, the sample");
+        let rule = cat.rules.iter().find(|r| r.id == id).expect(id);
+        if !rule.runs {
+            continue;
+        }
+        checked += 1;
+        if rule.first_finding(sample, gitleaks::global()).is_none() || find(sample).is_none() {
+            missed.push((id, sample));
+        }
+    }
+    let runs = cat.rules.iter().filter(|r| r.runs).count();
+    eprintln!(
+        "gitleaks rules finding their sample: {} of {runs}",
+        checked - missed.len()
+    );
+    assert_eq!(checked, runs, "a rule without a sample");
+    assert!(missed.is_empty(), "{missed:#?}");
+}
+
 /// gitleaks' `generic-api-key` against mem7's assignment rule on the ordinary catalogue:
 /// the one kept must raise at most 1% false alarms.
 #[test]
