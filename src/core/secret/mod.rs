@@ -34,12 +34,13 @@
 //!   webhooks, PEM private-key headers, URLs with a password, `Authorization:` headers
 //!   of any scheme, the password flags of common CLIs, Oracle `user/password@db`),
 //!   starting at a word boundary. They are specific, so prose *about* keys passes.
-//! - **assignments** (`find_assignment`, `find_xml_element`, `find_pgpass`): `name =
-//!   value`, `name: value`, `"name": "value"` (also escaped inside a JSON string),
-//!   `--name=value`, `<password>value</password>`, `<add key="ApiKey" value="…"/>`, where
-//!   the name says password, secret, token, API key, private key, client secret… and the
-//!   value looks like a secret rather than a reference to one (`${VAR}`, `<redacted>`,
-//!   `OPENAI_API_KEY`, `see the vault`); and `.pgpass` lines.
+//! - **assignments** (`find_assignment`; in `forms.rs`, `find_xml_element` and
+//!   `find_pgpass`): `name = value`, `name: value`, `"name": "value"` (also escaped
+//!   inside a JSON string), `--name=value`, `<password>value</password>`,
+//!   `<add key="ApiKey" value="…"/>`, where the name says password, secret, token, API
+//!   key, private key, client secret… and the value looks like a secret rather than a
+//!   reference to one (`${VAR}`, `<redacted>`, `OPENAI_API_KEY`, `see the vault`); and
+//!   `.pgpass` lines.
 //! - **decoded base64**, as above.
 //!
 //! Deliberately *not* refused: publishable keys meant for browsers (Stripe `pk_live_…`,
@@ -63,6 +64,7 @@ use regex::Regex;
 
 mod assign;
 mod base64;
+mod forms;
 mod gitleaks;
 mod rules;
 #[cfg(test)]
@@ -71,6 +73,7 @@ mod view;
 
 use assign::*;
 use base64::*;
+use forms::*;
 use gitleaks::find_gitleaks;
 use rules::*;
 use view::*;
