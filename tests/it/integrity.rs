@@ -1056,10 +1056,15 @@ fn the_credential_catalogue_is_refused_and_ordinary_facts_pass() {
         .iter()
         .filter(|c| !refused.contains(c))
         .collect();
-    let rate = refused.len() as f64 / credentials.len() as f64;
+    // Gated at what is measured (docs/integrity.md): every credential refused.
+    eprintln!(
+        "credentials refused by `mem7 store`: {} of {}",
+        refused.len(),
+        credentials.len()
+    );
     assert!(
-        rate >= 0.95,
-        "{} of {} credentials refused ({rate:.3}); missed: {missed:#?}",
+        missed.is_empty(),
+        "{} of {} credentials refused; missed: {missed:#?}",
         refused.len(),
         credentials.len()
     );
@@ -1074,9 +1079,14 @@ fn the_credential_catalogue_is_refused_and_ordinary_facts_pass() {
     let ordinary = world::samples("ordinary.txt");
     assert!(ordinary.len() >= 500, "{} ordinary facts", ordinary.len());
     let false_alarms = refused_by_import(&ordinary);
-    let rate = false_alarms.len() as f64 / ordinary.len() as f64;
+    // Gated at what is measured: no ordinary fact refused.
+    eprintln!(
+        "ordinary facts refused by `mem7 import`: {} of {}",
+        false_alarms.len(),
+        ordinary.len()
+    );
     assert!(
-        rate <= 0.01,
+        false_alarms.is_empty(),
         "{} of {} ordinary facts refused: {false_alarms:#?}",
         false_alarms.len(),
         ordinary.len()

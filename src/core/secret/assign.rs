@@ -75,6 +75,10 @@ pub(super) fn name_before(b: &[u8], sep: usize) -> Option<(usize, NameClass)> {
     }
     if k > 0 && matches!(b[k - 1], b'"' | b'\'' | b'`') {
         k -= 1;
+        // `\"password\":` in JSON written inside a JSON string.
+        if k > 0 && b[k - 1] == b'\\' {
+            k -= 1;
+        }
     }
     let end = k;
     while k > 0 && end - k < MAX_NAME && is_name_byte(b[k - 1]) {
@@ -247,17 +251,26 @@ pub(super) fn value_after(text: &str, at: usize) -> Option<(&str, bool, usize)> 
         i += 1;
         spaces += 1;
     }
-    let quote = b
+    let mut quote = b
         .get(i)
         .copied()
         .filter(|q| matches!(q, b'"' | b'\'' | b'`'));
-    if quote.is_some() {
+    // `\"password\": \"…\"`: JSON written inside a JSON string, whose quotes are escaped.
+    let escaped =
+        quote.is_none() && b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"' | b'\''));
+    if escaped {
+        quote = Some(b[i + 1]);
+        i += 2;
+    } else if quote.is_some() {
         i += 1;
     }
     let start = i;
     while i < b.len() && i - start < MAX_VALUE {
         let c = b[i];
         let ends = match quote {
+            Some(q) if escaped => {
+                (c == b'\\' && b.get(i + 1) == Some(&q)) || c == b'\n' || c == b'\r'
+            }
             Some(q) => c == q || c == b'\n' || c == b'\r',
             None => {
                 c.is_ascii_whitespace()
@@ -538,9 +551,10 @@ pub(super) fn letter_digit_changes(v: &str) -> usize {
 }
 
 /// Shannon entropy in bits per byte.
-pub(super) fn entropy(v: &str) -> f64 {
+pub(super) fn entropy(v: impl AsRef<[u8]>) -> f64 {
+    let v = v.as_ref();
     let mut counts = [0u32; 256];
-    for b in v.bytes() {
+    for &b in v {
         counts[usize::from(b)] += 1;
     }
     let n = v.len() as f64;

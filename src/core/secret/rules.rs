@@ -78,6 +78,20 @@ pub(super) fn any(_: &str) -> bool {
     true
 }
 
+/// A tool's password flag (`prefix` ends where the password starts): `docker login -p`,
+/// `redis-cli -a`, `sqlcmd -P`, `ldapsearch -w`, `zip -P`, `7z -p…`, `keytool -storepass`,
+/// `smbclient -U user%…`, `rabbitmqctl add_user name …`, `net use … /user:name …`.
+macro_rules! cli_password {
+    ($anchors:expr, $prefix:literal) => {
+        line(
+            "password on a command line (docker login -p, redis-cli -a, …)",
+            $anchors,
+            concat!($prefix, r#"["']?([!-~&&[^"'-]][!-~&&[^"']]{3,})"#),
+            plain_password,
+        )
+    };
+}
+
 /// The catalogue of token shapes (gitleaks, detect-secrets and trufflehog families).
 pub(super) const RULES: &[Rule] = &[
     // Cloud providers.
@@ -594,6 +608,64 @@ pub(super) const RULES: &[Rule] = &[
         &["sshpass"],
         r#"\bsshpass[ \t]+-p[ \t]*["']?([!-~&&[^"']]{4,})"#,
         plain_password,
+    ),
+    // The password flags of common command-line tools, each with its own flag (one rule
+    // per tool, so only the tool named in a text costs a search).
+    cli_password!(
+        &["login"],
+        r"\b(?:(?:docker|podman|buildah|nerdctl|skopeo|oras|az)[ \t]+login|helm[ \t]+registry[ \t]+login)\b[ -~\t]{0,200}?[ \t](?:-p|--password)(?:[ \t]+|=)"
+    ),
+    cli_password!(
+        &["mongo"],
+        r"\bmongo(?:sh|dump|restore|export|import|stat|top|files)?\b[ -~\t]{0,200}?[ \t](?:-p|--password)(?:[ \t]+|=)"
+    ),
+    cli_password!(
+        &["redis-cli"],
+        r"\bredis-cli\b[ -~\t]{0,200}?[ \t](?:-a|--pass)[ \t]+"
+    ),
+    cli_password!(
+        &["sqlcmd", "bcp", "osql"],
+        r"\b(?:sqlcmd|bcp|osql)\b[ -~\t]{0,200}?[ \t]-P[ \t]*"
+    ),
+    cli_password!(&["ldap"], r"\bldap[a-z]+\b[ -~\t]{0,200}?[ \t]-w[ \t]+"),
+    cli_password!(&["zip"], r"\b(?:zip|unzip)\b[ -~\t]{0,200}?[ \t]-P[ \t]+"),
+    cli_password!(&["7z"], r"\b7za?\b[ -~\t]{0,200}?[ \t]-p"),
+    cli_password!(
+        &["keytool"],
+        r"\bkeytool\b[ -~\t]{0,200}?[ \t]-(?:src|dest)?(?:store|key)pass[ \t]+"
+    ),
+    cli_password!(
+        &["smbclient"],
+        r#"\bsmbclient\b[ -~\t]{0,200}?[ \t]-U[ \t]*[!-~&&[^%"']]+%"#
+    ),
+    cli_password!(
+        &["rabbitmqctl"],
+        r"\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+[!-~]+[ \t]+"
+    ),
+    cli_password!(
+        &["net use"],
+        r"\bnet[ \t]+use\b[ -~\t]{0,200}?[ \t]/user:[!-~]+[ \t]+"
+    ),
+    line(
+        "password on a command line (htpasswd -b)",
+        &["htpasswd"],
+        r#"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*(?:[ \t]+[!-~&&[^-]][!-~]*){1,2}[ \t]+["']?([!-~&&[^"'-]][!-~&&[^"']]{3,})"#,
+        plain_password,
+    ),
+    // Oracle's `user/password@database` (sqlplus, Data Pump, JDBC thin URLs).
+    line(
+        "password in an Oracle connect string (user/password@db)",
+        &["jdbc:oracle:", "sqlplus", "sqlldr", "expdp", "impdp"],
+        r#"(?:\bjdbc:oracle:(?:thin|oci):|\b(?:sqlplus|sqlldr|expdp|impdp)[ \t]+(?:-[A-Za-z]+[ \t]+)*)["']?[A-Za-z0-9_$#.]+/([^@\s/"']+)@"#,
+        plain_password,
+    ),
+    // `Authorization:` with any scheme (`Digest …`, `ApiKey …`, `SharedKey …`, a vendor's
+    // own) or none, when what follows holds a credential-like value.
+    line(
+        "Authorization header with credentials",
+        &["authorization"],
+        r#"(?:[Aa]uthorization|AUTHORIZATION)\\?["']?[ \t]*[:=][ \t]*\\?["'`]?[ \t]*([!-~][^\r\n]{3,400})"#,
+        auth_credentials,
     ),
     // `--password S3cr3t!`, `aws configure set aws_secret_access_key …`, `setx TOKEN …`:
     // a name and its value separated by blanks only.
