@@ -253,13 +253,26 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             scope,
             write,
             capture,
-        } => setup::run(
-            out,
-            env,
-            &env.workspace(cli.workspace.as_deref()),
-            *client,
-            *scope,
-            (*write, *capture),
-        ),
+        } => {
+            // A project's configuration that would point at the person's own workspace
+            // only because the project has none yet: said, with the way to make one.
+            if *scope == args::Scope::Project
+                && env.project_workspace(cli.workspace.as_deref()).is_none()
+            {
+                eprintln!(
+                    "mem7: note: there is no mem7 workspace in this project ({} holds no mem7.yaml, nor does any folder above it), so this configuration points the agent at your own workspace ({}); to give the project a memory of its own, run `mem7 init .` here first, then this command again",
+                    env.cwd.display(),
+                    env.user_workspace().display()
+                );
+            }
+            setup::run(
+                out,
+                env,
+                &env.workspace(cli.workspace.as_deref()),
+                *client,
+                *scope,
+                (*write, *capture),
+            )
+        }
     }
 }

@@ -86,6 +86,9 @@ pub(super) fn run_scopes(
         None => roots,
     };
     if roots.len() <= 1 {
+        if let Some((_, root)) = roots.first() {
+            super::write::say_workspace(cli, env, root);
+        }
         return match roots.first() {
             Some((_, root)) => run_at(root, env, out, remote, no_push, json),
             None => run_at(

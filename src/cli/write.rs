@@ -180,7 +180,17 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
         text.push_str(&format!("  Scope: {level}\n"));
     }
     write_out(out, &text)?;
+    say_workspace(cli, env, &root);
     Ok(EXIT_OK)
+}
+
+/// Says on standard error which workspace a write went to, whenever the choice came
+/// from the environment, an enclosing folder or the default rather than `--workspace`:
+/// an `export MEM7_WORKSPACE` left over from another folder shows itself.
+pub(super) fn say_workspace(cli: &Cli, env: &Env, root: &std::path::Path) {
+    if let Some(why) = env.workspace_origin(cli.workspace.as_deref(), root) {
+        eprintln!("mem7: workspace {} ({why})", root.display());
+    }
 }
 
 /// `mem7 rekey`.
@@ -209,6 +219,9 @@ pub(super) fn rekey(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::RekeyAr
         render::rekey_human(from, to, &plan, !*dry_run)
     };
     write_out(out, &text)?;
+    if !*dry_run {
+        say_workspace(cli, env, engine.workspace().root());
+    }
     Ok(EXIT_OK)
 }
 
@@ -250,6 +263,7 @@ pub(super) fn forget(
             &format!("nothing to forget: no version of {key} is believed; nothing written\n"),
         )?,
     }
+    say_workspace(cli, env, &root);
     Ok(EXIT_OK)
 }
 
@@ -282,6 +296,7 @@ pub(super) fn seal(cli: &Cli, env: &Env, out: &mut dyn Write, agent: Option<&str
                 text.push_str(&format!("  {}:{}{key} ({})\n", f.file, f.line, f.kind));
             }
             write_out(out, &text)?;
+            say_workspace(cli, env, engine.workspace().root());
         }
     }
     Ok(EXIT_OK)
@@ -498,5 +513,6 @@ pub(super) fn import(
             }
         ),
     )?;
+    say_workspace(cli, env, &root);
     Ok(EXIT_OK)
 }

@@ -155,6 +155,37 @@ impl Env {
         None
     }
 
+    /// Why a command landed on the workspace at `root`, when nobody named it with
+    /// `--workspace`: "MEM7_WORKSPACE", "the nearest folder holding mem7.yaml", "your own
+    /// workspace"… `None` when the flag named it (the person said it just now).
+    pub fn workspace_origin(&self, flag: Option<&Path>, root: &Path) -> Option<String> {
+        if flag.is_some_and(|f| same_dir(&absolute(&self.cwd, f), root)) {
+            return None;
+        }
+        let project = self.project_workspace(flag);
+        let why = if project
+            .as_deref()
+            .is_some_and(|p| same_dir(&local_workspace(p), root))
+        {
+            "this checkout's local scope".to_string()
+        } else if project.as_deref().is_some_and(|p| same_dir(p, root)) {
+            if flag.is_some() {
+                return None;
+            } else if self.workspace.is_some() {
+                "from MEM7_WORKSPACE".to_string()
+            } else {
+                "the nearest folder holding mem7.yaml".to_string()
+            }
+        } else if self.user_workspace.is_some() {
+            "your own workspace, MEM7_USER_WORKSPACE".to_string()
+        } else if self.legacy_dir.is_some() {
+            "your own workspace, under MEM7_DIR".to_string()
+        } else {
+            "your own workspace, the default".to_string()
+        };
+        Some(why)
+    }
+
     /// The user scope's workspace: MEM7_USER_WORKSPACE > $MEM7_DIR/workspace (Go mem7) >
     /// ~/.mem7/workspace.
     pub fn user_workspace(&self) -> PathBuf {

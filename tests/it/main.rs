@@ -10,6 +10,7 @@ mod layout;
 mod local_model;
 mod mcp;
 mod model;
+mod newcomer;
 mod owners;
 mod properties;
 mod search;
