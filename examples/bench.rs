@@ -147,6 +147,54 @@ fn run_with(ws: &Path, args: &[&str], vars: &[(&str, &str)]) -> Duration {
     took
 }
 
+/// `mem7 hook claude-code` with one PostToolUse event (an Edit of file `i`) on standard
+/// input, as Claude Code runs it after every edit: the whole process's time.
+fn hook_post_tool_use(ws: &Path, i: usize) -> Duration {
+    use std::io::Write;
+    let payload = format!(
+        r#"{{"session_id":"bench-session","transcript_path":"/dev/null","cwd":"{}","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{{"file_path":"src/bench{i}.rs","old_string":"a","new_string":"b"}},"tool_response":{{"filePath":"src/bench{i}.rs","success":true}}}}"#,
+        ws.display()
+    );
+    let started = Instant::now();
+    let mut child = Command::new(mem7_bin())
+        .args(["hook", "claude-code"])
+        .env("MEM7_WORKSPACE", ws)
+        .env("MEM7_AGENT", "bench")
+        .env("MEM7_EMBED_PROVIDER", "none")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("run mem7 hook");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload.as_bytes())
+        .expect("write the payload");
+    let status = child.wait().expect("wait for mem7 hook");
+    let took = started.elapsed();
+    assert!(status.success(), "a hook exits 0");
+    took
+}
+
+/// The slowest of five PostToolUse hooks while another process holds the writers' lock
+/// (as a long import does): a hook spools instead of waiting.
+fn hook_with_the_lock_held(ws: &Path) -> Duration {
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(ws.join(".mem7/lock"))
+        .expect("open the lock file");
+    lock.lock().expect("take the writers' lock");
+    let worst = (0..5)
+        .map(|i| hook_post_tool_use(ws, 1000 + i))
+        .max()
+        .unwrap_or_default();
+    drop(lock);
+    worst
+}
+
 /// Median latency of a search with time filters, inside one process (the engine kept
 /// open, as the MCP server will).
 fn search_in_process(ws: &Path) -> Duration {
@@ -358,12 +406,17 @@ fn bench(versions: usize, root: &Path) {
     let list = time_n(5, |_| run(root, &["list", "--prefix", "project5:"]));
     let search = time_n(20, search_once);
     let in_process = search_in_process(root);
-    let store = time_n(20, |i| {
-        run(
+    // A hook and a store alternated, so both meet the same machine.
+    let (mut stores, mut hooks) = (Vec::new(), Vec::new());
+    for i in 0..20 {
+        stores.push(run(
             root,
             &["store", &format!("bench:new{i}"), &format!("value {i}")],
-        )
-    });
+        ));
+        hooks.push(hook_post_tool_use(root, i));
+    }
+    let (store, hook) = (median(stores), median(hooks));
+    let hook_locked = hook_with_the_lock_held(root);
     println!(
         "\n## {versions} versions ({entries} entries, {:.1} MB markdown)",
         markdown as f64 / 1e6
@@ -436,6 +489,14 @@ fn bench(versions: usize, root: &Path) {
     );
     println!("| `mem7 list --prefix P` | {} |", ms(list));
     println!("| `mem7 store KEY VALUE` | {} |", ms(store));
+    println!(
+        "| `mem7 hook claude-code`, one PostToolUse (Edit), alternated with the stores | {} |",
+        ms(hook)
+    );
+    println!(
+        "| the same hook with the writers' lock held (slowest of 5; it spools) | {} |",
+        ms(hook_locked)
+    );
     let (p50, p99) = concurrent_stores(root);
     println!(
         "| 32 concurrent writers, one `mem7 store` each (3 rounds): p50 / p99 | {} / {} |",

@@ -301,7 +301,30 @@ async fn a_model_never_becomes_the_person() {
         assert!(error, "{tool} {args}: {text}");
         assert!(text.contains("standing rule the person set"), "{text}");
     }
+    // Nor does a model's rekey or forget write a credential, as a key or as an agent.
+    let before = memory(&s.ws);
+    for (tool, args) in [
+        (
+            "memory_rekey",
+            json!({"from": "note:style", "to": format!("note:{TOKEN}")}),
+        ),
+        (
+            "memory_rekey",
+            json!({"from": "rule:style", "to": "note:other", "agent": TOKEN}),
+        ),
+        (
+            "memory_store",
+            json!({"key": "note:z", "value": "v", "agent": format!("bot {TOKEN}")}),
+        ),
+        ("memory_forget", json!({"key": "rule:push", "agent": TOKEN})),
+    ] {
+        let (error, text) = call(&client, tool, args.clone()).await;
+        assert!(error, "{tool} {args}: {text}");
+        assert!(text.contains("credential"), "{tool} {args}: {text}");
+    }
+    assert_eq!(memory(&s.ws), before, "nothing written");
     client.cancel().await.unwrap();
+    assert!(!memory_text(&s.ws).contains("ghp_"));
     let block = s.ok(&["context"], None).stdout;
     let rules = block.split("### Rules you set").nth(1).unwrap_or("");
     let rules = rules.split("\n\n").next().unwrap_or("");
