@@ -404,3 +404,25 @@ fn a_credential_in_the_turn_never_reaches_a_file_or_the_model() {
     }
     no_secret_in_files();
 }
+
+#[test]
+fn a_running_watch_drains_queued_turns() {
+    let chat = Chat::start(Answer::Facts);
+    let t = Turns::new(Some(&chat.url()));
+    let mut watch = t
+        .command(&["watch", "--interval", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = crate::world::lines_of(watch.stdout.take().unwrap());
+    let mut log = Vec::new();
+    t.stop(PROMPT, &["Edit"], ANSWER);
+    crate::world::wait_for_line(&lines, &mut log, |l| {
+        l.contains("turn facts: 1 turns answered, 5 facts written")
+    });
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert_eq!(t.queued(), 0);
+    assert_eq!(chat.bodies().len(), 1);
+}
