@@ -43,6 +43,24 @@ pub struct CaptureSettings {
     /// `false` keeps project facts (commits, merges, pushes, pull requests) in the
     /// local scope with the session trail, instead of the project's.
     pub share: Option<bool>,
+    /// The chat model that turns each agent turn into at most five short facts
+    /// (`capture: {model: {url, model, api_key_env, timeout_secs}}`). Read from the
+    /// user's own workspace only: a project's file cannot make mem7 send anything.
+    pub model: Option<TurnModelSettings>,
+}
+
+/// `capture.model:`: an OpenAI-compatible chat endpoint (a local Ollama:
+/// `url: http://127.0.0.1:11434/v1`, `model: llama3.2`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct TurnModelSettings {
+    /// The API's base; `/chat/completions` is added.
+    pub url: Option<String>,
+    pub model: Option<String>,
+    /// The environment variable holding the bearer key (none: no key is sent).
+    pub api_key_env: Option<String>,
+    /// Seconds one request may take in all (default 10).
+    pub timeout_secs: Option<f64>,
 }
 
 /// The `scopes:` section of `mem7.yaml` (read from the project's workspace, else the

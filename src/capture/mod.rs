@@ -3,7 +3,8 @@
 //! one module that knows the clients' wire shapes), a shell command and its output are
 //! read by `shell.rs`, events become [`facts::Write`]s with their keys, tags and the
 //! rule that folds each into what its key holds (`facts.rs`), and the next session's
-//! block reads them back as "where this checkout left off" (`trail.rs`). Every string
+//! block reads them back as "where this checkout left off" (`trail.rs`). With a chat
+//! model configured, `turn.rs` reads a turn's text and the model's facts. Every string
 //! passes `redact.rs` first: private text and credentials never get through.
 //!
 //! Pure: nothing here reads the clock, the environment or a file, or runs git. The
@@ -15,6 +16,7 @@ pub mod payload;
 pub mod redact;
 pub mod shell;
 pub mod trail;
+pub mod turn;
 
 /// The tag every captured fact carries.
 pub const TAG: &str = "captured";
@@ -56,10 +58,12 @@ pub enum Kind {
     Branches,
     Prs,
     Subagents,
+    /// Facts a chat model drew from a turn (only with `capture.model` set).
+    Turns,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Sessions,
         Kind::Files,
         Kind::Commands,
@@ -69,6 +73,7 @@ impl Kind {
         Kind::Branches,
         Kind::Prs,
         Kind::Subagents,
+        Kind::Turns,
     ];
 
     /// The word in `capture:` settings and in the kind's tag.
@@ -83,6 +88,7 @@ impl Kind {
             Kind::Branches => "branches",
             Kind::Prs => "prs",
             Kind::Subagents => "subagents",
+            Kind::Turns => "turns",
         }
     }
 

@@ -99,6 +99,20 @@ fn agent(cli: &Cli, env: &Env, out: &mut dyn Write, client: Client) {
         .filter(|p| p.is_absolute() && p.is_dir())
         .unwrap_or_else(|| env.cwd.clone());
     let checkout = git::checkout_of(&dir);
+    if hook.name == "Stop" {
+        // The turn's text is queued for a model, when the user configured one; the
+        // model is asked by a later drain, never by the hook.
+        if let Some(why) =
+            shell::turns::queue_stop(env, flag, client, &value, hook.session.clone(), now)
+        {
+            shell::log(
+                env,
+                flag,
+                now,
+                &format!("hook {} Stop: {why}", client.as_str()),
+            );
+        }
+    }
     if hook.is_session_start() {
         // The block first: it shows where the last session left off, before this one
         // is recorded.
@@ -242,7 +256,7 @@ pub(super) fn capture(
                 Ok(settings) => {
                     let on: Vec<&str> = crate::capture::Kind::ALL
                         .into_iter()
-                        .filter(|k| settings.captures(*k))
+                        .filter(|k| settings.captures(*k) && *k != crate::capture::Kind::Turns)
                         .map(|k| k.as_str())
                         .collect();
                     text.push_str(&format!(
@@ -270,6 +284,17 @@ pub(super) fn capture(
                     "settings: mem7.yaml does not read ({e}); hooks spool every event until it does\n"
                 )),
             }
+            let home = env.workspace(flag);
+            text.push_str(&match shell::turns::model(env) {
+                Some(m) => format!(
+                    "turn facts: asked of {} at {} by `mem7 capture drain`; {} turns queued in {}\n",
+                    m.model,
+                    m.endpoint,
+                    shell::turns::waiting(&home),
+                    shell::turns::dir(&home).display()
+                ),
+                None => "turn facts: off (no `capture.model` in your own mem7.yaml)\n".to_string(),
+            });
             text.push_str(&format!(
                 "spool: {} writes waiting in {}\n",
                 s.waiting,
@@ -289,6 +314,16 @@ pub(super) fn capture(
             );
             for why in &r.why {
                 text.push_str(&format!("  {why}\n"));
+            }
+            let t = shell::turns::drain(env, flag);
+            if t != shell::turns::Report::default() {
+                text.push_str(&format!(
+                    "drained the turn queue: {} turns answered, {} facts written, {} still queued, {} dropped\n",
+                    t.answered, t.facts, t.kept, t.dropped
+                ));
+                for why in &t.why {
+                    text.push_str(&format!("  {why}\n"));
+                }
             }
             write_out(out, &text)?;
         }

@@ -161,9 +161,14 @@ fn capture_events(client: Client) -> &'static [(&'static str, Option<&'static st
             ),
             ("PostToolUseFailure", Some("Bash|Task|Agent")),
             ("SubagentStop", None),
+            ("Stop", None),
             ("SessionEnd", None),
         ],
-        Client::Codex => &[("PostToolUse", None), ("SubagentStop", None)],
+        Client::Codex => &[
+            ("PostToolUse", None),
+            ("SubagentStop", None),
+            ("Stop", None),
+        ],
     }
 }
 

@@ -111,6 +111,19 @@ impl Log for WatchLog<'_> {
         sync::watch_sync(self.out, outcome, every)
     }
 
+    fn turns_drained(&mut self, r: &crate::front::capture::turns::Report) -> Result<()> {
+        writeln!(
+            self.out,
+            "{} turn facts: {} turns answered, {} facts written, {} still queued, {} dropped",
+            now_text(),
+            r.answered,
+            r.facts,
+            r.kept,
+            r.dropped
+        )
+        .map_err(|e| Error::io("<stdout>", e))
+    }
+
     fn flush(&mut self) -> Result<()> {
         self.out.flush().map_err(|e| Error::io("<stdout>", e))
     }

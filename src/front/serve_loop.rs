@@ -48,6 +48,11 @@ pub trait Log {
     fn vouch_failed(&mut self, e: &Error);
     /// A periodic sync ran, or could not; `every` is its period.
     fn synced(&mut self, outcome: Result<crate::sync::Outcome>, every: Duration) -> Result<()>;
+    /// Queued turns were sent to the chat model (`capture.model`; docs/capture.md).
+    fn turns_drained(&mut self, r: &crate::front::capture::turns::Report) -> Result<()> {
+        let _ = r;
+        Ok(())
+    }
     /// The end of one wake: a good time to flush.
     fn flush(&mut self) -> Result<()> {
         Ok(())
@@ -91,7 +96,13 @@ pub struct Watch {
     /// The files as they were when a catch-up last failed: reading them wakes the
     /// watcher again, so a failure is retried only once they change.
     failed_on: Option<Vec<FileStat>>,
+    /// When queued turns may next be sent to the model: at once, or a while after it
+    /// did not answer (a wake every few seconds would use up a turn's tries).
+    turns_due: Instant,
 }
+
+/// How long the loop leaves queued turns alone after the model did not answer.
+const TURNS_BACKOFF: Duration = Duration::from_secs(300);
 
 impl Watch {
     /// Starts watching the memory folder of `engine`'s workspace (created if missing).
@@ -107,6 +118,7 @@ impl Watch {
             vouch_error,
             fill_error: LastError::default(),
             failed_on: None,
+            turns_due: Instant::now(),
         })
     }
 
@@ -187,8 +199,28 @@ impl Watch {
                 // change the file again, which wakes us.
                 self.failed_on = self.scan(session);
             }
+            self.turns(session, log)?;
             log.flush()?;
         }
+    }
+
+    /// Sends queued turns to the chat model, when any wait and a model is configured.
+    /// The drain writes through its own handles, so a request's writer never waits
+    /// behind it; a model that does not answer is left alone for [`TURNS_BACKOFF`].
+    fn turns(&mut self, session: &Session, log: &mut dyn Log) -> Result<()> {
+        use crate::front::capture::turns;
+        let root = session.engine().workspace().root().to_path_buf();
+        if Instant::now() < self.turns_due
+            || turns::waiting(&root) == 0
+            || turns::model(session.env()).is_none()
+        {
+            return Ok(());
+        }
+        let r = turns::drain(session.env(), Some(&root));
+        if r.kept > 0 {
+            self.turns_due = Instant::now() + TURNS_BACKOFF;
+        }
+        log.turns_drained(&r)
     }
 
     fn scan(&self, session: &Session) -> Option<Vec<FileStat>> {

@@ -18,6 +18,7 @@ mod secrets;
 mod sync;
 mod tour;
 mod transfer;
+mod turns;
 mod ui;
 mod watch;
 mod world;

@@ -9,6 +9,7 @@
 
 pub mod git;
 pub mod spool;
+pub mod turns;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
