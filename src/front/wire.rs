@@ -128,7 +128,7 @@ const STANDARD_FORMATS: [&str; 19] = [
     "regex",
 ];
 
-/// Removes every `format` outside [`STANDARD_FORMATS`], at any depth.
+/// Removes every `format` outside JSON Schema's vocabulary (`STANDARD_FORMATS`), at any depth.
 pub fn drop_nonstandard_formats(map: &mut serde_json::Map<String, Value>) {
     if map
         .get("format")
