@@ -87,7 +87,12 @@ pub fn waiting(workspace: &Path) -> (usize, u64) {
 }
 
 fn files(workspace: &Path) -> Vec<PathBuf> {
-    let Ok(read) = std::fs::read_dir(dir(workspace)) else {
+    jsonl_in(&dir(workspace))
+}
+
+/// The `.jsonl` files of `dir`, in name order (none when it does not exist).
+pub(super) fn jsonl_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut files: Vec<PathBuf> = read
@@ -102,24 +107,30 @@ fn files(workspace: &Path) -> Vec<PathBuf> {
 /// The spool files this process now owns: the live one, and claimed ones abandoned by
 /// a drainer that died. Each was renamed to a name of this process's.
 pub fn claim(workspace: &Path) -> Vec<PathBuf> {
+    claim_in(&dir(workspace), "capture.jsonl", ABANDONED)
+}
+
+/// Claims the files of `dir` this process may drain: the live one (`live`) and any a
+/// drainer left more than `abandoned` ago, each renamed to a name of this process's, so
+/// one drainer has each (a rename is atomic: two drainers never both win one file).
+pub(super) fn claim_in(dir: &Path, live: &str, abandoned: Duration) -> Vec<PathBuf> {
     let mut claimed = Vec::new();
     let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    for (n, path) in files(workspace).into_iter().enumerate() {
+    for (n, path) in jsonl_in(dir).into_iter().enumerate() {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let abandoned = name.starts_with("draining-")
+        let left = name.starts_with("draining-")
             && std::fs::metadata(&path)
                 .and_then(|m| m.modified())
-                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > ABANDONED));
-        if name != "capture.jsonl" && !abandoned {
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > abandoned));
+        if name != live && !left {
             continue;
         }
-        let mine =
-            dir(workspace).join(format!("draining-{}-{stamp}-{n}.jsonl", std::process::id()));
+        let mine = dir.join(format!("draining-{}-{stamp}-{n}.jsonl", std::process::id()));
         if std::fs::rename(&path, &mine).is_ok() {
             claimed.push(mine);
         }

@@ -11,7 +11,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -152,16 +152,7 @@ pub fn waiting(workspace: &Path) -> usize {
 }
 
 fn files(workspace: &Path) -> Vec<PathBuf> {
-    let Ok(read) = std::fs::read_dir(dir(workspace)) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = read
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
-    files
+    super::spool::jsonl_in(&dir(workspace))
 }
 
 /// The Stop hook: queues the turn `payload` ends, when a model is configured and the
@@ -364,29 +355,7 @@ pub fn drain(env: &Env, flag: Option<&Path>) -> Report {
 
 /// The queue files this process now owns (renamed, so one drainer has each).
 fn claim(workspace: &Path) -> Vec<PathBuf> {
-    let stamp = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let mut claimed = Vec::new();
-    for (n, path) in files(workspace).into_iter().enumerate() {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let abandoned = name.starts_with("draining-")
-            && std::fs::metadata(&path)
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > ABANDONED));
-        if name != "queue.jsonl" && !abandoned {
-            continue;
-        }
-        let mine =
-            dir(workspace).join(format!("draining-{}-{stamp}-{n}.jsonl", std::process::id()));
-        if std::fs::rename(&path, &mine).is_ok() {
-            claimed.push(mine);
-        }
-    }
-    claimed
+    super::spool::claim_in(&dir(workspace), "queue.jsonl", ABANDONED)
 }
 
 /// One request to the model: the reply's text, or why there is none.
