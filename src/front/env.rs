@@ -203,16 +203,22 @@ impl Env {
 
     /// Every scope's workspace, narrowest first, whether it exists or not: the local one
     /// (`.mem7/local` inside the project's, never synced), the project's, the user's.
-    /// Outside a project only the user's; a project workspace that is the user's is the
-    /// user scope alone.
+    /// Outside a project (or in the user's own workspace) the local scope is this
+    /// machine's: `.mem7/local` inside the user's workspace, which git ignores too, so
+    /// what stays on this machine (a captured session trail, `local:` notes) never
+    /// leaves it with the user's sync.
     pub fn scope_roots(&self, flag: Option<&Path>) -> Vec<(Level, PathBuf)> {
         let user = self.user_workspace();
         let mut roots = Vec::with_capacity(3);
-        if let Some(project) = self.project_workspace(flag)
-            && !same_dir(&project, &user)
-        {
-            roots.push((Level::Local, local_workspace(&project)));
-            roots.push((Level::Project, project));
+        match self.project_workspace(flag) {
+            Some(project) if !same_dir(&project, &user) => {
+                roots.push((Level::Local, local_workspace(&project)));
+                roots.push((Level::Project, project));
+            }
+            // Only beside a user workspace that exists: a local scope is never made
+            // inside a workspace nobody created.
+            _ if store::is_workspace(&user) => roots.push((Level::Local, local_workspace(&user))),
+            _ => {}
         }
         roots.push((Level::User, user));
         roots

@@ -3407,11 +3407,15 @@ fn scopes_local_keys_stay_in_this_checkout() {
         "{block}"
     );
 
-    // Outside the project, neither the project's nor the local facts exist.
+    // Outside the project, neither the project's nor its checkout's facts exist; the
+    // local scope there is this machine's, inside the user's workspace (never synced).
     let r = s.outside(&["recall", "local:branch"]);
     assert_eq!(r.code, 4, "{}{}", r.stdout, r.stderr);
-    let r = s.outside(&["store", "local:x", "y", "--scope", "local"]);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let r = s.outside(&["store", "local:x", "y", "--scope", "local", "--json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["scope"], "local", "{}", r.stdout);
+    assert!(s.memory(&s.user_ws().join(".mem7/local")).contains("> y"));
+    assert!(!s.memory(&s.user_ws()).contains("> y"));
 }
 
 #[test]

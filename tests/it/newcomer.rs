@@ -124,3 +124,68 @@ async fn the_tools_schemas_use_only_json_schemas_formats() {
         "formats a strict client warns about: {odd:?}"
     );
 }
+
+/// Outside any project, a session trail (and any `local:` note) stays on this machine:
+/// it goes to the local scope inside the user's workspace, which git ignores, never to
+/// the user's memory files that `mem7 sync` pushes.
+#[test]
+fn outside_a_project_the_session_trail_stays_on_this_machine() {
+    let s = Sandbox::bare();
+    let user = s.home().join(".mem7/workspace");
+    s.ok(&["init", user.to_str().unwrap()], None);
+    let elsewhere = s.dir.path().join("scratch");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = |args: &[&str], input: &str| {
+        use std::io::Write;
+        let mut child = s
+            .command(args, None)
+            .env_remove("MEM7_WORKSPACE")
+            .current_dir(&elsewhere)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        crate::world::finish(child.wait_with_output().unwrap())
+    };
+    let cwd = elsewhere.display().to_string();
+    for event in [
+        format!(
+            r#"{{"session_id":"s1","transcript_path":"/dev/null","cwd":"{cwd}","hook_event_name":"SessionStart","source":"startup"}}"#
+        ),
+        format!(
+            r#"{{"session_id":"s1","transcript_path":"/dev/null","cwd":"{cwd}","hook_event_name":"PostToolUse","tool_name":"Write","tool_input":{{"file_path":"{cwd}/notes.txt","content":"x"}},"tool_response":{{"filePath":"{cwd}/notes.txt","success":true}}}}"#
+        ),
+        format!(
+            r#"{{"session_id":"s1","transcript_path":"/dev/null","cwd":"{cwd}","hook_event_name":"SessionEnd","reason":"exit"}}"#
+        ),
+    ] {
+        let r = run(&["hook", "claude-code"], &event);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = run(&["store", "local:scratch", "a note for this machine"], "");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = |dir: &std::path::Path| -> String {
+        std::fs::read_dir(dir.join("memory"))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let shared = text(&user);
+    assert!(
+        !shared.contains("local:"),
+        "the trail reached the synced files: {shared}"
+    );
+    let here = text(&user.join(".mem7/local"));
+    assert!(here.contains("local:session"), "{here}");
+    assert!(here.contains("a note for this machine"), "{here}");
+}
