@@ -364,7 +364,19 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
         let prefix = q.get("prefix").map(str::to_string);
         let search = q.get("q").map(str::to_string);
         let scope = request::level("scope", q.get("scope"))?;
-        let beside = Stack::beside(engine.workspace().root(), ui.session.env(), scope)?;
+        let mut beside = Stack::beside(engine.workspace().root(), ui.session.env(), scope)?;
+        // A search across scopes searches each by meaning as the server's own workspace
+        // does (it used to answer 400, "the embedding provider is `none`", whenever a
+        // personal workspace existed, while the CLI's search worked).
+        if let (Some(stack), Some(_)) = (beside.as_mut(), &search) {
+            for layer in &mut stack.layers {
+                crate::front::session::try_enable_embeddings(
+                    &mut layer.engine,
+                    ui.session.env(),
+                    Voice("mem7 ui"),
+                );
+            }
+        }
         let mut scopes: Vec<(Level, bool)> = Vec::new();
         let search_request = |text: &str| SearchRequest {
             text: text.to_string(),

@@ -14,7 +14,7 @@ use mem7::embed::local::LocalModel;
 /// missing. When it is missing and cannot be fetched (offline), a failure that says how
 /// to get it, or `None` when `MEM7_TEST_ALLOW_MISSING` lists `model` (the test then
 /// passes, skipped).
-fn model() -> Option<&'static PathBuf> {
+pub(crate) fn model() -> Option<&'static PathBuf> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let found = DIR.get_or_init(|| {
         let dir = std::env::var_os("MEM7_MODEL_DIR")

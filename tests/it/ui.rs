@@ -31,9 +31,21 @@ impl Drop for Ui {
 
 impl Ui {
     fn start(sb: &Sandbox, now: Option<&str>, token: Option<&str>) -> Ui {
+        Ui::start_with(sb, now, token, &[])
+    }
+
+    fn start_with(
+        sb: &Sandbox,
+        now: Option<&str>,
+        token: Option<&str>,
+        vars: &[(&str, &std::path::Path)],
+    ) -> Ui {
         let mut cmd = sb.command(&["ui", "--listen", "127.0.0.1:0"], now);
         if let Some(t) = token {
             cmd.env("MEM7_TOKEN", t);
+        }
+        for (k, v) in vars {
+            cmd.env(k, v);
         }
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -1102,4 +1114,23 @@ fn the_page_shows_every_scope_and_which_one_answers() {
     assert!(!only_user.body.contains("vim") && !only_user.body.contains("Render"));
     ui.get("/k/user%3Ashell").expect(200, HTML);
     ui.get("/?scope=team").expect(400, HTML);
+}
+
+/// With a personal workspace beside the project's, the page searches every scope by
+/// meaning as the command line does (it answered 400, "the embedding provider is
+/// `none`", while `mem7 search --mode semantic` worked).
+#[test]
+fn the_page_searches_by_meaning_beside_a_personal_workspace() {
+    let Some(model) = crate::local_model::model() else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let user = sb.dir.path().join("home/.mem7/workspace");
+    sb.ok(&["init", user.to_str().unwrap()], None);
+    sb.ok(&["store", "pref:editor", "helix"], None);
+    sb.ok(&["store", "cat:mat", "the cat sat on the mat"], None);
+    let ui = Ui::start_with(&sb, None, None, &[("MEM7_MODEL_DIR", model.as_path())]);
+    let r = ui.get("/?q=kitten+on+a+rug&mode=semantic");
+    r.expect(200, HTML);
+    assert!(r.body.contains("the cat sat on the mat"), "{}", r.body);
 }
