@@ -47,13 +47,17 @@ fn setup_in_a_project_without_a_workspace_says_so_and_offers_init() {
     std::fs::create_dir_all(&project).unwrap();
     let user = s.home().join(".mem7/workspace");
     s.ok(&["init", user.to_str().unwrap()], None);
-    let out = s
-        .command(&["setup", "claude-code"], None)
-        .env_remove("MEM7_WORKSPACE")
-        .current_dir(&project)
-        .output()
-        .unwrap();
-    let r = crate::world::finish(out);
+    // From inside the project, with no MEM7_WORKSPACE: found as a newcomer finds it.
+    let inside = |args: &[&str]| {
+        let out = s
+            .command(args, None)
+            .env_remove("MEM7_WORKSPACE")
+            .current_dir(&project)
+            .output()
+            .unwrap();
+        crate::world::finish(out)
+    };
+    let r = inside(&["setup", "claude-code"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr.contains("no mem7 workspace in this project"),
@@ -62,20 +66,8 @@ fn setup_in_a_project_without_a_workspace_says_so_and_offers_init() {
     );
     assert!(r.stderr.contains("mem7 init ."), "{}", r.stderr);
     // With a workspace of its own, nothing to say.
-    let out = s
-        .command(&["init", "."], None)
-        .env_remove("MEM7_WORKSPACE")
-        .current_dir(&project)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let out = s
-        .command(&["setup", "claude-code"], None)
-        .env_remove("MEM7_WORKSPACE")
-        .current_dir(&project)
-        .output()
-        .unwrap();
-    let r = crate::world::finish(out);
+    assert_eq!(inside(&["init", "."]).code, 0);
+    let r = inside(&["setup", "claude-code"]);
     assert!(!r.stderr.contains("no mem7 workspace"), "{}", r.stderr);
     assert!(
         r.stdout

@@ -51,24 +51,28 @@ pub fn append(workspace: &Path, records: &[Record]) -> std::io::Result<()> {
     if records.is_empty() {
         return Ok(());
     }
-    let path = live(workspace);
-    std::fs::create_dir_all(dir(workspace))?;
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
-        return Err(std::io::Error::other(format!(
-            "the spool {} is full ({} MiB); run `mem7 capture drain`",
-            path.display(),
-            MAX_BYTES >> 20
-        )));
+    let text: String = records.iter().map(|r| to_line(r) + "\n").collect();
+    append_bounded(&live(workspace), &text, MAX_BYTES, "the spool")
+}
+
+/// Appends `text` (whole lines) to `path`, creating its folder, durably: one write with
+/// `O_APPEND`, then `sync_data`. An error naming `what` when the file already holds more
+/// than `max` bytes (a workspace broken for weeks: later lines are dropped, not kept).
+pub(super) fn append_bounded(path: &Path, text: &str, max: u64, what: &str) -> std::io::Result<()> {
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)?;
     }
-    let mut text = String::new();
-    for r in records {
-        text.push_str(&to_line(r));
-        text.push('\n');
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > max) {
+        return Err(std::io::Error::other(format!(
+            "{what} {} is full ({} MiB); run `mem7 capture drain`",
+            path.display(),
+            max >> 20
+        )));
     }
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&path)?;
+        .open(path)?;
     f.write_all(text.as_bytes())?;
     f.sync_data()
 }

@@ -9,7 +9,6 @@
 //! Without `capture.model` in the user's own mem7.yaml nothing is queued or sent: a
 //! project's file cannot turn this on.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -125,21 +124,8 @@ fn append(workspace: &Path, items: &[Queued]) -> std::io::Result<()> {
     if items.is_empty() {
         return Ok(());
     }
-    let path = live(workspace);
-    std::fs::create_dir_all(dir(workspace))?;
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_QUEUE_BYTES) {
-        return Err(std::io::Error::other(format!(
-            "the turn queue {} is full; run `mem7 capture drain`",
-            path.display()
-        )));
-    }
     let text: String = items.iter().map(|q| to_line(q) + "\n").collect();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_data()
+    super::spool::append_bounded(&live(workspace), &text, MAX_QUEUE_BYTES, "the turn queue")
 }
 
 /// How many turns wait in the queue of `workspace`.
