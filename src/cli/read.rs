@@ -373,9 +373,7 @@ pub(super) fn context_text(
     let asked = as_of;
     let as_of = stack.layers[0].engine.clocks(valid_at, asked, now)?.as_of;
     if query.is_some_and(|q| !q.trim().is_empty()) {
-        for layer in &mut stack.layers {
-            session::try_enable_embeddings(&mut layer.engine, env, Voice::CLI);
-        }
+        stack.enable_embeddings(env, Voice::CLI);
     }
     let req = crate::front::block::ContextRequest {
         query: query.map(str::to_string),

@@ -91,6 +91,14 @@ impl Stack {
         Stack::open(env, Some(root), scope).map(Some)
     }
 
+    /// Turns meaning search on in every open scope as the environment and each scope's
+    /// settings say (a bad setting: `voice` says so, and that scope searches by words).
+    pub fn enable_embeddings(&mut self, env: &Env, voice: super::session::Voice) {
+        for layer in &mut self.layers {
+            session::try_enable_embeddings(&mut layer.engine, env, voice);
+        }
+    }
+
     /// Whether more than one scope is open (answers then say their scope).
     pub fn stacked(&self) -> bool {
         self.layers.len() > 1

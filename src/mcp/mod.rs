@@ -298,9 +298,7 @@ impl MemoryServer {
             let now = env.now()?;
             let ctx = match scopes_for(engine, env, scope)? {
                 Some(mut stack) => {
-                    for layer in &mut stack.layers {
-                        crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
-                    }
+                    stack.enable_embeddings(env, VOICE);
                     let mut ctx = block::gather_stack(&mut stack, &req, asked, now)?;
                     if plain {
                         ctx.left_off = crate::front::capture::left_off(&mut stack, &env.cwd, now)?;

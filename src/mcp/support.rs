@@ -71,9 +71,7 @@ pub(super) fn search_scoped(
     tier: Option<Tier>,
     env: &Env,
 ) -> Result<Vec<(Level, SearchHit, bool)>> {
-    for layer in &mut stack.layers {
-        crate::front::session::try_enable_embeddings(&mut layer.engine, env, VOICE);
-    }
+    stack.enable_embeddings(env, VOICE);
     stack.search((req, asked), tier, env.now()?)
 }
 

@@ -369,13 +369,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
         // does (it used to answer 400, "the embedding provider is `none`", whenever a
         // personal workspace existed, while the CLI's search worked).
         if let (Some(stack), Some(_)) = (beside.as_mut(), &search) {
-            for layer in &mut stack.layers {
-                crate::front::session::try_enable_embeddings(
-                    &mut layer.engine,
-                    ui.session.env(),
-                    Voice("mem7 ui"),
-                );
-            }
+            stack.enable_embeddings(ui.session.env(), Voice("mem7 ui"));
         }
         let mut scopes: Vec<(Level, bool)> = Vec::new();
         let search_request = |text: &str| SearchRequest {
