@@ -4,7 +4,7 @@
 //! ([`repair_utf8`]), so one damaged file does not make the workspace unusable.
 
 use std::fs::{self, File, OpenOptions};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 
@@ -114,77 +114,6 @@ pub fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<File> {
         return Err(refuse(path));
     }
     Ok(file)
-}
-
-/// A memory file mapped into memory.
-pub struct MappedText {
-    path: PathBuf,
-    map: Option<memmap2::Mmap>,
-    /// When the file holds bytes that are not UTF-8: its text with each such byte read
-    /// as `?`, and the 1-based lines they are on.
-    repaired: Option<(String, Vec<u32>)>,
-}
-
-impl MappedText {
-    /// Maps the file at `path` (without following a link; see [`open_regular`]).
-    pub(super) fn open(path: PathBuf) -> Result<MappedText> {
-        let file = open_regular(&path, OpenOptions::new().read(true))?;
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        if len == 0 {
-            return Ok(MappedText {
-                path,
-                map: None,
-                repaired: None,
-            });
-        }
-        // SAFETY: the file is only read through the map, and it does not shrink while
-        // mapped: the caller holds the shared lock that mem7's truncating writer needs
-        // exclusively (see above).
-        // Populated: the pages are mapped in one go rather than faulted in one by one
-        // (verify reads every byte anyway).
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-            .map_err(|e| Error::io(&path, e))?;
-        // A file with bytes that are not UTF-8 is read from a repaired copy.
-        let repaired = std::str::from_utf8(&map).is_err().then(|| {
-            let mut copy = map.to_vec();
-            let bad = repair_utf8(&mut copy);
-            let lines = bad
-                .iter()
-                .map(|&at| memchr::memchr_iter(b'\n', &map[..at]).count() as u32 + 1)
-                .collect();
-            (String::from_utf8(copy).unwrap_or_default(), lines)
-        });
-        Ok(MappedText {
-            path,
-            map: Some(map),
-            repaired,
-        })
-    }
-
-    /// The file's text (bytes that are not UTF-8 read as `?`).
-    pub fn text(&self) -> Result<&str> {
-        if let Some((text, _)) = &self.repaired {
-            return Ok(text);
-        }
-        let Some(map) = &self.map else {
-            return Ok("");
-        };
-        std::str::from_utf8(map).map_err(|e| {
-            Error::internal(
-                format!(
-                    "{}: not UTF-8 at byte {}",
-                    self.path.display(),
-                    e.valid_up_to()
-                ),
-                "this is a bug in mem7: please report it",
-            )
-        })
-    }
-
-    /// The lines holding bytes that are not UTF-8 (one per byte), in order.
-    pub fn undecodable_lines(&self) -> &[u32] {
-        self.repaired.as_ref().map_or(&[], |(_, lines)| lines)
-    }
 }
 
 /// The error for bytes that [`repair_utf8`] left invalid (a bug: it never should).

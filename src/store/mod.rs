@@ -10,7 +10,7 @@ mod visible;
 pub mod vouch;
 
 use guard::irregular_under;
-pub use guard::{Irregular, MappedText, open_regular, repair_utf8};
+pub use guard::{Irregular, open_regular, repair_utf8};
 pub use lock::{WorkspaceLock, busy, is_busy};
 use scan::stat_all;
 pub use scan::{ScanStamp, file_mark};
@@ -256,15 +256,6 @@ impl Workspace {
             .and_then(|mut f| f.read_to_end(buf).map_err(|e| Error::io(&path, e)))?;
         repair_utf8(buf);
         std::str::from_utf8(buf).map_err(|e| guard::still_not_utf8(&path, e))
-    }
-
-    /// Maps a memory file into memory (no copy).
-    ///
-    /// A mapped file must not shrink while it is read: mem7's own writers only append,
-    /// and the one that truncates (setting a torn tail aside) holds the writers' lock,
-    /// so callers hold [`Workspace::lock_shared`].
-    pub fn map(&self, name: &str) -> Result<MappedText> {
-        MappedText::open(self.path(name))
     }
 
     /// The memory file for the UTC day `day` (`YYYY-MM-DD`).

@@ -221,13 +221,13 @@ fn check(
     }
 
     // Records hold where their key is, not the key: the few files with findings are
-    // mapped again to name them.
-    let mut texts: HashMap<usize, crate::store::MappedText> = HashMap::new();
+    // read again to name them.
+    let mut texts: HashMap<usize, String> = HashMap::new();
     let mut key_of = |fi: usize, e: &format::ChainRecord| -> Result<String> {
         if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(fi) {
-            slot.insert(ws.map(&parsed[fi].0)?);
+            slot.insert(ws.read(&parsed[fi].0)?);
         }
-        Ok(e.key(texts[&fi].text()?).to_string())
+        Ok(e.key(&texts[&fi]).to_string())
     };
     // Each file intact and continuing from the one before: nothing for the checker to
     // find, so the serial walk over every record is skipped.

@@ -612,9 +612,9 @@ fn writers_killed_mid_stream_lose_no_acknowledged_store() {
         let mut child = s.shell(&script).process_group(0).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(300 + next() % 700));
         // SIGKILL the whole group (the shell loop and whichever `mem7 store` is running).
-        // SAFETY: killpg with the group the child leads; no memory is involved.
         let pgid = child.id() as libc::pid_t;
         assert!(pgid > 1);
+        // SAFETY: killpg with the group the child leads; no memory is involved.
         unsafe {
             libc::killpg(pgid, libc::SIGKILL);
         }

@@ -1,7 +1,7 @@
-//! The house's layout as tests (issue 13): every source file opens with a `//!` line
-//! that says what it owns, and no two top-level modules of `src/` import each other,
-//! directly or through others (the front ends sit on the shell, the shell on the core);
-//! the integration tests are one binary.
+//! The house's layout as tests (issues 13 and 37): every source file opens with a `//!`
+//! line that says what it owns; every import between top-level modules of `src/` points
+//! down the layers (`RANKS`), so none can form a cycle; the front ends read through the
+//! engine's door; the integration tests are one binary.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -88,8 +88,39 @@ fn imported(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
     out
 }
 
-#[test]
-fn no_import_cycle_between_top_level_modules() {
+/// The layers, lowest first: a top-level module may import only modules of a lower rank,
+/// so the imports form no cycle and each layer can be read without the ones above it.
+/// Modules of one rank are siblings that never import each other. A new top-level module
+/// gets a rank here.
+const RANKS: &[(&str, u8)] = &[
+    // Pure rules: instants, the fold, names, credentials; capture's hook rules.
+    ("core", 0),
+    ("capture", 1),
+    ("error", 1),
+    // Entries as bytes; embedding providers.
+    ("format", 2),
+    ("embed", 2),
+    ("config", 3),
+    // The workspace on disk, then what is derived from it.
+    ("store", 4),
+    ("index", 5),
+    ("verify", 6),
+    // The imperative shell over the core: the one door into the index.
+    ("engine", 7),
+    ("sync", 8),
+    // What every front end stands on: the environment, request checks, words, scopes.
+    ("front", 9),
+    // The front ends.
+    ("transfer", 10),
+    ("mcp", 10),
+    ("view", 10),
+    ("cli", 11),
+    // The fuzz targets' bodies drive whatever they test.
+    ("fuzz", 12),
+];
+
+/// Each top-level module's imports of other top-level modules, code only.
+fn module_imports() -> BTreeMap<String, BTreeSet<String>> {
     let files = all_sources();
     let modules: BTreeSet<String> = files.iter().filter_map(|p| top_module(p)).collect();
     let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -99,41 +130,55 @@ fn no_import_cycle_between_top_level_modules() {
         let entry = deps.entry(top.clone()).or_default();
         entry.extend(imported(&text, &modules).into_iter().filter(|m| *m != top));
     }
-    // A path back to `start` from one of its imports is a cycle.
-    fn path_to(
-        deps: &BTreeMap<String, BTreeSet<String>>,
-        from: &str,
-        to: &str,
-        seen: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        for d in deps.get(from).into_iter().flatten() {
-            if d == to {
-                return Some(vec![from.to_string(), d.clone()]);
-            }
-            if seen.insert(d.clone())
-                && let Some(mut rest) = path_to(deps, d, to, seen)
-            {
-                rest.insert(0, from.to_string());
-                return Some(rest);
+    deps
+}
+
+/// What breaks the layers in `deps` (module → the modules it imports).
+fn layer_problems(deps: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let rank = |m: &str| RANKS.iter().find(|(n, _)| *n == m).map(|(_, r)| *r);
+    let mut problems = Vec::new();
+    for (module, imports) in deps {
+        let Some(own) = rank(module) else {
+            problems.push(format!(
+                "src/{module}: a top-level module without a rank (give it one in RANKS)"
+            ));
+            continue;
+        };
+        for import in imports {
+            if let Some(r) = rank(import).filter(|&r| r >= own) {
+                problems.push(format!(
+                    "{module} (rank {own}) imports {import} (rank {r}): a layer may import only the layers below it"
+                ));
             }
         }
-        None
     }
-    let cycles: Vec<String> = modules
-        .iter()
-        .filter_map(|m| path_to(&deps, m, m, &mut BTreeSet::new()))
-        .map(|p| p.join(" → "))
-        .collect();
-    assert!(cycles.is_empty(), "import cycles: {cycles:#?}");
-    // The front ends are leaves: nothing below them imports them.
-    for front in ["cli", "mcp"] {
-        let importers: Vec<&String> = deps
-            .iter()
-            .filter(|(m, d)| m.as_str() != "cli" && d.contains(front))
-            .map(|(m, _)| m)
-            .collect();
-        assert!(importers.is_empty(), "{front} is imported by {importers:?}");
-    }
+    problems
+}
+
+#[test]
+fn every_import_points_down_the_layers() {
+    let problems = layer_problems(&module_imports());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check itself: an import up the layers, a sibling's and an unranked module fail.
+    let bad: BTreeMap<String, BTreeSet<String>> = [
+        ("engine", &["front", "index"][..]),
+        ("mcp", &["view"][..]),
+        ("newroom", &["core"][..]),
+    ]
+    .into_iter()
+    .map(|(m, d)| (m.to_string(), d.iter().map(|s| s.to_string()).collect()))
+    .collect();
+    let found = layer_problems(&bad);
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(
+        found[0].starts_with("engine (rank 7) imports front (rank 9)"),
+        "{found:#?}"
+    );
+    assert!(
+        found[1].starts_with("mcp (rank 10) imports view (rank 10)"),
+        "{found:#?}"
+    );
+    assert!(found[2].contains("src/newroom"), "{found:#?}");
 }
 
 /// Files in `src/` longer than this must say in their opening why they are long.
