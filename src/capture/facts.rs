@@ -152,7 +152,7 @@ pub fn writes(events: &[Event], origin: &Origin, settings: &Settings) -> Vec<Wri
                     Rule::Once(format!(
                         "{client} session {} in {place}{branch}, started {}",
                         short(sid),
-                        when(origin.now)
+                        stamp(origin.now)
                     )),
                 );
                 if let Some(b) = &origin.branch {
@@ -180,7 +180,7 @@ pub fn writes(events: &[Event], origin: &Origin, settings: &Settings) -> Vec<Wri
                     origin.now,
                     Rule::End {
                         base: format!("{client} session {} in {place}", short(sid)),
-                        end: format!("; ended {}{why}", when(origin.now)),
+                        end: format!("; ended {}{why}", stamp(origin.now)),
                     },
                 );
             }
@@ -403,7 +403,7 @@ pub fn command_slug(command: &str) -> String {
 }
 
 /// An instant for a value: RFC 3339 to the second.
-pub fn when(micros: i64) -> String {
+pub fn stamp(micros: i64) -> String {
     chrono::DateTime::from_timestamp_micros(micros)
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
         .unwrap_or_else(|| micros.to_string())

@@ -1,5 +1,5 @@
 //! Capture: what an agent and git already did, turned into facts by rules with no model
-//! (DESIGN §8; docs/capture.md). A hook's JSON becomes [`Event`]s (`payload.rs`, the
+//! (docs/capture.md). A hook's JSON becomes [`Event`]s (`payload.rs`, the
 //! one module that knows the clients' wire shapes), a shell command and its output are
 //! read by `shell.rs`, events become [`facts::Write`]s with their keys, tags and the
 //! rule that folds each into what its key holds (`facts.rs`), and the next session's

@@ -1,4 +1,4 @@
-//! `mem7 demo`: the worked example of DESIGN §2, replayed with fixed clocks in a
+//! `mem7 demo`: the worked example of docs/temporal.md, replayed with fixed clocks in a
 //! temporary workspace, through the same engine the CLI uses.
 
 use std::io::Write;
@@ -85,14 +85,12 @@ pub fn run(out: &mut dyn Write) -> Result<()> {
             "{}. {question}\n   $ mem7 recall event7:host --valid-at {valid_at}{as_of_flag}\n",
             i + 1
         ));
-        let found = engine.recall(
-            "event7:host",
-            &[],
-            crate::engine::Clocks {
-                valid_at: va,
-                as_of: ao,
-            },
-        )?;
+        let found: Vec<_> =
+            crate::engine::Scopes::lent(crate::core::level::Level::User, &mut engine)
+                .recall("event7:host", (va, Some(ao)), None, now)?
+                .into_iter()
+                .map(|s| s.version)
+                .collect();
         match found.first() {
             Some(v) => text.push_str(&format!(
                 "   → {}   (Valid: {} → {}; recorded {})\n\n",

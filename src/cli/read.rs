@@ -12,10 +12,11 @@ use super::{
 use crate::core::level::Level;
 use crate::core::tier::Tier;
 use crate::core::time::TxTime;
+use crate::engine::{Ask, Scoped};
 use crate::engine::{Engine, Timeline, TimelineClock};
 use crate::error::{Error, Result};
 use crate::front::session::{self, Voice};
-use crate::front::stack::{Scoped, Stack};
+use crate::front::workspaces;
 use crate::front::{render, wire};
 
 /// `mem7 recall`.
@@ -32,22 +33,23 @@ pub(super) fn recall(
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     crate::core::validate::lookup_key(key)?;
-    let mut stack = Stack::open(env, cli.workspace.as_deref(), scope)?;
-    let found = stack.recall(key, (valid_at, as_of), tier, now)?;
-    let as_of = stack.layers[0].engine.clocks(valid_at, as_of, now)?.as_of;
-    print_scoped(out, &found, json, stack_is(&stack), || {
+    let mut scopes = workspaces::open(env, cli.workspace.as_deref(), scope)?;
+    let found = scopes.ask(Ask {
+        key: Some(key),
+        tags: &[],
+        clocks: (valid_at, as_of),
+        tier,
+        now,
+    })?;
+    let as_of = scopes.stated_clocks((valid_at, as_of), now)?.as_of;
+    print_scoped(out, &found, json, scopes.stacked(), || {
         format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}")
     })?;
     if found.is_empty() {
-        print_near_keys(&mut stack.layers[0].engine, env, key, now)?;
+        print_near_keys(scopes.narrowest(), env, key, now)?;
         return Ok(EXIT_NOT_FOUND);
     }
     Ok(EXIT_OK)
-}
-
-/// Whether answers say their scope: more than one is open.
-fn stack_is(stack: &Stack) -> bool {
-    stack.stacked()
 }
 
 /// `mem7 history`.
@@ -72,28 +74,20 @@ pub(super) fn history(
         .transpose()?;
     let now = env.now()?;
     crate::core::validate::lookup_key(key)?;
-    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    let mut scopes = workspaces::open(env, cli.workspace.as_deref(), a.scope.level())?;
     if !*svg {
-        let versions = stack.history(key, as_of)?;
-        print_scoped(out, &versions, *json, stack.stacked(), || {
+        let versions = scopes.history(key, as_of)?;
+        print_scoped(out, &versions, *json, scopes.stacked(), || {
             format!("mem7: no history for {key}")
         })?;
         if versions.is_empty() {
-            print_near_keys(&mut stack.layers[0].engine, env, key, now)?;
+            print_near_keys(scopes.narrowest(), env, key, now)?;
         }
         return Ok(EXIT_OK);
     }
-    // The picture is of one workspace's history: the narrowest scope that has one.
-    let mut at = 0;
-    for (i, layer) in stack.layers.iter().enumerate() {
-        if !layer.engine.history(key, None)?.is_empty() {
-            at = i;
-            break;
-        }
-    }
-    let engine = &mut stack.layers[at].engine;
-    // The picture shows every version; the read's clocks are drawn as lines.
-    let versions = engine.history(key, None)?;
+    // The picture is of one workspace's history: the narrowest scope that has one. It
+    // shows every version; the read's clocks are drawn as lines.
+    let (engine, versions) = scopes.drawn(key)?;
     let picture = crate::view::svg::Picture {
         key,
         versions: &versions,
@@ -115,10 +109,10 @@ pub(super) fn list(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::ListArgs
         (a.prefix.as_deref(), &a.tags, &a.at, a.tier.wanted(), a.json);
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
-    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let versions = stack.list((prefix, tags), (valid_at, as_of), tier, now)?;
-    let as_of = stack.layers[0].engine.clocks(valid_at, as_of, now)?.as_of;
-    print_scoped(out, &versions, json, stack.stacked(), || {
+    let mut scopes = workspaces::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    let versions = scopes.list((prefix, tags), (valid_at, as_of), tier, now)?;
+    let as_of = scopes.stated_clocks((valid_at, as_of), now)?.as_of;
+    print_scoped(out, &versions, json, scopes.stacked(), || {
         format!("mem7: no keys match at valid_at {valid_at} as of {as_of}")
     })?;
     Ok(EXIT_OK)
@@ -176,10 +170,10 @@ pub(super) fn search(
             "drop --raw, or search with --mode lexical",
         ));
     }
-    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    let mut scopes = workspaces::open(env, cli.workspace.as_deref(), a.scope.level())?;
     let asked = as_of;
-    let as_of = stack.layers[0].engine.clocks(valid_at, asked, now)?.as_of;
-    for layer in &mut stack.layers {
+    let as_of = scopes.stated_clocks((valid_at, asked), now)?.as_of;
+    for layer in &mut scopes.layers {
         if !*raw && mode != crate::engine::SearchMode::Lexical {
             session::enable_embeddings(&mut layer.engine, env)?;
         }
@@ -194,17 +188,17 @@ pub(super) fn search(
         limit: *limit,
         mode,
     };
-    let found = stack.search((&req, asked), tier.wanted(), now);
-    for layer in &mut stack.layers {
+    let found = scopes.search((&req, asked), tier.wanted(), now);
+    for layer in &mut scopes.layers {
         Voice::CLI.notes(&mut layer.engine);
         layer.engine.leave_embedder_to_exit();
     }
     let hits = found?;
     // JSON always says each hit's scope; the text only when several are open.
-    let stacked = stack.stacked();
+    let stacked = scopes.stacked();
     let shown: Vec<_> = hits
         .iter()
-        .map(|(level, h, shadowed)| ((*json || stacked).then_some(*level), h, *shadowed))
+        .map(|h| ((*json || stacked).then_some(h.level), &h.hit, h.shadowed))
         .collect();
     if *json {
         write_out(out, &wire::pretty(&wire::scoped_hits_value(&shown)))?;
@@ -274,17 +268,17 @@ pub(super) fn export(
 ) -> Result<u8> {
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
-    let mut stack = Stack::open(env, cli.workspace.as_deref(), scope)?;
+    let mut scopes = workspaces::open(env, cli.workspace.as_deref(), scope)?;
     // --history is one workspace's entries: the scope named, else the primary one.
     let primary = env.workspace(cli.workspace.as_deref());
-    let at_layer = stack
+    let at_layer = scopes
         .layers
         .iter()
         .position(|l| scope.is_some() || l.engine.workspace().root() == primary)
         .unwrap_or(0);
-    let level = stack.layers[at_layer].level;
-    let stacked = stack.stacked();
-    let engine = &stack.layers[at_layer].engine;
+    let level = scopes.layers[at_layer].level;
+    let stacked = scopes.stacked();
+    let engine = &scopes.layers[at_layer].engine;
     if let Some(path) = output
         && let Some(what) = engine.workspace().owned_folder(path)
     {
@@ -322,7 +316,7 @@ pub(super) fn export(
     } else if stacked && format == crate::transfer::export::Format::Json {
         // Every scope, as `list --json` shows them (held in memory: scopes are small
         // beside a project's history; one workspace streams below).
-        let versions = stack.list((None, &[]), (valid_at, as_of), None, now)?;
+        let versions = scopes.list((None, &[]), (valid_at, as_of), None, now)?;
         crate::transfer::write_output(output.as_deref(), out, &mut |w| {
             for s in &versions {
                 w.write_all(wire::scoped_json_line(s).as_bytes())
@@ -331,7 +325,7 @@ pub(super) fn export(
             Ok(())
         })?;
     } else {
-        let engine = &stack.layers[at_layer].engine;
+        let engine = &scopes.layers[at_layer].engine;
         let at = engine.clocks(valid_at, as_of, now)?;
         crate::transfer::write_output(output.as_deref(), out, &mut |w| {
             crate::transfer::export::snapshot(engine, at, Some(level), format, w).map(|_| ())
@@ -369,11 +363,11 @@ pub(super) fn context_text(
     );
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
-    let mut stack = Stack::open(env, cli.workspace.as_deref(), a.scope.level())?;
+    let mut scopes = workspaces::open(env, cli.workspace.as_deref(), a.scope.level())?;
     let asked = as_of;
-    let as_of = stack.layers[0].engine.clocks(valid_at, asked, now)?.as_of;
+    let as_of = scopes.stated_clocks((valid_at, asked), now)?.as_of;
     if query.is_some_and(|q| !q.trim().is_empty()) {
-        stack.enable_embeddings(env, Voice::CLI);
+        workspaces::enable_embeddings(&mut scopes, env, Voice::CLI);
     }
     let req = crate::front::block::ContextRequest {
         query: query.map(str::to_string),
@@ -382,8 +376,8 @@ pub(super) fn context_text(
         max_chars,
         tier,
     };
-    let gathered = crate::front::block::gather_stack(&mut stack, &req, asked, now);
-    for layer in &mut stack.layers {
+    let gathered = crate::front::block::gather(&mut scopes, &req, asked, now);
+    for layer in &mut scopes.layers {
         Voice::CLI.notes(&mut layer.engine);
     }
     let mut gathered = gathered?;
@@ -394,7 +388,7 @@ pub(super) fn context_text(
         && at.as_of.is_none()
         && tier.is_none_or(|t| t == crate::core::Tier::Inferred);
     if plain {
-        gathered.left_off = crate::front::capture::left_off(&mut stack, dir, now)?;
+        gathered.left_off = crate::front::capture::left_off(&scopes, dir, now)?;
     }
     let block = crate::front::block::render(&gathered, &req);
     Ok(match hook {

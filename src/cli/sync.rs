@@ -62,8 +62,8 @@ pub(super) fn run_scopes(
             .find(|(l, _)| *l == level)
             .map(|(_, r)| r);
         return Err(match root {
-            Some(root) => crate::front::stack::missing(level, &root),
-            None => crate::front::stack::no_scope_here(level),
+            Some(root) => crate::front::workspaces::missing(level, &root),
+            None => crate::front::workspaces::no_scope_here(level),
         });
     }
     // Without --scope, a scope whose workspace is in no git repository is not shared:

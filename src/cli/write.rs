@@ -10,7 +10,7 @@ use crate::engine::{ForgetOutcome, SealOutcome, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::env::absolute;
 use crate::front::session::{self, Voice};
-use crate::front::{render, request, stack, wire};
+use crate::front::{render, request, wire, workspaces};
 use crate::store;
 
 /// `mem7 init`. Without DIR it initialises the workspace every other command finds (the
@@ -142,12 +142,13 @@ pub(super) fn store(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::StoreAr
         tier: Some(a.tier.into()),
         by: crate::core::Writer::Person,
     };
-    // Check the request before anything (even the index) is opened or created.
-    let (level, root, stacked) =
-        stack::write_target(env, cli.workspace.as_deref(), &a.key, a.scope.level())?;
-    let ws = crate::front::owners::open(env, &root)?;
-    let req = request::check_store(req, ws.config(), now, ("--valid-from", "--valid-to"))?;
-    let mut engine = session::open_workspace(env, ws)?;
+    // Check the request before anything (even the index) is opened or created, against
+    // the settings of the workspace written to.
+    let target = workspaces::write_target(env, cli.workspace.as_deref(), &a.key, a.scope.level())?;
+    let req = crate::engine::check(req, &target.config(env)?, now)?;
+    target.ready()?;
+    let (level, root, stacked) = (target.level, target.root.clone(), target.stacked);
+    let mut engine = session::open_root(env, &root)?;
     // Look-alike slots of a new key, by name and (meaning search on) by meaning.
     session::embeddings_or_off(&mut engine, env);
     let similar = engine.look_alikes(&req.key)?;
@@ -214,7 +215,7 @@ pub(super) fn rekey(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::RekeyAr
         engine.rekey(from, to, (&agent, crate::core::Writer::Person), now)?
     };
     let text = if *json {
-        wire::pretty(&wire::rekey_value(&plan, !*dry_run))
+        wire::pretty(&wire::rekey_value(&plan, !*dry_run, None))
     } else {
         render::rekey_human(from, to, &plan, !*dry_run)
     };
@@ -240,7 +241,9 @@ pub(super) fn forget(
     let agent = env.agent(agent);
     crate::core::validate::agent(&agent)?;
     // A forget goes where a store of the key would, unless --scope says otherwise.
-    let (_, root, _) = stack::write_target(env, cli.workspace.as_deref(), key, scope)?;
+    let target = workspaces::write_target(env, cli.workspace.as_deref(), key, scope)?;
+    target.ready()?;
+    let root = target.root;
     let mut engine = session::open_root(env, &root)?;
     let outcome = engine.forget(key, entry, (&agent, crate::core::Writer::Person), now)?;
     print_set_aside(&engine);
@@ -346,23 +349,26 @@ pub(super) fn import_notes(
     let mut unchanged = 0;
     let mut text = String::new();
     for (i, f) in batch.facts.iter().enumerate() {
-        let believed = engine.believed(&f.key)?;
-        let mut want = f.tags.clone();
-        want.sort();
-        let holds = believed.iter().any(|v| {
-            let mut tags = v.tags.clone();
-            tags.sort();
-            v.value == f.value
-                && tags == want
-                && match f.valid_from {
-                    Some(from) => v.valid_from == from,
-                    None => v.valid_from <= now.as_valid() && now.as_valid() < v.valid_to,
-                }
-        });
         let from = f
             .valid_from
             .map_or_else(|| "now".to_string(), |t| t.to_string());
-        if holds {
+        let req = StoreRequest {
+            key: f.key.clone(),
+            value: f.value.clone(),
+            valid_from: f.valid_from,
+            valid_to: None,
+            tags: f.tags.clone(),
+            agent: notes::agent_for(&f.file),
+            allow_secret: false,
+            // Notes are an agent's (Claude Code's auto memory is written by the
+            // model): recorded within the ceiling, never a standing rule.
+            tier: None,
+            by: crate::core::Writer::Model,
+        };
+        // The engine says whether the fact already holds, by the rule a store applies
+        // (tier included). A request it refuses is not skipped here: the import below
+        // refuses it again, naming its line, and nothing is written.
+        if engine.holds(&req, now).unwrap_or(false) {
             unchanged += 1;
             text.push_str(&format!(
                 "unchanged {} (holds; {}:{})\n",
@@ -376,26 +382,14 @@ pub(super) fn import_notes(
             text.push_str(&format!(
                 "would store {} = {} (valid from {from}; {}:{})\n",
                 f.key,
-                notes::shorten(&f.value, 60),
+                render::shorten(&f.value, 60),
                 shown(&f.file),
                 f.line
             ));
         }
         records.push(crate::engine::ImportRecord {
             op: crate::engine::ImportOp::Store,
-            req: StoreRequest {
-                key: f.key.clone(),
-                value: f.value.clone(),
-                valid_from: f.valid_from,
-                valid_to: None,
-                tags: f.tags.clone(),
-                agent: notes::agent_for(&f.file),
-                allow_secret: false,
-                // Notes are an agent's (Claude Code's auto memory is written by the
-                // model): recorded within the ceiling, never a standing rule.
-                tier: None,
-                by: crate::core::Writer::Model,
-            },
+            req,
             recorded: None,
             entry: None,
             origin: None,

@@ -72,7 +72,7 @@ impl Change {
     /// For a store's plan: whether it would leave the believed versions exactly as they
     /// are — the versions it starts are, by value, tags and valid period (boundaries
     /// included), the versions it closes — so that it is a restatement, written as
-    /// nothing (DESIGN §2, a retry with the same explicit period). Returns the index in
+    /// nothing (docs/temporal.md, a retry with the same explicit period). Returns the index in
     /// `believed` of the version equal to the store's own new version.
     pub fn restates(&self, believed: &[Version]) -> Option<usize> {
         let fact = |v: &Version| {

@@ -180,7 +180,7 @@ pub struct Event {
 }
 
 /// The order the fold takes entries in: by `recorded`, then by content, never by file or
-/// line. So the versions depend only on the set of entries (DESIGN §2 "Order is content,
+/// line. So the versions depend only on the set of entries (docs/temporal.md, "Order is content,
 /// not position"): two clones that merged each other in either direction fold alike.
 pub fn event_order(a: &Event, b: &Event) -> std::cmp::Ordering {
     (a.tx, a.content.0).cmp(&(b.tx, b.content.0))

@@ -1,4 +1,4 @@
-//! The write rules of DESIGN §2 as pure functions over valid-time periods.
+//! The write rules of docs/temporal.md as pure functions over valid-time periods.
 //!
 //! A store at transaction time N is planned against the versions of its key that are
 //! believed at N. The plan says which of them stop being believed, which remnants of them

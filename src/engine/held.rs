@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::write::store_op;
+use super::decide::store_op;
 use super::{ImportOp, ImportRecord};
 use crate::core::time::TxTime;
 use crate::core::{Event, Op, ValidEnd};

@@ -13,9 +13,10 @@
 //! after any append. A crash during the appends leaves the index behind the files, which
 //! the next command catches up as usual.
 
+use super::decide::{confirmed, plan_unwritten, store_draft, store_op};
 use super::held::Held;
 use super::spill::{Spill, append_spill};
-use super::write::{confirmed, plan_unwritten, refuse_over_rule, store_draft, store_op};
+use super::write::refuse_over_rule;
 use super::{Engine, ImportOp, ImportOutcome, ImportRecord, step_past, validate_store};
 use crate::core::EntryOp;
 use crate::core::chain::{ChainHash, ChainKey};

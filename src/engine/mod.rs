@@ -3,12 +3,14 @@
 //! it never reads the environment and never prints.
 
 mod api;
+mod decide;
 mod fresh;
 mod held;
 mod import;
 mod names;
 mod note;
 mod reads;
+pub mod scopes;
 mod semantic;
 mod spill;
 mod weights;
@@ -20,6 +22,7 @@ pub use fresh::FreshCheck;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
 pub use note::Note;
+pub use scopes::{Ask, Held, Layer, Scoped, ScopedHit, Scopes};
 pub use semantic::FillStats;
 pub use write::{Checked, check, validate_store};
 

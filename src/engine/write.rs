@@ -2,6 +2,7 @@
 //! ([`Checked`]), store, forget, rekey and seal, and the one append every write (and
 //! import) ends in: render, append durably, record in the index.
 
+use super::decide::{Decided, decide, plan_unwritten, store_draft};
 use super::*;
 use crate::core::tier::{self, Writer};
 use crate::format::credential_in;
@@ -41,8 +42,21 @@ impl std::ops::Deref for Checked {
 /// Validates a store request against the settings of the workspace it is written to
 /// (see [`validate_store`]) and decides the tier it records there: the one tier rule
 /// ([`tier::recorded`]), for every door.
-pub fn check(mut req: StoreRequest, config: &crate::config::Config) -> Result<Checked> {
+pub fn check(
+    mut req: StoreRequest,
+    config: &crate::config::Config,
+    now: TxTime,
+) -> Result<Checked> {
     validate_store(&req, config)?;
+    // Without valid_from a fact holds from now, so its end must come after now.
+    if let (None, Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
+        && to <= now.as_valid()
+    {
+        return Err(Error::input(
+            format!("valid_to ({to}) must be after valid_from (now, {now})"),
+            "give valid_from too, or a valid_to in the future, or `infinity`",
+        ));
+    }
     req.tier = tier::recorded(
         req.by,
         req.tier,
@@ -83,7 +97,7 @@ impl Engine {
     /// Stores a fact at transaction time `now` (raised to stay monotonic), checking the
     /// request first ([`check`]).
     pub fn store(&mut self, req: &StoreRequest, now: TxTime) -> Result<StoreOutcome> {
-        let checked = check(req.clone(), self.ws.config())?;
+        let checked = check(req.clone(), self.ws.config(), now)?;
         self.store_checked(&checked, now)
     }
 
@@ -121,7 +135,7 @@ impl Engine {
                 "report this as a bug",
             ));
         }
-        let checked = check(req, self.ws.config())?;
+        let checked = check(req, self.ws.config(), now)?;
         self.store_locked(&checked, now, rows).map(Some)
     }
 
@@ -137,42 +151,18 @@ impl Engine {
         let tx = self.next_tx(now)?;
         let believed = &rows.versions;
         refuse_over_rule(req.by, &req.key, believed)?;
-        let periods: Vec<Period> = believed.iter().map(Version::period).collect();
         // Valid time is world time: without `valid_from` a fact holds from this
         // machine's clock, even when the transaction time had to move past an entry
-        // recorded ahead of it (DESIGN §2, docs/temporal.md "Clocks that disagree").
-        let clock = now.as_valid();
+        // recorded ahead of it (docs/temporal.md, "Clocks that disagree").
         let many = self.ws.config().is_many(&req.key);
-        if let Some(i) = confirmed(req, believed, &periods, clock, many) {
-            return Ok(StoreOutcome::Unchanged {
-                version: believed[i].clone(),
-            });
-        }
-        let mut from = req.valid_from.unwrap_or(clock);
-        let end = req.valid_to.unwrap_or(ValidEnd::Open);
-        if many && req.valid_from.is_none() && req.valid_to.is_none() {
-            // The same value holding now for good, vouched for anew (a person confirms
-            // what a model inferred): it keeps its start, and takes the old one's place.
-            if let Some(old) = believed.iter().find(|v| {
-                v.value == req.value
-                    && same_tags(&v.tags, &req.tags)
-                    && v.period().contains(clock)
-                    && v.valid_to.is_infinite()
-            }) {
-                from = old.valid_from;
+        let (op, from, change) = match decide(req, believed, (now.as_valid(), tx), many)? {
+            Decided::Holds(i) => {
+                return Ok(StoreOutcome::Unchanged {
+                    version: believed[i].clone(),
+                });
             }
-        }
-        let op = store_op(req, from, end, many);
-        // The plan decides what this store closes and which version it starts; the
-        // index executes this plan as it records the entry, and never plans it again.
-        let change = plan_unwritten(&op, tx, believed)?;
-        // A store that would leave the believed versions exactly as they are (a retry
-        // with the same explicit period) writes nothing either.
-        if let Some(i) = change.restates(believed) {
-            return Ok(StoreOutcome::Unchanged {
-                version: believed[i].clone(),
-            });
-        }
+            Decided::Write { op, from, change } => (op, from, change),
+        };
         let closed = change.close.len();
         let planned = Planned {
             change,
@@ -183,6 +173,18 @@ impl Engine {
         let mut version = change.start.pop().expect("a store starts a version");
         version.source = source;
         Ok(StoreOutcome::Stored { version, closed })
+    }
+
+    /// Whether storing `req` at `now` would write nothing, because the fact already
+    /// holds as believed: the rule a store applies before writing (value, tags, a tier
+    /// no higher than the one believed, the period), with the tier the request would be
+    /// recorded with. `import-notes` reports such a fact as unchanged.
+    pub fn holds(&self, req: &StoreRequest, now: TxTime) -> Result<bool> {
+        let req = check(req.clone(), self.ws.config(), now)?;
+        let believed = self.believed(&req.key)?;
+        let many = self.ws.config().is_many(&req.key);
+        let decided = decide(&req, &believed, (now.as_valid(), now), many)?;
+        Ok(matches!(decided, Decided::Holds(_)))
     }
 
     /// Stops believing every version of `key` at `now`, or, with `entry`, the versions
@@ -409,7 +411,7 @@ impl Engine {
         tx: TxTime,
         (op, mut planned): (Op, Planned),
     ) -> Result<(Source, Change)> {
-        // The one check every byte bound for a memory file passes (DESIGN §7).
+        // The one check every byte bound for a memory file passes (docs/integrity.md).
         draft.refuse_credentials()?;
         // Only now, with the write decided, move any torn tail out of the way.
         self.set_aside_torn()?;
@@ -466,32 +468,6 @@ impl Engine {
     }
 }
 
-/// The confirmation rule (DESIGN §2) for a request: no period given, and the value (with
-/// the same tags) already holds at `tx` in a version that keeps the same end.
-pub(super) fn confirmed(
-    req: &StoreRequest,
-    believed: &[Version],
-    periods: &[Period],
-    clock: ValidTime,
-    many: bool,
-) -> Option<usize> {
-    if req.valid_from.is_some() || req.valid_to.is_some() {
-        return None;
-    }
-    let same = |i: usize| {
-        believed[i].value == req.value
-            && same_tags(&believed[i].tags, &req.tags)
-            && tier::no_higher(req.tier, believed[i].tier)
-    };
-    if many {
-        // A value of a key of many values holds for good once added: the same value
-        // holding now, for good, is the same fact.
-        return (0..believed.len())
-            .find(|&i| periods[i].contains(clock) && periods[i].to.is_infinite() && same(i));
-    }
-    temporal::confirmation(periods, clock, same)
-}
-
 /// The full hash of the believed value of `key` whose entry hash is `wanted` or starts
 /// with it; an error naming the problem when none or several are.
 pub(super) fn believed_entry(key: &str, believed: &[Version], wanted: &str) -> Result<String> {
@@ -517,64 +493,6 @@ pub(super) fn believed_entry(key: &str, believed: &[Version], wanted: &str) -> R
             "give more of the hash, so that it names one value",
         )),
     }
-}
-
-/// The entry a store request writes.
-pub(super) fn store_draft(
-    req: &StoreRequest,
-    from: ValidTime,
-    tx: TxTime,
-    many: bool,
-) -> EntryDraft<'_> {
-    EntryDraft {
-        key: &req.key,
-        op: if many { EntryOp::Add } else { EntryOp::Store },
-        valid_from: Some(from),
-        valid_to: req.valid_to,
-        recorded: tx,
-        agent: &req.agent,
-        tier: req.tier,
-        tags: &req.tags,
-        entry: None,
-        secret_allowed: req.allow_secret
-            && credential_in(&req.key, Some(&req.value), &req.tags, &req.agent).is_some(),
-        accepts: &[],
-        value: Some(&req.value),
-    }
-}
-
-/// The fold operation of a store request.
-pub(super) fn store_op(req: &StoreRequest, from: ValidTime, end: ValidEnd, many: bool) -> Op {
-    Op::Store(StoreOp {
-        key: req.key.clone(),
-        value: req.value.clone(),
-        tags: req.tags.clone(),
-        agent: req.agent.clone(),
-        valid_from: from,
-        valid_to: end,
-        tier: req.tier,
-        many,
-    })
-}
-
-/// What `op` at `tx` changes among `believed`, planned before its entry is written (its
-/// source and content are not known yet, and no plan depends on them).
-pub(super) fn plan_unwritten(op: &Op, tx: TxTime, believed: &[Version]) -> Result<Change> {
-    let unwritten = Event {
-        tx,
-        op: op.clone(),
-        source: Source::default(),
-        content: ChainHash::GENESIS,
-    };
-    change::plan(&unwritten, tx, believed).map_err(|e| period_error(e.from, e.to))
-}
-
-fn same_tags(a: &[String], b: &[String]) -> bool {
-    let mut a: Vec<&String> = a.iter().collect();
-    let mut b: Vec<&String> = b.iter().collect();
-    a.sort();
-    b.sort();
-    a == b
 }
 
 pub(super) fn period_error(from: ValidTime, to: ValidTime) -> Error {

@@ -61,7 +61,7 @@ pub fn credential_in(
         .filter_map(|(what, text)| Some((what.to_string(), secret::find(text?)?)))
         .chain(
             tags.iter()
-                .filter_map(|t| secret::find(t).map(|f| (format!("tag {:?}", shorten(t)), f))),
+                .filter_map(|t| secret::find(t).map(|f| (format!("tag {:?}", opening(t)), f))),
         )
         .next()?;
     Some(crate::error::Error::Credential {
@@ -71,7 +71,7 @@ pub fn credential_in(
 }
 
 /// The start of a long text, for a message (never the part a secret would be in).
-fn shorten(text: &str) -> String {
+fn opening(text: &str) -> String {
     text.chars().take(4).chain("…".chars()).collect()
 }
 

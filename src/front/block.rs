@@ -8,10 +8,9 @@
 use crate::core::time::{TxTime, ValidTime};
 use std::collections::HashSet;
 
-use super::stack::Stack;
 use crate::core::level::Level;
 use crate::core::{Tier, Version};
-use crate::engine::{Clocks, Engine, Narrow, SearchRequest};
+use crate::engine::{Clocks, Engine, Narrow, Scopes, SearchRequest};
 use crate::error::Result;
 
 /// The default character budget of a block.
@@ -58,8 +57,8 @@ pub struct Context {
     pub left_off: Vec<String>,
 }
 
-/// Reads the facts and the recent changes for `req` from the index.
-pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
+/// Reads the facts and the recent changes for `req` from one scope's index.
+fn gather_one(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
     let at = Clocks {
         valid_at: req.valid_at,
         as_of: req.as_of,
@@ -103,25 +102,32 @@ pub fn gather(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
     })
 }
 
-/// [`gather`] over every open scope: for each key the narrowest scope that holds it
-/// answers (its rules, facts and history); the wider scopes' versions of that key are
-/// left out, as shadowed. Facts keep each scope's order, interleaved by rank. Each scope
-/// reads at its own `as_of`: `asked`, else what that scope believes now.
-pub fn gather_stack(
-    stack: &mut Stack,
+/// The facts and recent changes for `req` over every open scope: for each key the
+/// narrowest scope that holds it answers (its rules, facts and history); the wider
+/// scopes' versions of that key are left out, as shadowed. Facts keep each scope's
+/// order, interleaved by rank. Each scope reads at its own `as_of`: `asked`, else what
+/// that scope believes now (`req.as_of` is not used).
+pub fn gather(
+    scopes: &mut Scopes<'_>,
     req: &ContextRequest,
     asked: Option<TxTime>,
     now: TxTime,
 ) -> Result<Context> {
-    if !stack.stacked() {
-        return gather(&mut stack.layers[0].engine, req);
+    if !scopes.stacked() {
+        let engine = scopes.narrowest();
+        let at = engine.clocks(req.valid_at, asked, now)?;
+        let req = ContextRequest {
+            as_of: at.as_of,
+            ..req.clone()
+        };
+        return gather_one(engine, &req);
     }
     let mut merged = Context::default();
     let mut answered: HashSet<String> = HashSet::new();
     let mut ranked: Vec<(usize, Level, Version)> = Vec::new();
-    for layer in &mut stack.layers {
+    for layer in &mut scopes.layers {
         let at = layer.engine.clocks(req.valid_at, asked, now)?;
-        let ctx = gather(
+        let ctx = gather_one(
             &mut layer.engine,
             &ContextRequest {
                 as_of: at.as_of,

@@ -37,8 +37,8 @@ pub struct Env {
     /// `MEM7_TRACE`: what to say about mem7's own work on standard error, as a
     /// comma-separated list (`startup`: how each start-up knew its index was current).
     pub trace: Option<String>,
-    /// This process must never wait for the writers' lock or a rebuild (a hook, DESIGN
-    /// §8): its workspaces are opened [`store::Workspace::without_waiting`]. Set by the
+    /// This process must never wait for the writers' lock or a rebuild (a hook,
+    /// docs/capture.md): its workspaces are opened [`store::Workspace::without_waiting`]. Set by the
     /// front end, not read from the environment.
     pub no_wait: bool,
 }

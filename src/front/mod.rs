@@ -12,8 +12,8 @@
 //!   the files, and the background vector fill.
 //! - [`owners`]: whose settings count (a project's `mem7.yaml` widens nothing until the
 //!   user approves it).
-//! - [`stack`]: the scopes (local, project, user) a command reads and writes, each a
-//!   workspace with its own engine.
+//! - [`workspaces`]: which workspaces (local, project, user) a command opens, and where
+//!   a write goes; what a read means across them is [`crate::engine::Scopes`].
 //! - [`events`]: file-system events (notify), debounced.
 //! - [`capture`]: hooks' events written as facts without waiting, the spool, and
 //!   where a checkout left off.
@@ -30,5 +30,5 @@ pub mod render;
 pub mod request;
 pub mod serve_loop;
 pub mod session;
-pub mod stack;
 pub mod wire;
+pub mod workspaces;

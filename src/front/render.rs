@@ -3,8 +3,8 @@
 
 use crate::core::Version;
 use crate::core::level::Level;
+use crate::engine::Scoped;
 use crate::engine::StoreOutcome;
-use crate::front::stack::Scoped;
 
 /// Versions with their scopes as text blocks; the scope is said only when more than one
 /// is open (`stacked`), so one workspace reads as it always did.

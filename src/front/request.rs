@@ -5,7 +5,6 @@
 
 use crate::core::time::{TxTime, ValidTime};
 use crate::core::{Tier, ValidEnd};
-use crate::engine::StoreRequest;
 use crate::error::{Error, Result};
 
 /// Parses a valid-time instant given as `field`.
@@ -53,27 +52,6 @@ pub fn read_times(
     };
     let as_of = as_of.map(|t| tx_time(as_of_field, t)).transpose()?;
     Ok((valid_at, as_of))
-}
-
-/// Checks a store request against the workspace's settings and the clock, before
-/// anything (even the index) is opened: bad input never changes anything on disk.
-pub fn check_store(
-    req: StoreRequest,
-    config: &crate::config::Config,
-    now: TxTime,
-    hint_fields: (&str, &str),
-) -> Result<crate::engine::Checked> {
-    let req = crate::engine::check(req, config)?;
-    if let (None, Some(ValidEnd::At(to))) = (req.valid_from, req.valid_to)
-        && to <= now.as_valid()
-    {
-        let (from_field, to_field) = hint_fields;
-        return Err(Error::input(
-            format!("valid_to ({to}) must be after valid_from (now, {now})"),
-            format!("give {from_field} too, or a {to_field} in the future, or `infinity`"),
-        ));
-    }
-    Ok(req)
 }
 
 /// Reads line `n` of a JSON Lines input as one `T`: a line that is not such an object is

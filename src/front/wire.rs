@@ -14,9 +14,9 @@ use crate::core::Version;
 use crate::core::level::Level;
 use crate::core::tier::Tier;
 use crate::core::time::{TxTime, ValidTime};
+use crate::engine::Scoped;
 use crate::engine::StoreOutcome;
 use crate::front::render::{Reader, look_alike_hint};
-use crate::front::stack::Scoped;
 
 /// One version on the wire (`--json`).
 #[derive(Serialize, JsonSchema)]
@@ -320,7 +320,10 @@ pub fn store_value(
     to_value(&StoreJson {
         status,
         closed,
-        version: version_json(v),
+        version: VersionJson {
+            scope: scope.map(ScopeName::from),
+            ..version_json(v)
+        },
         similar: similar
             .iter()
             .map(|l| SimilarJson {
@@ -413,12 +416,19 @@ pub struct RekeyJson<'a> {
     superseded: Vec<VersionJson<'a>>,
 }
 
-/// `rekey --json` (and `memory_rekey`): what moved (or would), what it superseded.
-pub fn rekey_value(plan: &crate::engine::RekeyPlan, written: bool) -> Value {
+/// `rekey --json` (and `memory_rekey`): what moved (or would), what it superseded; each
+/// version with its `scope` when one is given.
+pub fn rekey_value(plan: &crate::engine::RekeyPlan, written: bool, scope: Option<Level>) -> Value {
+    fn json(v: &crate::core::Version, scope: Option<Level>) -> VersionJson<'_> {
+        VersionJson {
+            scope: scope.map(ScopeName::from),
+            ..version_json(v)
+        }
+    }
     to_value(&RekeyJson {
         written,
-        moved: plan.moved.iter().map(version_json).collect(),
-        superseded: plan.displaced.iter().map(version_json).collect(),
+        moved: plan.moved.iter().map(|v| json(v, scope)).collect(),
+        superseded: plan.displaced.iter().map(|v| json(v, scope)).collect(),
     })
 }
 

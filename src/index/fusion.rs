@@ -1,6 +1,5 @@
 //! Ranking a pool of candidates: word and meaning results fused by their scores, and
-//! facts written together lending each other a little (DESIGN §7 "The right fact,
-//! first").
+//! facts written together lending each other a little (docs/search.md).
 //!
 //! Each side's scores are scaled to [0, 1] over its own pool (min–max: BM25 scores and
 //! cosine similarities live on different scales), then summed with a weight per side; a

@@ -1,4 +1,4 @@
-//! Reading a search text as a question (DESIGN §7 "The right fact, first"): documents
+//! Reading a search text as a question (docs/search.md): documents
 //! and queries are analysed apart. A stored fact's words are all content; a question's
 //! are not — `When did Caroline go to the support group?` asks about `Caroline`, `go`,
 //! `support`, `group`, and its `when`, `did`, `the` carry nothing a fact would contain.

@@ -37,12 +37,13 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::core::{Tier, Writer};
-use crate::engine::{Clocks, Engine, Narrow, SearchRequest, StoreRequest};
+use crate::engine::{Ask, Clocks, Engine, SearchRequest, StoreRequest};
 use crate::error::{Error, Result};
 use crate::front::block::{self, ContextRequest};
 use crate::front::env::Env;
 use crate::front::request;
 use crate::front::session::Session;
+use crate::front::workspaces;
 
 /// How often the background thread reconciles when no file event arrives.
 pub const RECONCILE_EVERY: Duration = Duration::from_secs(5);
@@ -126,23 +127,17 @@ impl MemoryServer {
             };
             let asked = req.tier.unwrap_or(Tier::Inferred);
             let scope = request::level("scope", p.scope.as_deref())?;
-            let (level, mut other, stacked) = write_scope(engine, env, &req.key, scope)?;
-            let engine = match other.as_mut() {
-                Some(e) => e,
-                None => engine,
-            };
-            let req = request::check_store(
-                req,
-                engine.workspace().config(),
-                now,
-                ("valid_from", "valid_to"),
-            )?;
+            let primary = engine.workspace().root().to_path_buf();
+            let target = workspaces::write_target(env, Some(&primary), &req.key, scope)?;
+            // Checked against the settings of the workspace written to, before it is
+            // opened (or, a local scope's first write, made).
+            let req = crate::engine::check(req, &target.config(env)?, now)?;
+            let mut engine = write_engine(engine, env, &target)?;
             let similar = engine.look_alikes(&req.key)?;
             let outcome = engine.store_checked(&req, now)?;
-            let mut out = output::store(&outcome, &similar);
-            // Where it was written, whichever workspace that is.
-            output::tag_scope(&mut out.structured, level);
-            if stacked || scope.is_some() {
+            let level = target.level;
+            let mut out = output::store(&outcome, &similar, level);
+            if target.stacked || scope.is_some() {
                 // The first line (the stored fact) says where it went.
                 let (first, rest) = out.text.split_once('\n').unwrap_or((&out.text, ""));
                 out.text = format!("{first} · {level}\n{rest}");
@@ -178,52 +173,30 @@ impl MemoryServer {
             let (Clocks { valid_at, as_of }, asked) =
                 times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tags = p.tags.unwrap_or_default();
-            let key = p.key.clone();
             let tier = request::tier("tier", p.tier.as_deref())?;
             let scope = request::level("scope", p.scope.as_deref())?;
-            if let Some(key) = p.key.as_deref()
-                && let Some(mut stack) = scopes_for(engine, env, scope)?
-            {
-                crate::core::validate::lookup_key(key)?;
-                let now = env.now()?;
-                let mut found = stack.recall(key, (valid_at, asked), tier, now)?;
-                found.truncate(p.limit.unwrap_or(50).max(1));
-                let near = &mut stack.layers[0].engine;
-                let miss = || {
-                    (
-                        format!("no version of {key} is valid at {valid_at} as of {as_of}"),
-                        near.near_keys(key, now).unwrap_or_default(),
-                    )
-                };
-                return Ok(output::scoped(&found, miss));
-            }
-            let mut versions = match p.key.as_deref() {
-                Some(key) => {
-                    crate::core::validate::lookup_key(key)?;
-                    engine.recall(key, &tags, Clocks { valid_at, as_of })?
-                }
-                None if tags.is_empty() => {
-                    return Err(Error::input(
-                        "memory_recall needs a key or tags",
-                        "give `key` (e.g. project:deploy_target) or `tags`; memory_list lists every key",
-                    ));
-                }
-                None => engine.list(Narrow::tagged(&tags), Clocks { valid_at, as_of }, None)?,
-            };
-            versions.retain(|v| crate::core::tier::keeps(tier, v.tier));
-            let versions = limit_versions(versions, p.limit, 50);
+            let mut scopes = workspaces::around(engine, env, scope)?;
             let now = env.now()?;
-            let miss = || match &key {
+            let mut found = scopes.ask(Ask {
+                key: p.key.as_deref(),
+                tags: &tags,
+                clocks: (valid_at, asked),
+                tier,
+                now,
+            })?;
+            found.truncate(p.limit.unwrap_or(50).max(1));
+            let stacked = scopes.stacked();
+            let miss = || match &p.key {
                 Some(k) => (
                     format!("no version of {k} is valid at {valid_at} as of {as_of}"),
-                    engine.near_keys(k, now).unwrap_or_default(),
+                    scopes.near_keys(k, now).unwrap_or_default(),
                 ),
                 None => (
                     format!("no key carries those tags at {valid_at} as of {as_of}"),
                     Vec::new(),
                 ),
             };
-            Ok(output::versions(&versions, miss))
+            Ok(output::scoped(&found, stacked, miss))
         })
         .await
     }
@@ -241,12 +214,6 @@ impl MemoryServer {
         self.run(move |engine, env| {
             let (Clocks { valid_at, as_of }, asked) =
                 times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
-            if p.query.trim().is_empty() {
-                return Err(Error::input(
-                    "the query is empty",
-                    "give some words to look for; memory_list lists every key",
-                ));
-            }
             let query = p.query.clone();
             let tier = request::tier("tier", p.tier.as_deref())?;
             let req = SearchRequest {
@@ -256,16 +223,14 @@ impl MemoryServer {
                 as_of,
                 tags: p.tags.unwrap_or_default(),
                 key_prefix: None,
-                limit: p.limit.unwrap_or(10).clamp(1, 1000),
+                limit: p.limit.unwrap_or(10),
                 mode: request::search_mode(p.mode.as_deref())?,
             };
             let scope = request::level("scope", p.scope.as_deref())?;
-            if let Some(mut stack) = scopes_for(engine, env, scope)? {
-                let found = search_scoped(&mut stack, (&req, asked), tier, env)?;
-                return Ok(output::scoped_hits(&found, &query));
-            }
-            let hits = engine.search_tier(&req, tier)?;
-            Ok(output::hits(&hits, &query))
+            let mut scopes = workspaces::around(engine, env, scope)?;
+            workspaces::enable_embeddings(&mut scopes, env, VOICE);
+            let found = scopes.search((&req, asked), tier, env.now()?)?;
+            Ok(output::scoped_hits(&found, scopes.stacked(), &query))
         })
         .await
     }
@@ -296,27 +261,12 @@ impl MemoryServer {
                 && p.as_of.is_none()
                 && req.tier.is_none_or(|t| t == crate::core::Tier::Inferred);
             let now = env.now()?;
-            let ctx = match scopes_for(engine, env, scope)? {
-                Some(mut stack) => {
-                    stack.enable_embeddings(env, VOICE);
-                    let mut ctx = block::gather_stack(&mut stack, &req, asked, now)?;
-                    if plain {
-                        ctx.left_off = crate::front::capture::left_off(&mut stack, &env.cwd, now)?;
-                    }
-                    ctx
-                }
-                None => {
-                    let mut ctx = block::gather(engine, &req)?;
-                    if plain {
-                        ctx.left_off = crate::front::capture::left_off_in(
-                            std::iter::once(&*engine),
-                            &env.cwd,
-                            now,
-                        )?;
-                    }
-                    ctx
-                }
-            };
+            let mut scopes = workspaces::around(engine, env, scope)?;
+            workspaces::enable_embeddings(&mut scopes, env, VOICE);
+            let mut ctx = block::gather(&mut scopes, &req, asked, now)?;
+            if plain {
+                ctx.left_off = crate::front::capture::left_off(&scopes, &env.cwd, now)?;
+            }
             let block = block::render(&ctx, &req);
             Ok(output::text(block))
         })
@@ -336,36 +286,21 @@ impl MemoryServer {
                 times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tier = request::tier("tier", p.tier.as_deref())?;
             let scope = request::level("scope", p.scope.as_deref())?;
-            if let Some(mut stack) = scopes_for(engine, env, scope)? {
-                let tags = p.tags.clone().unwrap_or_default();
-                let found = stack.list(
-                    (p.prefix.as_deref(), &tags),
-                    (valid_at, asked),
-                    tier,
-                    env.now()?,
-                )?;
-                let miss = || {
-                    (
-                        format!("no keys match at valid_at {valid_at} as of {as_of}"),
-                        Vec::new(),
-                    )
-                };
-                return Ok(output::scoped(&found, miss));
-            }
             let tags = p.tags.unwrap_or_default();
-            let narrow = Narrow {
-                prefix: p.prefix.as_deref(),
-                tags: &tags,
-            };
-            let mut versions = engine.list(narrow, Clocks { valid_at, as_of }, None)?;
-            versions.retain(|v| crate::core::tier::keeps(tier, v.tier));
+            let mut scopes = workspaces::around(engine, env, scope)?;
+            let found = scopes.list(
+                (p.prefix.as_deref(), &tags),
+                (valid_at, asked),
+                tier,
+                env.now()?,
+            )?;
             let miss = || {
                 (
                     format!("no keys match at valid_at {valid_at} as of {as_of}"),
                     Vec::new(),
                 )
             };
-            Ok(output::versions(&versions, miss))
+            Ok(output::scoped(&found, scopes.stacked(), miss))
         })
         .await
     }
@@ -385,23 +320,18 @@ impl MemoryServer {
                 .as_deref()
                 .map(|t| request::tx_time("as_of", t))
                 .transpose()?;
-            crate::core::validate::lookup_key(&p.key)?;
             let scope = request::level("scope", p.scope.as_deref())?;
-            if let Some(mut stack) = scopes_for(engine, env, scope)? {
-                let found = stack.history(&p.key, as_of)?;
-                let key = p.key.clone();
-                let miss = || (format!("no history for {key}"), Vec::new());
-                return Ok(output::scoped(&found, miss));
-            }
-            let versions = engine.history(&p.key, as_of)?;
+            let mut scopes = workspaces::around(engine, env, scope)?;
+            let found = scopes.history(&p.key, as_of)?;
             let now = env.now()?;
+            let stacked = scopes.stacked();
             let miss = || {
                 (
                     format!("no history for {}", p.key),
-                    engine.near_keys(&p.key, now).unwrap_or_default(),
+                    scopes.near_keys(&p.key, now).unwrap_or_default(),
                 )
             };
-            Ok(output::history(&versions, miss))
+            Ok(output::history(&found, stacked, miss))
         })
         .await
     }
@@ -420,6 +350,7 @@ impl MemoryServer {
         let client = client_name(&ctx);
         self.run(move |engine, env| {
             let now = env.now()?;
+            let own = workspaces::level_of(env, engine.workspace().root());
             let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
             let dry_run = p.dry_run.unwrap_or(false);
             let plan = if dry_run {
@@ -428,7 +359,7 @@ impl MemoryServer {
                 engine.rekey(&p.from, &p.to, (&agent, Writer::Model), now)?
             };
             Ok(output::object(
-                crate::front::wire::rekey_value(&plan, !dry_run),
+                crate::front::wire::rekey_value(&plan, !dry_run, Some(own)),
                 crate::front::render::rekey_human(&p.from, &p.to, &plan, !dry_run),
             ))
         })
@@ -455,11 +386,9 @@ impl MemoryServer {
             let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
             crate::core::validate::agent(&agent)?;
             let scope = request::level("scope", p.scope.as_deref())?;
-            let (_, mut other, _) = write_scope(engine, env, &p.key, scope)?;
-            let engine = match other.as_mut() {
-                Some(e) => e,
-                None => engine,
-            };
+            let primary = engine.workspace().root().to_path_buf();
+            let target = workspaces::write_target(env, Some(&primary), &p.key, scope)?;
+            let mut engine = write_engine(engine, env, &target)?;
             let outcome =
                 engine.forget(&p.key, p.entry.as_deref(), (&agent, Writer::Model), now)?;
             Ok(output::forget(&p.key, &outcome))
@@ -509,13 +438,7 @@ impl MemoryServer {
     {
         let session = self.session.clone();
         let done = tokio::task::spawn_blocking(move || {
-            let (out, notes) = session.call_noting(|engine, _now, env| {
-                let own = own_level(engine, env);
-                let mut out = f(engine, env)?;
-                // Every result says its scope, with one workspace as with several.
-                output::tag_scope(&mut out.structured, own);
-                Ok(out)
-            });
+            let (out, notes) = session.call_noting(|engine, _now, env| f(engine, env));
             // What the answer lacks, in words the model acts on.
             out.map(|mut out| {
                 for note in &notes {

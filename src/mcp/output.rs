@@ -12,8 +12,7 @@ use serde_json::Value;
 use crate::core::Version;
 use crate::core::level::Level;
 use crate::core::names::NearKey;
-use crate::engine::SearchHit;
-use crate::front::stack::Scoped;
+use crate::engine::{Scoped, ScopedHit, SearchHit};
 use crate::front::wire;
 
 /// A tool's answer: the structured object and the text for the model.
@@ -58,30 +57,23 @@ pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKe
     }
 }
 
-/// Gives every version of a result (`versions`, `hits`, `moved`, `superseded`, a
-/// store's `version`) and a store's result a `scope`, `level` where none says one yet
-/// (the versions of the server's own workspace).
-pub fn tag_scope(structured: &mut Value, level: Level) {
-    let tag = |v: &mut Value| {
-        if let Value::Object(map) = v {
-            map.entry("scope")
-                .or_insert_with(|| Value::String(level.as_str().into()));
-        }
-    };
-    for list in ["versions", "hits", "moved", "superseded"] {
-        if let Some(Value::Array(items)) = structured.get_mut(list) {
-            items.iter_mut().for_each(tag);
-        }
-    }
-    if let Some(version) = structured.get_mut("version") {
-        tag(version);
-        tag(structured);
-    }
+/// recall, list: `{versions, near_keys}`, each version with its `scope` (and
+/// `shadowed`); with more than one scope open (`stacked`), each line ends with its scope.
+pub fn scoped(
+    versions: &[Scoped],
+    stacked: bool,
+    miss: impl FnOnce() -> (String, Vec<NearKey>),
+) -> Out {
+    scoped_lines(versions, stacked, miss, version_line)
 }
 
-/// recall, list, history over several scopes: `{versions, near_keys}`, each version with
-/// its `scope` (and `shadowed`); each line ends with its scope.
-pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
+/// [`scoped`] with each version's line made by `line`.
+fn scoped_lines(
+    versions: &[Scoped],
+    stacked: bool,
+    miss: impl FnOnce() -> (String, Vec<NearKey>),
+    line: fn(&Version) -> String,
+) -> Out {
     let plain: Vec<Version> = versions.iter().map(|s| s.version.clone()).collect();
     let mut out = self::versions(&plain, miss);
     if !versions.is_empty() {
@@ -89,7 +81,10 @@ pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)
         out.text = versions
             .iter()
             .map(|s| {
-                let line = version_line(&s.version);
+                let line = line(&s.version);
+                if !stacked {
+                    return line;
+                }
                 let shadowed = if s.shadowed {
                     " (shadowed: a narrower scope answers)"
                 } else {
@@ -102,22 +97,28 @@ pub fn scoped(versions: &[Scoped], miss: impl FnOnce() -> (String, Vec<NearKey>)
     out
 }
 
-/// search over several scopes: `{hits}`, each with its `scope` (and `shadowed`).
-pub fn scoped_hits(hits: &[(Level, SearchHit, bool)], query: &str) -> Out {
-    let listed: Vec<(Option<Level>, &SearchHit, bool)> =
-        hits.iter().map(|(l, h, s)| (Some(*l), h, *s)).collect();
+/// search: `{hits}`, each with its `scope` (and `shadowed`); the text says "no record"
+/// when nothing matched, and with more than one scope open each line its scope.
+pub fn scoped_hits(hits: &[ScopedHit], stacked: bool, query: &str) -> Out {
+    let listed: Vec<(Option<Level>, &SearchHit, bool)> = hits
+        .iter()
+        .map(|h| (Some(h.level), &h.hit, h.shadowed))
+        .collect();
     let structured = wire::to_value(&HitsOut {
         hits: wire::scoped_hits_value(&listed),
     });
     let text = if hits.is_empty() {
         format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
+    } else if !stacked {
+        hits.iter().map(|h| version_line(&h.hit.version)).collect()
     } else {
         hits.iter()
-            .map(|(level, h, shadowed)| {
+            .map(|h| {
                 format!(
-                    "{} · {level}{}\n",
-                    version_line(&h.version).trim_end(),
-                    if *shadowed { " (shadowed)" } else { "" }
+                    "{} · {}{}\n",
+                    version_line(&h.hit.version).trim_end(),
+                    h.level,
+                    if h.shadowed { " (shadowed)" } else { "" }
                 )
             })
             .collect()
@@ -126,52 +127,40 @@ pub fn scoped_hits(hits: &[(Level, SearchHit, bool)], query: &str) -> Out {
 }
 
 /// history's lines carry the transaction clock too.
-pub fn history(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKey>)) -> Out {
-    let mut out = self::versions(versions, miss);
-    if !versions.is_empty() {
-        out.text = versions
-            .iter()
-            .map(|v| {
-                let line = version_line(v);
-                let believed = if v.tx_to.is_infinite() {
-                    format!(
-                        "believed since {}",
-                        crate::front::block::when(v.tx_from.micros())
-                    )
-                } else {
-                    format!(
-                        "believed {} → {}",
-                        crate::front::block::when(v.tx_from.micros()),
-                        crate::front::block::when(v.tx_to.micros())
-                    )
-                };
-                format!("{} · {believed}\n", line.trim_end())
-            })
-            .collect();
-    }
-    out
+pub fn history(
+    versions: &[Scoped],
+    stacked: bool,
+    miss: impl FnOnce() -> (String, Vec<NearKey>),
+) -> Out {
+    scoped_lines(versions, stacked, miss, |v| {
+        let line = version_line(v);
+        let believed = if v.tx_to.is_infinite() {
+            format!(
+                "believed since {}",
+                crate::front::block::when(v.tx_from.micros())
+            )
+        } else {
+            format!(
+                "believed {} → {}",
+                crate::front::block::when(v.tx_from.micros()),
+                crate::front::block::when(v.tx_to.micros())
+            )
+        };
+        format!("{} · {believed}\n", line.trim_end())
+    })
 }
 
 fn version_line(v: &Version) -> String {
     crate::front::block::fact_line(v)
 }
 
-/// search: `{hits}`; the text says "no record" when nothing matched.
-pub fn hits(hits: &[SearchHit], query: &str) -> Out {
-    let structured = wire::to_value(&HitsOut {
-        hits: wire::hits_value(hits),
-    });
-    let text = if hits.is_empty() {
-        format!("no record: nothing in memory matches {query:?} by words or by meaning\n")
-    } else {
-        hits.iter().map(|h| version_line(&h.version)).collect()
-    };
-    Out { structured, text }
-}
-
 /// store: the `store --json` object; the text one line, and the look-alike hint, both
 /// from the outcome itself.
-pub fn store(outcome: &crate::engine::StoreOutcome, similar: &[crate::engine::LookAlike]) -> Out {
+pub fn store(
+    outcome: &crate::engine::StoreOutcome,
+    similar: &[crate::engine::LookAlike],
+    scope: Level,
+) -> Out {
     use crate::engine::StoreOutcome;
     use crate::front::render::{Reader, look_alike_hint, shorten};
     let (status, v) = match outcome {
@@ -192,7 +181,7 @@ pub fn store(outcome: &crate::engine::StoreOutcome, similar: &[crate::engine::Lo
         text.push_str(&hint);
         text.push('\n');
     }
-    let structured = wire::store_value(outcome, similar, Reader::Model, None);
+    let structured = wire::store_value(outcome, similar, Reader::Model, Some(scope));
     Out { structured, text }
 }
 

@@ -1,78 +1,33 @@
 //! What the tools share besides the engine: the agent and client names, the read
-//! clocks of a call, `memory_get`'s lines, and the scopes a call reads (the stack over
-//! the server's own workspace, opened only when more than one scope is there).
+//! clocks of a call, `memory_get`'s lines, and the engine a write goes through.
 
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 
+use super::MAX_GET_LINES;
 use super::params::GetParams;
-use super::{MAX_GET_LINES, VOICE};
-use crate::core::Tier;
-use crate::core::level::Level;
 use crate::core::time::TxTime;
-use crate::engine::{Clocks, Engine, SearchHit, SearchRequest};
+use crate::engine::{Clocks, Engine, Held};
 use crate::error::{Error, Result};
 use crate::front::env::Env;
 use crate::front::request;
-use crate::front::stack::Stack;
+use crate::front::workspaces::Target;
 use crate::store::Workspace;
 
-pub(super) fn limit_versions(
-    mut v: Vec<crate::core::Version>,
-    limit: Option<usize>,
-    default: usize,
-) -> Vec<crate::core::Version> {
-    v.truncate(limit.unwrap_or(default).max(1));
-    v
-}
-
-/// The scopes a call reads beside the server's own workspace ([`Stack::beside`]).
-pub(super) fn scopes_for(
-    engine: &Engine,
+/// The engine a tool's write to `target` goes through: the server's own when the
+/// target is its workspace, else that workspace's, opened for the call (once the request
+/// passed its checks: [`Target::ready`] has made a new local scope).
+pub(super) fn write_engine<'a>(
+    engine: &'a mut Engine,
     env: &Env,
-    scope: Option<Level>,
-) -> Result<Option<Stack>> {
-    Stack::beside(engine.workspace().root(), env, scope)
-}
-
-/// The scope of the server's own workspace: the project's, or the user's outside a
-/// project.
-pub(super) fn own_level(engine: &Engine, env: &Env) -> Level {
-    let root = engine.workspace().root();
-    env.scope_roots(Some(root))
-        .into_iter()
-        .find(|(_, r)| r == root)
-        .map_or(Level::User, |(level, _)| level)
-}
-
-/// Where a tool's write of `key` goes (`scope`, else the key's class): the scope, the
-/// engine of that scope's workspace when it is not the server's own, and whether more
-/// than one scope is open.
-pub(super) fn write_scope(
-    engine: &Engine,
-    env: &Env,
-    key: &str,
-    scope: Option<Level>,
-) -> Result<(Level, Option<Engine>, bool)> {
-    let primary = engine.workspace().root().to_path_buf();
-    let (level, root, stacked) =
-        crate::front::stack::write_target(env, Some(&primary), key, scope)?;
-    let other = match root == primary {
-        true => None,
-        false => Some(crate::front::session::open_root(env, &root)?),
-    };
-    Ok((level, other, stacked))
-}
-
-/// A search over every open scope, meaning search on where it can be.
-pub(super) fn search_scoped(
-    stack: &mut Stack,
-    (req, asked): (&SearchRequest, Option<TxTime>),
-    tier: Option<Tier>,
-    env: &Env,
-) -> Result<Vec<(Level, SearchHit, bool)>> {
-    stack.enable_embeddings(env, VOICE);
-    stack.search((req, asked), tier, env.now()?)
+    target: &Target,
+) -> Result<Held<'a>> {
+    target.ready()?;
+    if engine.workspace().root() == target.root {
+        return Ok(Held::Lent(engine));
+    }
+    let other = crate::front::session::open_root(env, &target.root)?;
+    Ok(Held::Own(Box::new(other)))
 }
 
 pub(super) fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {

@@ -77,7 +77,7 @@ impl WorkspaceLock {
 }
 
 impl Workspace {
-    /// The same workspace for a writer that must never wait (a hook, DESIGN §8): its
+    /// The same workspace for a writer that must never wait (a hook, docs/capture.md): its
     /// [`Workspace::lock`] fails at once with [`busy`]'s error when another writer holds
     /// the lock, and the engine refuses to rebuild its index (seconds at a million
     /// versions) rather than do it here.

@@ -1,4 +1,4 @@
-//! The remote is untrusted input (DESIGN §7): what sync checks before it merges a remote
+//! The remote is untrusted input (docs/sync.md): what sync checks before it merges a remote
 //! commit (no link, submodule or other non-regular entry under the workspace), what it
 //! repairs after (every entry either side held is still in the result), what it reports
 //! (files outside the memory folder that the remote changed), and mem7's own merge

@@ -8,9 +8,9 @@ use serde::Serialize;
 use crate::core::level::Level;
 use crate::core::time::TxTime;
 use crate::core::{EntryOp, Event, Op, ValidEnd, Version, event_order};
+use crate::engine::Scoped;
 use crate::engine::{Clocks, Engine};
 use crate::error::{Error, Result};
-use crate::front::stack::Scoped;
 use crate::store::Workspace;
 
 /// The output format.

@@ -517,18 +517,6 @@ fn note_file(rel: &str, path: &Path, text: &str) -> std::result::Result<Vec<Fact
     Ok(facts)
 }
 
-/// The value shortened to one line of at most `max` characters, for the dry run.
-pub fn shorten(value: &str, max: usize) -> String {
-    let one: String = value.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        one
-    } else {
-        let mut s: String = one.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

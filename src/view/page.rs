@@ -107,7 +107,7 @@ fn tags_html(tags: &[String]) -> String {
 }
 
 /// An instant in a cell; it may break after the date.
-fn when(t: String) -> String {
+fn time_cell(t: String) -> String {
     format!(
         "<td class=\"time mono\">{}</td>",
         escape(&t).replacen('T', "T<wbr>", 1)
@@ -242,8 +242,8 @@ pub fn list_page(p: &ListPage<'_>) -> String {
             escape(&link(&key_path(&v.key), &clocks)),
             escape(&v.key),
             markdown(&v.value),
-            when(v.valid_from.to_rfc3339()),
-            when(v.valid_to.to_rfc3339()),
+            time_cell(v.valid_from.to_rfc3339()),
+            time_cell(v.valid_to.to_rfc3339()),
             tags_html(&v.tags),
         );
     }
@@ -327,10 +327,10 @@ pub fn key_page(p: &KeyPage<'_>) -> String {
             s,
             "<tr id=\"row-{n}\"{class}><td><a href=\"#row-{n}\">{n}</a><br>{state}</td><td><div class=\"value\">{}</div></td>{}{}{}{}<td>{}</td><td>{}</td>{}</tr>",
             markdown(&v.value),
-            when(v.valid_from.to_rfc3339()),
-            when(v.valid_to.to_rfc3339()),
-            when(v.tx_from.to_rfc3339()),
-            when(v.tx_to.to_rfc3339()),
+            time_cell(v.valid_from.to_rfc3339()),
+            time_cell(v.valid_to.to_rfc3339()),
+            time_cell(v.tx_from.to_rfc3339()),
+            time_cell(v.tx_to.to_rfc3339()),
             escape(&v.agent),
             tags_html(&v.tags),
             source_html(v),
@@ -401,13 +401,13 @@ pub fn timeline_page(p: &TimelinePage<'_>) -> String {
             } else {
                 " class=\"past\""
             },
-            when(at),
+            time_cell(at),
             escape(&key_path(&v.key)),
             escape(&v.key),
             markdown(&v.value),
-            when(v.valid_from.to_rfc3339()),
-            when(v.valid_to.to_rfc3339()),
-            when(v.tx_to.to_rfc3339()),
+            time_cell(v.valid_from.to_rfc3339()),
+            time_cell(v.valid_to.to_rfc3339()),
+            time_cell(v.tx_to.to_rfc3339()),
             escape(&v.agent),
             source_html(v),
         );

@@ -22,13 +22,14 @@ use super::page::{self, PER_PAGE, Query};
 use crate::core::chain::ChainKey;
 use crate::core::level::Level;
 use crate::core::time::TxTime;
-use crate::engine::{Clocks, Engine, Narrow, SearchRequest, Timeline, TimelineClock, Window};
+use crate::engine::Scoped;
+use crate::engine::{Engine, SearchRequest, Timeline, TimelineClock, Window};
 use crate::error::{Error, Result};
 use crate::front::auth::Expected;
 use crate::front::env::Env;
 use crate::front::request;
 use crate::front::session::{Session, Voice};
-use crate::front::stack::{Scoped, Stack};
+use crate::front::workspaces;
 
 /// The policy on every response: nothing runs, nothing loads from elsewhere.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
@@ -362,67 +363,57 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
         let mode = request::search_mode(q.get("mode"))?;
         let tags = q.all("tag");
         let prefix = q.get("prefix").map(str::to_string);
-        let search = q.get("q").map(str::to_string);
+        // A blank search box lists every key, as no search does.
+        let search = q
+            .get("q")
+            .filter(|t| !t.trim().is_empty())
+            .map(str::to_string);
         let scope = request::level("scope", q.get("scope"))?;
-        let mut beside = Stack::beside(engine.workspace().root(), ui.session.env(), scope)?;
-        // A search across scopes searches each by meaning as the server's own workspace
-        // does (it used to answer 400, "the embedding provider is `none`", whenever a
-        // personal workspace existed, while the CLI's search worked).
-        if let (Some(stack), Some(_)) = (beside.as_mut(), &search) {
-            stack.enable_embeddings(ui.session.env(), Voice("mem7 ui"));
+        let mut open = workspaces::around(engine, ui.session.env(), scope)?;
+        // A search searches each scope by meaning as the CLI's does (it used to answer
+        // 400, "the embedding provider is `none`", whenever a personal workspace
+        // existed).
+        if search.is_some() {
+            workspaces::enable_embeddings(&mut open, ui.session.env(), Voice("mem7 ui"));
         }
-        let mut scopes: Vec<(Level, bool)> = Vec::new();
-        let search_request = |text: &str| SearchRequest {
-            text: text.to_string(),
-            raw: false,
-            valid_at,
-            as_of,
-            tags: tags.clone(),
-            key_prefix: prefix.clone(),
-            limit: page.saturating_mul(PER_PAGE).saturating_add(1),
-            mode,
-        };
-        let (rows, has_next) = match (beside, &search) {
-            // Several scopes: every scope's rows, held and sliced here.
-            (Some(mut stack), _) => {
-                let all: Vec<Scoped> = match &search {
-                    Some(text) => {
-                        let req = search_request(text);
-                        stack
-                            .search((&req, asked), None, now)?
-                            .into_iter()
-                            .map(|(level, hit, shadowed)| Scoped {
-                                level,
-                                version: hit.version,
-                                shadowed,
-                            })
-                            .collect()
-                    }
-                    None => stack.list((prefix.as_deref(), &tags), (valid_at, asked), None, now)?,
+        let narrow = (prefix.as_deref(), &tags[..]);
+        let (shown, has_next) = match &search {
+            Some(text) => {
+                let req = SearchRequest {
+                    text: text.to_string(),
+                    raw: false,
+                    valid_at,
+                    as_of,
+                    tags: tags.clone(),
+                    key_prefix: prefix.clone(),
+                    limit: page.saturating_mul(PER_PAGE).saturating_add(1),
+                    mode,
                 };
-                let (shown, has_next) = slice(&all, page);
-                scopes = shown.iter().map(|s| (s.level, s.shadowed)).collect();
-                (shown.into_iter().map(|s| s.version).collect(), has_next)
-            }
-            (None, Some(text)) => {
-                let req = search_request(text);
-                let hits: Vec<_> = engine
-                    .search(&req)?
+                let all: Vec<Scoped> = open
+                    .search((&req, asked), None, now)?
                     .into_iter()
-                    .map(|h| h.version)
+                    .map(|h| Scoped {
+                        level: h.level,
+                        version: h.hit.version,
+                        shadowed: h.shadowed,
+                    })
                     .collect();
-                slice(&hits, page)
+                slice(&all, page)
             }
             // One page and one row more (to know whether there is a next page).
-            (None, None) => window(engine.list(
-                Narrow {
-                    prefix: prefix.as_deref(),
-                    tags: &tags,
-                },
-                Clocks { valid_at, as_of },
-                Some(page_window(page)),
+            None => window(open.list_window(
+                narrow,
+                (valid_at, asked),
+                None,
+                (now, page_window(page)),
             )?),
         };
+        // The scope column, when more than one scope answers.
+        let scopes: Vec<(Level, bool)> = match open.stacked() {
+            true => shown.iter().map(|s| (s.level, s.shadowed)).collect(),
+            false => Vec::new(),
+        };
+        let rows: Vec<_> = shown.into_iter().map(|s| s.version).collect();
         Ok((
             StatusCode::OK,
             page::list_page(&page::ListPage {
@@ -455,21 +446,9 @@ async fn key(
             .get("as_of")
             .map(|t| request::tx_time("as_of", t))
             .transpose()?;
-        crate::core::validate::lookup_key(&key)?;
-        let mut versions = engine.history(&key, None)?;
-        if versions.is_empty()
-            && let Some(mut stack) =
-                Stack::beside(engine.workspace().root(), ui.session.env(), None)?
-        {
-            // The narrowest other scope that has the key draws it.
-            if let Some(layer) = stack
-                .layers
-                .iter_mut()
-                .find(|l| l.engine.history(&key, None).is_ok_and(|h| !h.is_empty()))
-            {
-                versions = layer.engine.history(&key, None)?;
-            }
-        }
+        // The narrowest scope that has the key draws it, as `history --svg` does.
+        let mut open = workspaces::around(engine, ui.session.env(), None)?;
+        let (engine, versions) = open.drawn(&key)?;
         if versions.is_empty() {
             return Ok((
                 StatusCode::NOT_FOUND,

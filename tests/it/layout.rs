@@ -250,6 +250,72 @@ fn front_ends_go_through_the_one_door_and_never_touch_the_index() {
     );
 }
 
+/// The front ends that answer people and models (`cli`, `mcp`, `view`) read across scopes
+/// through the engine's one door, [`mem7::engine::Scopes`] (issue 37): none calls an
+/// engine's reads itself, or opens scopes of its own (only `front/workspaces.rs` and
+/// the MCP write's `mcp/support.rs` hold an engine in a scope).
+#[test]
+fn front_ends_read_across_scopes_through_the_scopes_door() {
+    let read = regex::Regex::new(r"\bengine\s*\.\s*(recall|list|history|search|search_tier)\s*\(")
+        .unwrap();
+    let mut offenders = Vec::new();
+    for path in all_sources() {
+        let rel = path.strip_prefix(src()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if ["cli/", "mcp/", "view/"].iter().any(|f| rel.starts_with(f))
+            && let Some(m) = read.find(&code)
+        {
+            offenders.push(format!(
+                "{rel}: `{}` reads one workspace (read through Scopes: front::workspaces::open or ::around)",
+                m.as_str()
+            ));
+        }
+        let allowed = ["front/workspaces.rs", "mcp/support.rs", "engine/scopes.rs"];
+        if (code.contains("Held::Own") || code.contains("Held::Lent"))
+            && !allowed.contains(&rel.as_str())
+        {
+            offenders.push(format!(
+                "{rel}: builds scopes itself (open them with front::workspaces)"
+            ));
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}
+
+/// Comments cite only documents a reader of the repository has: every `docs/….md` a
+/// source file names exists, and none cites the design brief that is not in the
+/// repository (`DESIGN §n`).
+#[test]
+fn comments_cite_only_documents_in_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cited = regex::Regex::new(r"docs/[A-Za-z0-9_./-]+\.md").unwrap();
+    let mut problems = Vec::new();
+    for path in all_sources() {
+        let rel = path.strip_prefix(src()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("DESIGN §") || line.contains("DESIGN.md") {
+                problems.push(format!("src/{rel}:{}: cites the design brief, which is not in the repository (cite docs/)", n + 1));
+            }
+            for m in cited.find_iter(line) {
+                if !root.join(m.as_str()).is_file() {
+                    problems.push(format!(
+                        "src/{rel}:{}: cites {}, which does not exist",
+                        n + 1,
+                        m.as_str()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// The integration tests are one binary (`tests/it/`, issue 25): a `.rs` file directly
 /// under `tests/`, or another `tests/*/main.rs`, would be a test binary of its own that
 /// links the library again and leaves the shared environment (`tests/it/world.rs`). Every

@@ -171,12 +171,18 @@ fn any_user_text_is_just_text() {
         "~",
         "'",
         "[1 TO 2]",
-        "",
-        "   ",
     ] {
         let r = s.run(&["search", q, "--json"], Some(NOW));
         assert_eq!(r.code, 0, "{q:?}: {}", r.stderr);
         r.json();
+    }
+    // No words at all is bad input, as in the MCP tool and the page: one rule
+    // (`Scopes::search`), exit 2, the problem named.
+    for q in ["", "   "] {
+        let r = s.run(&["search", q, "--json"], Some(NOW));
+        assert_eq!(r.code, 2, "{q:?}: {}", r.stderr);
+        assert!(r.stderr.contains("the query is empty"), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
     }
     let r = s.run(&["search", "deploy AND", "--raw"], Some(NOW));
     assert_eq!(r.code, 2, "bad raw syntax is a usage error: {}", r.stderr);

@@ -1,5 +1,5 @@
 //! Recognises text that looks like a credential, so it is refused before it reaches a
-//! file that may be pushed to git (DESIGN §5, §7). This is the one detector: every byte
+//! file that may be pushed to git (docs/integrity.md). This is the one detector: every byte
 //! bound for a memory file (keys, values, tags, agents, import ops, notes, hand edits
 //! before sync) passes through [`find`].
 //!

@@ -180,7 +180,7 @@ fn a_finding_never_holds_the_secret() {
     assert!(!f.kind.contains("abcdef"));
 }
 
-/// The catalogues of DESIGN §7, gated at what is measured: every credential refused, no
+/// The catalogues of docs/integrity.md, gated at what is measured: every credential refused, no
 /// ordinary fact refused.
 #[test]
 fn catalogues_are_measured() {

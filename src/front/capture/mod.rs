@@ -1,4 +1,4 @@
-//! Capture's shell (DESIGN §8; docs/capture.md): a hook's events written as facts
+//! Capture's shell (docs/capture.md): a hook's events written as facts
 //! without ever waiting. Each write goes to the scope its key says (the session trail
 //! to the local scope, project facts to the project's) through a workspace opened
 //! [`crate::store::Workspace::without_waiting`]: when the writers' lock is held (a long
@@ -17,11 +17,12 @@ use std::path::{Path, PathBuf};
 use spool::Record;
 
 use super::env::Env;
-use super::stack::{self, Stack};
+use super::workspaces;
 use crate::capture::facts::{self, Write};
 use crate::capture::{Client, Kind, Settings, TAG, trail};
 use crate::core::Tier;
 use crate::core::time::{TxTime, ValidTime};
+use crate::engine::Scopes;
 use crate::engine::{Engine, Narrow, StoreOutcome, StoreRequest};
 use crate::error::{Error, Result};
 
@@ -57,7 +58,7 @@ pub fn log(env: &Env, flag: Option<&Path>, now: TxTime, line: &str) {
             .append(true)
             .open(&path)?;
         let line: String = line.chars().filter(|c| *c != '\n').take(2000).collect();
-        writeln!(f, "{} {line}", facts::when(now.micros()))
+        writeln!(f, "{} {line}", facts::stamp(now.micros()))
     })();
 }
 
@@ -270,11 +271,15 @@ impl Recorder<'_> {
     /// Applies one write; `true` when an entry was written.
     fn apply(&mut self, r: &Record) -> std::result::Result<bool, Failure> {
         let later = |e: Error| Failure::Later(e.to_string());
-        let (_, root, _) =
-            stack::write_target(self.env, self.flag, &r.write.key, None).map_err(later)?;
+        let target =
+            workspaces::write_target(self.env, self.flag, &r.write.key, None).map_err(later)?;
+        let root = target.root.clone();
         let at = match self.engines.iter().position(|(p, _)| *p == root) {
             Some(i) => i,
             None => {
+                // Captured writes are made by mem7's own rules from redacted text; the
+                // engine checks each as it writes, so the local scope is made first.
+                target.ready().map_err(later)?;
                 let ws = super::owners::open_quietly(self.env, &root).map_err(later)?;
                 let ws = if self.wait { ws } else { ws.without_waiting() };
                 let key = self.env.chain_key().map_err(later)?;
@@ -314,16 +319,8 @@ impl Recorder<'_> {
 
 /// The lines of "where this checkout left off" for the checkout at `dir`, from every
 /// open scope, read at `now`.
-pub fn left_off(stack: &mut Stack, dir: &Path, now: TxTime) -> Result<Vec<String>> {
-    left_off_in(stack.layers.iter().map(|l| &l.engine), dir, now)
-}
-
-/// [`left_off`] over the workspaces of `engines` (one, for a server of one workspace).
-pub fn left_off_in<'a>(
-    engines: impl Iterator<Item = &'a Engine>,
-    dir: &Path,
-    now: TxTime,
-) -> Result<Vec<String>> {
+pub fn left_off(scopes: &Scopes<'_>, dir: &Path, now: TxTime) -> Result<Vec<String>> {
+    let engines = scopes.engines();
     let checkout = facts::Checkout::new(&git::checkout_of(dir).display().to_string());
     let tags = [TAG.to_string(), checkout.tag()];
     let mut versions = Vec::new();
