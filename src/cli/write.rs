@@ -305,7 +305,7 @@ pub(super) fn seal(cli: &Cli, env: &Env, out: &mut dyn Write, agent: Option<&str
     Ok(EXIT_OK)
 }
 
-/// `mem7 import-notes`: reads the notes (`crate::transfer::notes`), names the bad ones,
+/// `mem7 import-notes`: reads the notes (`crate::transfer::note_files`), names the bad ones,
 /// then prints what it would store or stores it in one batch through the import path.
 pub(super) fn import_notes(
     cli: &Cli,
@@ -315,7 +315,7 @@ pub(super) fn import_notes(
     write: bool,
     skip_bad: bool,
 ) -> Result<u8> {
-    use crate::transfer::notes;
+    use crate::transfer::note_files as notes;
     let now = env.now()?;
     let root = env.workspace(cli.workspace.as_deref());
     let ws = crate::front::owners::open(env, &root)?;

@@ -61,7 +61,7 @@ impl Version {
 
     /// Whether this version carries every tag in `tags`.
     pub fn has_tags(&self, tags: &[String]) -> bool {
-        super::read::carries(&self.tags, tags)
+        super::read_rule::carries(&self.tags, tags)
     }
 }
 

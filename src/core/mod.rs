@@ -13,7 +13,7 @@ pub mod level;
 pub mod many;
 pub mod names;
 pub mod pattern;
-pub mod read;
+pub mod read_rule;
 pub mod secret;
 pub mod temporal;
 pub mod tier;

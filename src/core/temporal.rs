@@ -156,7 +156,7 @@ pub fn confirmation(
 }
 
 /// Whether a version with these clocks answers a read at (`valid_at`, `as_of`): the
-/// read match rule, [`super::read::MATCH`].
+/// read match rule, [`super::read_rule::MATCH`].
 pub fn matches(
     valid: Period,
     tx_from: TxTime,
@@ -164,7 +164,7 @@ pub fn matches(
     valid_at: ValidTime,
     as_of: TxTime,
 ) -> bool {
-    super::read::matches(
+    super::read_rule::matches(
         [
             valid.from.micros(),
             valid.to.micros(),

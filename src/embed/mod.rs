@@ -10,9 +10,9 @@
 //! computed once, and rebuilds of the index keep them.
 
 mod encoder;
-pub mod http;
 pub mod install;
 pub mod local;
+pub mod remote;
 pub mod sentences;
 pub mod wordpiece;
 
@@ -159,8 +159,8 @@ impl ProviderSpec {
     pub fn open(&self) -> Result<Box<dyn Embedder>> {
         Ok(match self.kind {
             ProviderKind::Local => Box::new(local::LocalModel::load(&self.model_dir, self.id())?),
-            ProviderKind::Ollama => Box::new(http::Ollama::new(self)),
-            ProviderKind::OpenAi => Box::new(http::OpenAi::new(self)),
+            ProviderKind::Ollama => Box::new(remote::Ollama::new(self)),
+            ProviderKind::OpenAi => Box::new(remote::OpenAi::new(self)),
         })
     }
 }

@@ -9,10 +9,10 @@ mod held;
 mod import;
 mod names;
 mod note;
-mod reads;
 pub mod scopes;
 mod semantic;
 mod spill;
+mod tiered;
 mod weights;
 mod write;
 

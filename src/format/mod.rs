@@ -1,11 +1,12 @@
 //! The entry format of `memory/*.md` files: writing entries, reading them back, and the
 //! canonical bytes the hash chain covers. See `docs/format.md` for the byte-level spec.
 
+mod emit;
 mod envelope;
 mod parse;
-mod write;
 pub(crate) mod yaml;
 
+pub use emit::{EntryDraft, credential_in, render_entry};
 pub(crate) use envelope::FieldValue as FieldValueExport;
 pub use envelope::Fields;
 pub use parse::{
@@ -13,7 +14,6 @@ pub use parse::{
     parse_chain, parse_chain_in, parse_file,
 };
 pub use parse::{FOREIGN_CONTEXT, foreign_digest};
-pub use write::{EntryDraft, credential_in, render_entry};
 
 use crate::core::time::{TxTime, ValidTime};
 use crate::core::{EntryOp, Event, Op, Source, StoreOp, Tier, ValidEnd};

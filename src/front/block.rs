@@ -88,7 +88,7 @@ fn gather_one(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
     let changed = engine.changed_between(since, req.as_of)?;
     // With a query, only the history of keys the query found.
     let history =
-        crate::core::read::history(&changed, &facts, (req.valid_at, req.as_of), with_query)
+        crate::core::read_rule::history(&changed, &facts, (req.valid_at, req.as_of), with_query)
             .filter(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier))
             .filter(|v| !crate::capture::is_captured(v))
             .cloned()

@@ -2,7 +2,7 @@
 //! the writer's own append (`record_append`), and `apply_event`, which executes one
 //! event's plan (`core::change::plan`) on the version table by row id.
 
-use crate::core::read::OPEN;
+use crate::core::read_rule::OPEN;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{
@@ -267,7 +267,7 @@ pub(super) fn apply_event(tx: &Transaction<'_>, ev: &Event) -> Result<Option<War
             let mut sql = String::from("1");
             let mut args: Vec<rusqlite::types::Value> = Vec::new();
             // (?1 is the open end `believed_where` binds.)
-            super::reads::push_carries(&mut sql, &mut args, tags, 1);
+            super::queries::push_carries(&mut sql, &mut args, tags, 1);
             believed_where(tx, &sql, args)?
         }
         Scope::Nothing => return Ok(None),

@@ -6,6 +6,7 @@
 //! one-line `CURRENT` file to name it, so readers see the old index or the new one,
 //! never half of one. The index never writes the workspace.
 
+mod apart;
 mod catch_up;
 mod check;
 pub mod dates;
@@ -13,10 +14,9 @@ pub mod embeddings;
 mod files;
 pub mod fulltext;
 pub mod fusion;
-mod held;
 mod near;
+mod queries;
 pub mod query;
-mod reads;
 mod rebuild;
 mod report;
 mod schema;
@@ -39,12 +39,12 @@ use crate::error::{Error, Result};
 use crate::format::{self, ParsedFile, ProblemKind};
 use crate::store::{FileStat, Workspace};
 
+use apart::hold_apart;
 pub use catch_up::{Believed, Planned};
 use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
 pub use files::load_file;
 use files::{entry_head, file_digest, file_events};
-use held::hold_apart;
 pub use report::{
     AHEAD_KEPT, Ahead, CatchUpReport, Progress, RebuildReason, Warning, describe_ahead, span_text,
 };
@@ -430,7 +430,7 @@ fn insert_version(
     stmt.execute(params![
         v.key,
         v.value,
-        crate::core::read::stored_tags(&v.tags),
+        crate::core::read_rule::stored_tags(&v.tags),
         v.agent,
         v.valid_from.micros(),
         v.valid_to.micros(),
@@ -470,7 +470,7 @@ fn row_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
     Ok(Version {
         key: r.get("key")?,
         value: r.get("value")?,
-        tags: crate::core::read::tags_of_stored(&r.get::<_, String>("tags")?),
+        tags: crate::core::read_rule::tags_of_stored(&r.get::<_, String>("tags")?),
         agent: r.get("agent")?,
         valid_from: ValidTime::from_micros(r.get("valid_from")?),
         valid_to: ValidTime::from_micros(r.get("valid_to")?),

@@ -148,7 +148,9 @@ fn stage_event(stmt: &mut rusqlite::CachedStatement<'_>, ev: &Event) -> rusqlite
         ev.source.hash,
         store.map_or(0, |s| if s.many { 2 } else { 1 }),
         store.map_or(forgotten.unwrap_or_default(), |s| s.value.as_str()),
-        store.map_or(String::new(), |s| crate::core::read::stored_tags(&s.tags)),
+        store.map_or(String::new(), |s| crate::core::read_rule::stored_tags(
+            &s.tags
+        )),
         store.map_or("", |s| s.agent.as_str()),
         store.map_or(0, |s| s.valid_from.micros()),
         end_kind,
@@ -179,7 +181,7 @@ fn staged_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
         Op::Store(StoreOp {
             key,
             value: r.get(7)?,
-            tags: crate::core::read::tags_of_stored(&r.get::<_, String>(8)?),
+            tags: crate::core::read_rule::tags_of_stored(&r.get::<_, String>(8)?),
             agent: r.get(9)?,
             valid_from: ValidTime::from_micros(r.get(10)?),
             valid_to: match r.get::<_, i64>(11)? {

@@ -12,15 +12,15 @@
 //! since watchers miss events, every few seconds. The tools' argument structs are in
 //! `params.rs`, their answers in `output.rs`.
 
+mod background;
 pub mod http;
 pub mod output;
 mod params;
 pub mod stdio;
 mod support;
-mod watcher;
 
+use background::VOICE;
 use support::*;
-use watcher::VOICE;
 
 pub use params::{
     ContextParams, ForgetParams, GetParams, HistoryParams, ListParams, RecallParams, RekeyParams,

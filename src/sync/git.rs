@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 
-mod read;
+mod trees;
 
 /// A git object id (a commit or a tree), as git prints it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@
 
 pub mod export;
 pub mod import;
-pub mod notes;
+pub mod note_files;
 
 use serde::Deserialize;
 

@@ -12,13 +12,13 @@ use super::envelope::Fields;
 use crate::core::chain::{ChainHash, ChainKey};
 use crate::core::integrity::{ChainEntry, Link};
 
-mod chain;
+mod chain_scan;
 mod hash;
 mod lanes;
 mod lines;
 
-use chain::*;
-pub use chain::{ChainScratch, parse_chain, parse_chain_in};
+use chain_scan::*;
+pub use chain_scan::{ChainScratch, parse_chain, parse_chain_in};
 use hash::*;
 use lanes::LineFeeds;
 use lines::*;

@@ -121,7 +121,7 @@ impl FullText {
                 }
                 let [vf, vt, tf, tt] = &clocks;
                 for i in 0..len {
-                    if !crate::core::read::matches([vf[i], vt[i], tf[i], tt[i]], va, ao) {
+                    if !crate::core::read_rule::matches([vf[i], vt[i], tf[i], tt[i]], va, ao) {
                         continue;
                     }
                     let doc = start + i as u32;

@@ -6,7 +6,7 @@
 
 mod meaning;
 
-use crate::core::read::Column;
+use crate::core::read_rule::Column;
 use std::ops::Bound;
 use std::path::Path;
 
@@ -387,7 +387,7 @@ impl FullText {
             Box::new(RangeQuery::new(lo.map(term), hi.map(term)))
         };
         // The read match rule, generated from its one definition.
-        use crate::core::read::{Clock, MATCH, Side};
+        use crate::core::read_rule::{Clock, MATCH, Side};
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = MATCH
             .iter()
             .map(|&(column, side, clock)| {
@@ -408,7 +408,7 @@ impl FullText {
                 (Occur::Must, range)
             })
             .collect();
-        // Tag containment (`core::read::carries`): each tag a whole term of the untokenised
+        // Tag containment (`core::read_rule::carries`): each tag a whole term of the untokenised
         // tags field, so `t1` never matches `t10`.
         for t in &req.tags {
             clauses.push((

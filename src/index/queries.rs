@@ -2,7 +2,7 @@
 //! full-text and meaning searches (hits read back from SQLite by id), and the texts the
 //! vector side needs.
 
-use crate::core::read::OPEN;
+use crate::core::read_rule::OPEN;
 use std::path::Path;
 
 use rusqlite::params;
@@ -427,8 +427,8 @@ fn push_key_filters(
     push_carries(sql, args, tags, 0);
 }
 
-/// Tag containment ([`crate::core::read::carries`]) as SQL on the stored tag text
-/// ([`crate::core::read::stored_tags`]): ` AND instr(tags, ?n) > 0` with each tag's
+/// Tag containment ([`crate::core::read_rule::carries`]) as SQL on the stored tag text
+/// ([`crate::core::read_rule::stored_tags`]): ` AND instr(tags, ?n) > 0` with each tag's
 /// needle as an argument, numbered after `before` parameters the query binds itself.
 pub(super) fn push_carries(
     sql: &mut String,
@@ -437,7 +437,7 @@ pub(super) fn push_carries(
     before: usize,
 ) {
     for t in tags {
-        args.push(crate::core::read::tag_needle(t).into());
+        args.push(crate::core::read_rule::tag_needle(t).into());
         sql.push_str(&format!(" AND instr(tags, ?{}) > 0", before + args.len()));
     }
 }
@@ -448,11 +448,11 @@ pub(super) fn push_window(sql: &mut String, window: Option<(usize, usize)>) {
     }
 }
 
-/// The read match rule ([`crate::core::read::MATCH`]) as an SQL condition on the versions
+/// The read match rule ([`crate::core::read_rule::MATCH`]) as an SQL condition on the versions
 /// table: `valid` and `as_of` name the SQL parameters holding the read's clocks. Without
 /// `valid`, only the transaction-time bounds: "believed at `as_of`".
 pub(super) fn match_sql(valid: Option<&str>, as_of: &str) -> String {
-    use crate::core::read::{Clock, MATCH, Side};
+    use crate::core::read_rule::{Clock, MATCH, Side};
     MATCH
         .iter()
         .filter_map(|&(column, side, clock)| {
