@@ -2320,7 +2320,8 @@ fn an_import_that_cannot_finish_writes_nothing_and_a_rerun_completes_it() {
     let blocker = s.memory_dir().join("2026-01-04.md");
     std::fs::create_dir(&blocker).unwrap();
     let r = s.run(&["import", input.to_str().unwrap()], None);
-    assert_ne!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // Writing the workspace's own files failed: mem7's failure, not the request's.
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("undone"), "{}", r.stderr);
     std::fs::remove_dir(&blocker).unwrap();
     assert_eq!(s.snapshot(), before, "all or nothing");
@@ -2385,7 +2386,8 @@ fn a_corrupt_index_is_rebuilt_never_an_exit_3_loop() {
         .expect("an index database");
     std::fs::write(&db, b"this is not a database, not even close; ".repeat(200)).unwrap();
     let r = s.run(&["verify", "--index"], Some(NOW));
-    assert_ne!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    // Rebuilt on opening, the index matches the markdown: nothing fails.
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(recall_values(&s, &[]), ["local only"]);
     s.ok(&["verify", "--index"], Some(NOW));
 }
@@ -2667,7 +2669,8 @@ fn tier_filters_every_read_and_unspecified_facts_only_an_unfiltered_one() {
             &["search", q, "--tier", tier, "--mode", "lexical", "--json"],
             Some(NOW),
         );
-        assert!(r.code == 0 || r.code == 4, "{}", r.stderr);
+        // A search that finds nothing is an answer (exit 0); only a recall miss exits 4.
+        assert_eq!(r.code, 0, "{}", r.stderr);
         if r.stdout.trim().is_empty() {
             return Vec::new();
         }
