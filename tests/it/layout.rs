@@ -1,7 +1,8 @@
 //! The house's layout as tests (issue 13): every source file opens with a `//!` line
 //! that says what it owns, and no two top-level modules of `src/` import each other,
 //! directly or through others (the front ends sit on the shell, the shell on the core);
-//! the integration tests are one binary.
+//! the integration tests are one binary of modules, no test file over 1,500 lines; and
+//! every stored proptest failure sits where its test reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -327,4 +328,35 @@ fn every_stored_proptest_failure_sits_where_its_test_reads_it() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Test files longer than this are split by topic into modules (issue 37).
+const TEST_ROOM: usize = 1500;
+
+/// A test file is read as a whole when a test fails or one is added beside its kin:
+/// past 1,500 lines it holds several topics, and a newcomer cannot find the one to
+/// read. Every `.rs` file under `tests/` is held to it, naming the ones over.
+#[test]
+fn no_test_file_is_over_1500_lines() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files = Vec::new();
+    sources(&tests, &mut files);
+    files.sort();
+    let too_long: Vec<String> = files
+        .iter()
+        .filter_map(|p| {
+            let lines = std::fs::read_to_string(p).unwrap().lines().count();
+            (lines > TEST_ROOM).then(|| {
+                format!(
+                    "tests/{} ({lines} lines)",
+                    p.strip_prefix(&tests).unwrap().display()
+                )
+            })
+        })
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "split these test files by topic into modules of at most {TEST_ROOM} lines:\n{}",
+        too_long.join("\n")
+    );
 }
