@@ -226,7 +226,7 @@ fn every_flag_docs_cli_md_documents_is_in_the_commands_help() {
 }
 
 /// The exit codes a table under a `## Exit codes` heading of docs/cli.md lists.
-fn documented_exit_codes() -> BTreeSet<u8> {
+pub(crate) fn documented_exit_codes() -> BTreeSet<u8> {
     let text = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
     let mut codes = BTreeSet::new();
     let mut inside = false;

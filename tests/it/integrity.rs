@@ -1115,6 +1115,7 @@ pub(crate) fn refused_by_import(ordinary: &[String]) -> Vec<String> {
         if r.code == 0 {
             break;
         }
+        assert_eq!(r.code, 2, "a refused import line: {}", r.stderr);
         let line: usize = r
             .stderr
             .split("line ")
@@ -1209,7 +1210,8 @@ fn import_notes_never_writes_a_credential_from_a_folder_name_a_tag_or_a_body() {
         &["import-notes", notes.to_str().unwrap(), "--write"],
         Some(NOW),
     );
-    assert_ne!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // A note that would write a credential is refused input: exit 2.
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert_eq!(s.snapshot(), before, "nothing written");
     let all = format!("{}{}", r.stdout, r.stderr);
     for f in ["deploy.md", "tagged.md", "body.md"] {

@@ -1,7 +1,9 @@
 //! The house's layout as tests (issues 13 and 37): every source file opens with a `//!`
 //! line that says what it owns; every import between top-level modules of `src/` points
 //! down the layers (`RANKS`), so none can form a cycle; the front ends read through the
-//! engine's door; the integration tests are one binary.
+//! engine's door; comments cite only documents in the repository; the integration tests
+//! are one binary of modules, no test file over 1,500 lines; and every stored proptest
+//! failure sits where its test reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -351,4 +353,122 @@ fn the_integration_tests_are_one_binary_of_modules_that_say_what_they_own() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Where proptest reads a source file's stored failures (its default,
+/// `FileFailurePersistence::SourceParallel("proptest-regressions")`): up from the file to
+/// the nearest folder holding a `lib.rs` or `main.rs`, then beside that folder, under
+/// `proptest-regressions/`, at the file's path below it with `.txt` for `.rs`
+/// (`tests/it/properties.rs` → `tests/proptest-regressions/properties.txt`).
+fn regressions_file_of(source: &Path) -> Option<PathBuf> {
+    let mut dir = source.to_path_buf();
+    while dir.pop() {
+        if dir.join("lib.rs").is_file() || dir.join("main.rs").is_file() {
+            let below = source.strip_prefix(&dir).ok()?;
+            return Some(
+                dir.parent()?
+                    .join("proptest-regressions")
+                    .join(below)
+                    .with_extension("txt"),
+            );
+        }
+    }
+    None
+}
+
+/// Every file under a `proptest-regressions` folder of the repository (build output and
+/// git's own folder left out).
+fn stored_regressions(dir: &Path, inside: bool, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !matches!(name.as_str(), "target" | ".git" | "node_modules") {
+                stored_regressions(&path, inside || name == "proptest-regressions", out);
+            }
+        } else if inside {
+            out.push(path);
+        }
+    }
+}
+
+/// A stored proptest failure replays only from the file proptest looks in, which follows
+/// the test's source path: a rename or a move of the tests leaves the file behind, and its
+/// seeds silently stop running (issue 37: `proptest-regressions/merge.txt` outlived
+/// `src/merge.rs`). Every stored file must be the one a source file with property tests
+/// reads, and no test may move its file elsewhere (a persistence setting), so that this
+/// check and proptest agree on where seeds live.
+#[test]
+fn every_stored_proptest_failure_sits_where_its_test_reads_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources_ = Vec::new();
+    sources(&root.join("src"), &mut sources_);
+    sources(&root.join("tests"), &mut sources_);
+    let mut problems = Vec::new();
+    let mut read: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    for source in &sources_ {
+        let text = std::fs::read_to_string(source).unwrap();
+        let rel = source.strip_prefix(root).unwrap().display().to_string();
+        if text.contains(&["failure", "_persistence"].concat()) {
+            problems.push(format!(
+                "{rel}: sets where failures are stored; keep proptest's default so that this test knows where seeds are read"
+            ));
+        }
+        if text.contains(&["proptest", "!"].concat()) {
+            match regressions_file_of(source) {
+                Some(file) => {
+                    read.insert(file, source.clone());
+                }
+                None => problems.push(format!(
+                    "{rel}: property tests outside a folder with lib.rs or main.rs above them"
+                )),
+            }
+        }
+    }
+    let mut stored = Vec::new();
+    stored_regressions(root, false, &mut stored);
+    for file in stored {
+        if !read.contains_key(&file) {
+            let rel = file.strip_prefix(root).unwrap().display().to_string();
+            problems.push(format!(
+                "{rel}: no test reads it (proptest reads {}); move its seeds to the file of the source that holds the test now",
+                read.keys()
+                    .map(|f| f.strip_prefix(root).unwrap().display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Test files longer than this are split by topic into modules (issue 37).
+const TEST_ROOM: usize = 1500;
+
+/// A test file is read as a whole when a test fails or one is added beside its kin:
+/// past 1,500 lines it holds several topics, and a newcomer cannot find the one to
+/// read. Every `.rs` file under `tests/` is held to it, naming the ones over.
+#[test]
+fn no_test_file_is_over_1500_lines() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files = Vec::new();
+    sources(&tests, &mut files);
+    files.sort();
+    let too_long: Vec<String> = files
+        .iter()
+        .filter_map(|p| {
+            let lines = std::fs::read_to_string(p).unwrap().lines().count();
+            (lines > TEST_ROOM).then(|| {
+                format!(
+                    "tests/{} ({lines} lines)",
+                    p.strip_prefix(&tests).unwrap().display()
+                )
+            })
+        })
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "split these test files by topic into modules of at most {TEST_ROOM} lines:\n{}",
+        too_long.join("\n")
+    );
 }

@@ -5,6 +5,7 @@ mod capture;
 mod cli;
 mod docs;
 mod embed;
+mod exit_codes;
 mod integrity;
 mod layout;
 mod local_model;

@@ -737,7 +737,83 @@ proptest! {
 
 // ---------------------------------------------------------------------------------------
 // Every read predicate (SQL for recall, list and history; tantivy's clock filters for
-// search) against the core's match rule, over random versions and probes.
+// search by words; the meaning side's scan of the clocks and its filtered path) against
+// the core's match rule, over random versions and probes, in every search mode.
+
+/// An embedding provider on 127.0.0.1 speaking Ollama's API, for the read-rule oracle:
+/// every vector has all components positive (from a hash of the text), so every version
+/// is near every query (cosine well above the search's floor) and ranking still varies.
+/// Which versions a meaning search answers is then decided by its filters alone.
+fn positive_vectors_provider() -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && !line.trim_end().is_empty() {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap();
+                }
+                line.clear();
+            }
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body).unwrap();
+            let req: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let vectors: Vec<Vec<f32>> = req["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    let h = blake3::hash(t.as_str().unwrap().as_bytes());
+                    h.as_bytes()[..8]
+                        .iter()
+                        .map(|b| 1.0 + f32::from(*b) / 255.0)
+                        .collect()
+                })
+                .collect();
+            let reply = serde_json::json!({ "embeddings": vectors }).to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    url
+}
+
+/// Meaning search on, through the provider above.
+fn with_meaning(engine: &mut Engine, url: &str) {
+    engine.set_embeddings(mem7::embed::Resolved::On(mem7::embed::ProviderSpec {
+        kind: mem7::embed::ProviderKind::Ollama,
+        url: url.to_string(),
+        model: "oracle".into(),
+        api_key: None,
+        model_dir: std::path::PathBuf::new(),
+        batch_size: 64,
+        timeout: std::time::Duration::from_secs(60),
+    }));
+}
+
+/// A scratch folder in memory when the machine has one (`/dev/shm`): the oracle's
+/// hundreds of workspaces check predicates, not durability, and need no disk flushes.
+fn scratch() -> tempfile::TempDir {
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().unwrap()
+}
+
+/// Key prefixes a probe may filter by (`None`: no prefix).
+const PREFIXES: [Option<&str>; 3] = [None, Some("key1"), Some("k")];
 
 #[derive(Clone, Debug)]
 enum ReadWrite {
@@ -783,23 +859,28 @@ fn read_write() -> impl Strategy<Value = ReadWrite> {
 const TAGS: [&[&str]; 4] = [&[], &["t1"], &["t1", "t2"], &["t10"]];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    /// recall, list (with and without tags), history --as-of and search (words, with
-    /// tags) answer exactly the versions the core's `Version::matches` selects from the
-    /// index's own version table, at every probe: clocks that stand still (equal
-    /// instants), go back (out-of-order recorded times are raised), legacy forgets.
+    /// recall, list (with and without tags and a key prefix), history --as-of and search
+    /// in every mode (words, meaning, both, and the default), with tags and a key prefix,
+    /// answer exactly the versions the core's `Version::matches` selects from the index's
+    /// own version table, at every probe: clocks that stand still (equal instants), go
+    /// back (out-of-order recorded times are raised), legacy forgets. Meaning search runs
+    /// both of its scans: the clocks read from the fast fields (no tag, no prefix) and the
+    /// filtered one (tags or a prefix).
     #[test]
     fn every_read_predicate_agrees_with_the_core_match_rule(
         writes in prop::collection::vec((read_write(), -1i64..3), 1..20),
-        probes in prop::collection::vec((0i64..14, 0i64..14), 1..12),
+        probes in prop::collection::vec((0i64..14, 0i64..14, 0..PREFIXES.len()), 1..6),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = scratch();
         let root = dir.path().join("ws");
         mem7::store::init(&root).unwrap();
         let base = ValidTime::parse("2026-01-01").unwrap().micros();
         let at = |d: i64| base + d * DAY;
+        let provider = positive_vectors_provider();
         let mut engine = Engine::open(&root, ChainKey::Plain).unwrap();
+        with_meaning(&mut engine, &provider);
         let mut clock = base;
         for (w, step) in &writes {
             clock += step * DAY;
@@ -839,6 +920,7 @@ proptest! {
                     ));
                     std::fs::write(&day, text).unwrap();
                     engine = Engine::open(&root, ChainKey::Plain).unwrap();
+                    with_meaning(&mut engine, &provider);
                 }
             }
         }
@@ -849,41 +931,71 @@ proptest! {
             out.sort();
             out
         };
-        for (valid_day, as_of_day) in &probes {
+        for (valid_day, as_of_day, prefix) in &probes {
             let valid_at = ValidTime::from_micros(at(*valid_day));
             let as_of = TxTime::from_micros(at(*as_of_day));
-            let want = |key: Option<&str>, tags: &[String]| {
+            let prefix = PREFIXES[*prefix];
+            let want = |key: Option<&str>, prefix: Option<&str>, tags: &[String]| {
                 ids(all
                     .iter()
-                    .filter(|v| v.matches(valid_at, as_of) && key.is_none_or(|k| v.key == k) && v.has_tags(tags))
+                    .filter(|v| {
+                        v.matches(valid_at, as_of)
+                            && key.is_none_or(|k| v.key == k)
+                            && prefix.is_none_or(|p| v.key.starts_with(p))
+                            && v.has_tags(tags)
+                    })
                     .cloned()
                     .collect())
             };
             for k in 0..3 {
                 let key = format!("key{k}");
-                prop_assert_eq!(ids(engine.index().recall(&key, valid_at, as_of).unwrap()), want(Some(&key), &[]));
+                prop_assert_eq!(ids(engine.index().recall(&key, valid_at, as_of).unwrap()), want(Some(&key), None, &[]));
                 let believed: Vec<_> = ids(all.iter().filter(|v| v.key == key && v.believed_at(as_of)).cloned().collect());
                 prop_assert_eq!(ids(engine.index().history(&key, Some(as_of)).unwrap()), believed);
             }
             for tags in TAGS {
                 let tags: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
-                prop_assert_eq!(ids(engine.index().list(None, &tags, valid_at, as_of).unwrap()), want(None, &tags));
-                // Through the engine, which brings the word index up to date first.
-                let hits = engine
-                    .search(&mem7::index::fulltext::SearchRequest {
-                        text: "value".into(),
-                        raw: false,
-                        valid_at,
-                        as_of,
-                        tags: tags.clone(),
-                        key_prefix: None,
-                        limit: 1000,
-                        mode: mem7::index::fulltext::SearchMode::Lexical,
-                    })
-                    .unwrap();
-                prop_assert_eq!(ids(hits.into_iter().map(|h| h.version).collect()), want(None, &tags));
+                for prefix in [None, prefix].into_iter().collect::<std::collections::BTreeSet<_>>() {
+                    prop_assert_eq!(
+                        ids(engine.index().list(prefix, &tags, valid_at, as_of).unwrap()),
+                        want(None, prefix, &tags),
+                        "list prefix {:?} tags {:?}", prefix, tags
+                    );
+                }
+                // Through the engine, which brings the word index and the vectors up to
+                // date first; every mode, with no prefix (the meaning side's scan of the
+                // clocks when no tag is asked for either) and with the probe's.
+                // The default mode is the hybrid one here (vectors exist): asked once.
+                let auto = tags.is_empty().then_some(mem7::index::fulltext::SearchMode::Auto);
+                let modes = mem7::index::fulltext::SearchMode::NAMED.into_iter().chain(auto);
+                for mode in modes {
+                    for prefix in [None, prefix].into_iter().collect::<std::collections::BTreeSet<_>>() {
+                        let hits = engine
+                            .search(&mem7::index::fulltext::SearchRequest {
+                                text: "value".into(),
+                                raw: false,
+                                valid_at,
+                                as_of,
+                                tags: tags.clone(),
+                                key_prefix: prefix.map(str::to_string),
+                                limit: 1000,
+                                mode,
+                            })
+                            .unwrap();
+                        if mode == mem7::index::fulltext::SearchMode::Semantic {
+                            prop_assert!(hits.iter().all(|h| h.similarity.is_some()));
+                        }
+                        prop_assert_eq!(
+                            ids(hits.into_iter().map(|h| h.version).collect()),
+                            want(None, prefix, &tags),
+                            "search {:?} prefix {:?} tags {:?}", mode, prefix, tags
+                        );
+                    }
+                }
             }
         }
+        // Meaning search answered every time: nothing fell back to words.
+        prop_assert_eq!(engine.take_notes(), Vec::new());
     }
 }
 
