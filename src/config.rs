@@ -115,7 +115,7 @@ pub struct SearchSettings {
     /// `exact_key`, `name`); unset ones keep their measured defaults.
     pub weights: WeightSettings,
     /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
-    /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `beside_entity`, `lenders`, `pool`,
+    /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`,
     /// `meaning_pool`, `word_floor`).
     pub fusion: FusionSettings,
     /// The most sentences of a fact that get a vector of their own beside the whole
@@ -147,8 +147,6 @@ pub struct FusionSettings {
     pub pool: Option<usize>,
     pub meaning_pool: Option<usize>,
     pub beside: Option<f32>,
-    pub beside_entity: Option<f32>,
-    pub outsiders: Option<f32>,
     pub lenders: Option<usize>,
     pub coverage: Option<f32>,
     pub date: Option<f32>,

@@ -397,8 +397,8 @@ impl Engine {
         let times = crate::index::dates::named_times(&req.text);
         let mut ranked = fusion::fuse(lexical, &coverage, semantic, &times, fusion, usize::MAX);
         let index = &self.index;
-        fusion::lend_beside(&mut ranked, fusion, &mut |hit, entity| {
-            index.written_beside(hit, req, entity)
+        fusion::lend_beside(&mut ranked, fusion, &mut |hit| {
+            index.written_beside(hit, req)
         })?;
         ranked.truncate(req.limit);
         Ok(ranked)

@@ -34,8 +34,6 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
             .unwrap_or(d.meaning_pool)
             .min(10_000),
         beside: weight(f.beside, d.beside),
-        beside_entity: weight(f.beside_entity, d.beside_entity),
-        outsiders: weight(f.outsiders, d.outsiders),
         lenders: f.lenders.unwrap_or(d.lenders).min(1_000),
         coverage: weight(f.coverage, d.coverage),
         date: weight(f.date, d.date),

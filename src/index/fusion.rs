@@ -44,12 +44,6 @@ pub struct Fusion {
     /// The share of a top candidate's score lent to the facts recorded just before and
     /// after it (see [`lend_beside`]).
     pub beside: f32,
-    /// The share of a top candidate's score lent to the nearest facts of its entity
-    /// recorded before and after it (see [`lend_beside`]).
-    pub beside_entity: f32,
-    /// What share of a lent score a neighbour that neither side found gets (0: only
-    /// candidates borrow).
-    pub outsiders: f32,
     /// How many of the best candidates lend to their neighbours in recording order.
     pub lenders: usize,
     /// How much a word hit's share of the question's content words counts: its scaled
@@ -77,8 +71,6 @@ impl Default for Fusion {
             pool: 150,
             meaning_pool: 50,
             beside: 0.5,
-            beside_entity: 0.0,
-            outsiders: 0.0,
             lenders: 40,
             coverage: 1.0,
             date: 0.3,
@@ -123,54 +115,32 @@ fn scaled(scores: &[f32], floor: f32) -> Vec<f32> {
 }
 
 /// Lends each of the best `f.lenders` candidates' scores (a share `f.beside`) to the
-/// facts recorded just before and after it (`beside(hit, None)`: by transaction time,
-/// through the same filters), and a share `f.beside_entity` to the nearest facts of its
-/// entity recorded before and after it (`beside(hit, Some(entity))`), when they are
-/// candidates too: a question's answer is often a fact written next to the one that
-/// shares its words. Keeps the order best first.
+/// facts recorded just before and after it (`beside(hit)`: by transaction time, through
+/// the same filters), when they are candidates too: a question's answer is often the
+/// fact written right after the one that shares its words. Keeps the order best first.
 pub fn lend_beside(
-    ranked: &mut Vec<SearchHit>,
+    ranked: &mut [SearchHit],
     f: &Fusion,
-    beside: &mut dyn FnMut(&SearchHit, Option<&str>) -> crate::error::Result<Vec<SearchHit>>,
+    beside: &mut dyn FnMut(&SearchHit) -> crate::error::Result<Vec<SearchHit>>,
 ) -> crate::error::Result<()> {
-    if (f.beside <= 0.0 && f.beside_entity <= 0.0) || f.lenders == 0 {
+    if f.beside <= 0.0 || f.lenders == 0 {
         return Ok(());
     }
-    let mut lent: HashMap<u64, (f32, SearchHit)> = HashMap::new();
-    let mut give = |n: SearchHit, share: f32| {
-        let slot = lent.entry(n.id).or_insert((0.0, n));
-        slot.0 = slot.0.max(share);
-    };
+    let mut lent: HashMap<u64, f32> = HashMap::new();
     for hit in ranked.iter().take(f.lenders) {
-        let score = hit.score.max(0.0);
-        if f.beside > 0.0 {
-            for n in beside(hit, None)? {
-                give(n, f.beside * score);
-            }
-        }
-        if f.beside_entity > 0.0
-            && let Some(e) = entity(&hit.version.key)
-        {
-            for n in beside(hit, Some(e))? {
-                give(n, f.beside_entity * score);
-            }
+        for n in beside(hit)? {
+            let share = f.beside * hit.score.max(0.0);
+            let slot = lent.entry(n.id).or_insert(0.0);
+            *slot = slot.max(share);
         }
     }
+    // Only candidates borrow: a fact that matches neither side is never a result.
     for h in ranked.iter_mut() {
-        if let Some((share, _)) = lent.remove(&h.id) {
+        if let Some(share) = lent.remove(&h.id) {
             h.score += share;
         }
     }
-    // A neighbour neither side found joins with a share `f.outsiders` of what it borrows.
-    let mut out: Vec<SearchHit> = std::mem::take(ranked);
-    if f.outsiders > 0.0 {
-        out.extend(lent.into_values().map(|(share, mut h)| {
-            h.score = f.outsiders * share;
-            h
-        }));
-    }
-    out.sort_by(|a, b| best_first((a.score, a), (b.score, b)));
-    *ranked = out;
+    ranked.sort_by(|a, b| best_first((a.score, a), (b.score, b)));
     Ok(())
 }
 

@@ -12,10 +12,6 @@ use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
 use crate::error::{Error, Result};
 
-/// How many versions written next to a hit [`Index::written_beside`] looks through
-/// for the nearest of the same entity, each way.
-const ENTITY_REACH: usize = 8;
-
 impl Index {
     /// Runs a full-text search (the full-text index must be current).
     pub fn search(
@@ -79,20 +75,14 @@ impl Index {
     /// The versions recorded just before and just after `hit` (by transaction time,
     /// within a day of it) that `req`'s clocks and filters let through: the facts written
     /// together with it, which a search lends a little of its score (`index::fusion`).
-    ///
-    /// With `entity` (the key before its last `:`), the nearest versions of that entity
-    /// instead: facts about one thing written in one batch, with others between them.
     pub fn written_beside(
         &self,
         hit: &SearchHit,
         req: &fulltext::SearchRequest,
-        entity: Option<&str>,
     ) -> Result<Vec<SearchHit>> {
         const DAY: i64 = 86_400_000_000;
         let tx = hit.version.tx_from.micros();
         let mut out = Vec::new();
-        // `key` starts with `entity:` and has no `:` after it.
-        let same_entity = entity.map(|e| format!("{e}:"));
         for (side, order, lo, hi) in [
             ("<", "DESC", tx.saturating_sub(DAY), tx),
             (">", "ASC", tx, tx.saturating_add(DAY)),
@@ -110,21 +100,7 @@ impl Index {
                 req.valid_at.micros().into(),
             ];
             push_key_filters(&mut sql, &mut args, req.key_prefix.as_deref(), &req.tags);
-            match &same_entity {
-                // The first of that entity among the next few written: a bounded read
-                // however many facts a day holds.
-                Some(prefix) => {
-                    args.push(prefix.clone().into());
-                    sql = format!(
-                        "SELECT * FROM ({sql} ORDER BY tx_from {order}, id {order} LIMIT {ENTITY_REACH})
-                         WHERE substr(key, 1, length(?{p})) = ?{p}
-                           AND instr(substr(key, length(?{p}) + 1), ':') = 0
-                         ORDER BY tx_from {order}, id {order} LIMIT 1",
-                        p = args.len()
-                    );
-                }
-                None => sql.push_str(&format!(" ORDER BY tx_from {order}, id {order} LIMIT 1")),
-            }
+            sql.push_str(&format!(" ORDER BY tx_from {order}, id {order} LIMIT 1"));
             let mut stmt = self.conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
             if let Some(row) = rows.next()? {
