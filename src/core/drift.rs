@@ -266,13 +266,21 @@ impl KeyWords {
         self.words().join(" ")
     }
 
-    /// The stems the key is found under by [`judge`]'s candidates: every word's stem.
+    /// The stems the key is found under by [`judge`]'s candidates: every word's stem,
+    /// and the stem of every two adjacent words of a segment joined, so that `oncall`
+    /// and `on_call_rotation` are candidates for each other.
     pub fn stems(&self) -> Vec<String> {
         let stemmer = Stemmer::create(Algorithm::English);
+        let joined = self
+            .segments
+            .iter()
+            .flat_map(|s| s.windows(2).map(|p| format!("{}{}", p[0], p[1])));
         let mut out: Vec<String> = self
             .words()
             .into_iter()
-            .map(|w| stemmer.stem(w).into_owned())
+            .map(str::to_string)
+            .chain(joined)
+            .map(|w| stemmer.stem(&w).into_owned())
             .collect();
         out.sort();
         out.dedup();

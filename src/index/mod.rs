@@ -14,6 +14,7 @@ mod files;
 pub mod fulltext;
 pub mod fusion;
 mod held;
+mod keyparts;
 mod near;
 pub mod query;
 mod reads;
