@@ -5,6 +5,7 @@ mod capture;
 mod cli;
 mod docs;
 mod embed;
+mod flows;
 mod integrity;
 mod layout;
 mod local_model;
