@@ -20,10 +20,18 @@
 //!
 //! Otherwise, when at most two words are left on each side, none of them a number and
 //! no pair of them a known contrast (`primary` / `replica`, `staging` / `production`),
-//! the engine asks the model ([`Verdict::AskMeaning`]): the leftover words and the whole
-//! keys must both be near in meaning. Pure string work: the vectors are the engine's.
+//! the engine asks the model: when one word is left on each side, one of them a generic
+//! word a key names its thing by ([`GENERIC`]: `system`, `platform`, `backend`…) and the
+//! other a specific one (`queue:system` / `queue:broker`), whether the whole keys are
+//! near in meaning ([`Verdict::AskQualifier`]); else whether the leftover words and the
+//! whole keys both are ([`Verdict::AskMeaning`]). Compounds pair with their spaced form
+//! (`oncall` / `on_call`), and a key is a candidate for the keys that share a word or a
+//! compound with it. Pure string work: the vectors are the engine's.
 
 use rust_stemmers::{Algorithm, Stemmer};
+
+mod lists;
+use lists::{ABBREVIATIONS, NOT_PLURAL};
 
 /// A key read as words.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,57 +39,6 @@ pub struct KeyWords {
     /// The canonical words of each segment, the attribute last.
     segments: Vec<Vec<String>>,
 }
-
-/// Abbreviations written out before keys are compared (both sides, so `db` and
-/// `database` are one word). Generic ones (a prefix, `repo` → `repository`, or a
-/// numeronym, `l10n`) are also recognised without this list.
-const ABBREVIATIONS: &[(&str, &str)] = &[
-    ("addr", "address"),
-    ("admin", "administrator"),
-    ("app", "application"),
-    ("auth", "authentication"),
-    ("cert", "certificate"),
-    ("cfg", "configuration"),
-    ("conf", "configuration"),
-    ("config", "configuration"),
-    ("db", "database"),
-    ("dest", "destination"),
-    ("dev", "development"),
-    ("dir", "directory"),
-    ("doc", "documentation"),
-    ("docs", "documentation"),
-    ("env", "environment"),
-    ("i18n", "internationalization"),
-    ("img", "image"),
-    ("info", "information"),
-    ("k8s", "kubernetes"),
-    ("l10n", "localization"),
-    ("lib", "library"),
-    ("max", "maximum"),
-    ("mgmt", "management"),
-    ("mgr", "manager"),
-    ("min", "minimum"),
-    ("mins", "minute"),
-    ("ms", "millisecond"),
-    ("msg", "message"),
-    ("num", "number"),
-    ("org", "organization"),
-    ("pct", "percent"),
-    ("pkg", "package"),
-    ("pref", "preference"),
-    ("prefs", "preference"),
-    ("prod", "production"),
-    ("qty", "quantity"),
-    ("repo", "repository"),
-    ("sec", "second"),
-    ("secs", "second"),
-    ("src", "source"),
-    ("stg", "staging"),
-    ("svc", "service"),
-    ("tz", "timezone"),
-    ("uri", "url"),
-    ("ver", "version"),
-];
 
 /// Groups of words that name the same attribute in keys (a thesaurus of the words
 /// keys are made of: roles, places, kinds of thing). Any two words of one group are
@@ -196,6 +153,30 @@ const LIGHT: &[&str] = &[
     "value",
 ];
 
+/// Generic words a key names the thing it is about by (`queue:system`, `search:engine`):
+/// the words of the [`SYNONYMS`] groups of providers and of stores, and a few more. A
+/// key that swaps one for a specific word (`queue:broker`) may name the same slot.
+const GENERIC: &[&str] = &[
+    "provider",
+    "vendor",
+    "platform",
+    "service",
+    "supplier",
+    "tool",
+    "tooling",
+    "solution",
+    "system",
+    "store",
+    "backend",
+    "storage",
+    "engine",
+    "datastore",
+    "software",
+    "stack",
+    "technology",
+    "product",
+];
+
 /// Words of one group name different things of one kind: a key that differs from
 /// another only by them is another slot (`db:replica_host` beside `db:primary_host`).
 const CONTRASTS: &[&[&str]] = &[
@@ -240,6 +221,10 @@ pub enum Verdict {
     /// Maybe the same slot: the model decides whether `mine` and `theirs` (the words
     /// left after pairing) mean the same.
     AskMeaning { mine: String, theirs: String },
+    /// Maybe the same slot: one key names its thing by a generic word (`queue:system`),
+    /// the other by a specific one (`queue:broker`); the words never mean the same, so
+    /// the model decides whether the two whole keys do.
+    AskQualifier { generic: String, specific: String },
     /// Different slots.
     Different,
 }
@@ -266,13 +251,21 @@ impl KeyWords {
         self.words().join(" ")
     }
 
-    /// The stems the key is found under by [`judge`]'s candidates: every word's stem.
+    /// The stems the key is found under by [`judge`]'s candidates: every word's stem,
+    /// and the stem of every two adjacent words of a segment joined, so that `oncall`
+    /// and `on_call_rotation` are candidates for each other.
     pub fn stems(&self) -> Vec<String> {
         let stemmer = Stemmer::create(Algorithm::English);
+        let joined = self
+            .segments
+            .iter()
+            .flat_map(|s| s.windows(2).map(|p| format!("{}{}", p[0], p[1])));
         let mut out: Vec<String> = self
             .words()
             .into_iter()
-            .map(|w| stemmer.stem(w).into_owned())
+            .map(str::to_string)
+            .chain(joined)
+            .map(|w| stemmer.stem(&w).into_owned())
             .collect();
         out.sort();
         out.dedup();
@@ -316,23 +309,6 @@ fn canonical(word: &str) -> String {
         None => singular(word),
     }
 }
-
-/// Words that end in `s` without being plurals.
-const NOT_PLURAL: &[&str] = &[
-    "analytics",
-    "aws",
-    "dns",
-    "https",
-    "ios",
-    "kubernetes",
-    "macos",
-    "news",
-    "postgres",
-    "redis",
-    "series",
-    "status",
-    "windows",
-];
 
 fn singular(w: &str) -> String {
     if NOT_PLURAL.contains(&w) {
@@ -562,6 +538,18 @@ pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
         || left_a.iter().any(|x| left_b.iter().any(|y| contrast(x, y)))
     {
         return Verdict::Different;
+    }
+    // One word each: a generic one swapped for a specific one (`system` / `broker`).
+    if let ([x], [y]) = (left_a.as_slice(), left_b.as_slice()) {
+        let generic = |w: &str| GENERIC.contains(&w);
+        let specific = |w: &str| !generic(w) && !LIGHT.contains(&w);
+        if generic(x) && specific(y) || generic(y) && specific(x) {
+            let (g, s) = if generic(x) { (x, y) } else { (y, x) };
+            return Verdict::AskQualifier {
+                generic: g.to_string(),
+                specific: s.to_string(),
+            };
+        }
     }
     Verdict::AskMeaning {
         mine: left_a.join(" "),

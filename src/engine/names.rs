@@ -100,9 +100,12 @@ impl Engine {
                 // The model is asked about the keys sharing the most words first, and
                 // about a few only: a store never embeds thousands of texts.
                 Verdict::AskMeaning { mine: a, theirs: b } if ask.len() < DRIFT_ASKED => {
-                    ask.push((k, theirs, a, b))
+                    ask.push((k, theirs, Asked::Words(a, b)))
                 }
-                Verdict::AskMeaning { .. } => {}
+                Verdict::AskQualifier { generic, specific } if ask.len() < DRIFT_ASKED => {
+                    ask.push((k, theirs, Asked::Qualifier(generic, specific)))
+                }
+                Verdict::AskMeaning { .. } | Verdict::AskQualifier { .. } => {}
                 Verdict::Different => {}
             }
         }
@@ -111,8 +114,11 @@ impl Engine {
         }
         let mut texts: Vec<String> = vec![mine.phrase()];
         // (`KeyWords::phrase` is `index::vectors::key_text`: the key's own vector.)
-        for (_, theirs, a, b) in &ask {
-            texts.extend([theirs.phrase(), a.clone(), b.clone()]);
+        for (_, theirs, asked) in &ask {
+            texts.push(theirs.phrase());
+            if let Asked::Words(a, b) = asked {
+                texts.extend([a.clone(), b.clone()]);
+            }
         }
         let vectors = match self.embed_cached(&texts) {
             Ok(v) => v,
@@ -125,17 +131,41 @@ impl Engine {
         };
         let near = |x: &str, y: &str| crate::embed::dot(&vectors[x], &vectors[y]);
         let phrase = mine.phrase();
-        for (k, theirs, a, b) in ask {
-            let (words, whole) = (near(&a, &b), near(&phrase, &theirs.phrase()));
-            if words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR {
-                out.push(LookAlike {
-                    key: k,
-                    why: format!("`{a}` and `{b}` are near in meaning ({words:.2})"),
-                });
+        for (k, theirs, asked) in ask {
+            let whole = near(&phrase, &theirs.phrase());
+            match asked {
+                Asked::Words(a, b) => {
+                    let words = near(&a, &b);
+                    if words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR {
+                        out.push(LookAlike {
+                            key: k,
+                            why: format!("`{a}` and `{b}` are near in meaning ({words:.2})"),
+                        });
+                    }
+                }
+                Asked::Qualifier(generic, specific) if whole >= DRIFT_QUALIFIER_NEAR => {
+                    out.push(LookAlike {
+                        key: k,
+                        why: format!(
+                            "`{specific}` names what the generic `{generic}` did, and the keys \
+                             are near in meaning ({whole:.2})"
+                        ),
+                    });
+                }
+                Asked::Qualifier(..) => {}
             }
         }
         Ok(())
     }
+}
+
+/// What the model is asked about a pair of keys.
+enum Asked {
+    /// Whether the words left after pairing (mine, theirs) mean the same.
+    Words(String, String),
+    /// Whether the keys mean the same, one naming its thing by a generic word and the
+    /// other by a specific one (generic, specific).
+    Qualifier(String, String),
 }
 
 /// Keys a new key is compared with at most (those sharing the most words first).
@@ -149,3 +179,9 @@ const DRIFT_ASKED: usize = 12;
 pub const DRIFT_WORDS_NEAR: f32 = 0.60;
 /// See [`DRIFT_WORDS_NEAR`].
 pub const DRIFT_KEY_NEAR: f32 = 0.60;
+/// How near in meaning two whole keys must be when one swaps a generic word for a
+/// specific one (`orchestration:tool` / `orchestration:scheduler`): a generic word and
+/// a specific one are never near as words (0.22–0.45 on the tune half), but the keys
+/// of one slot are (0.59–0.89 there, new slots' 0.56 at most in this shape). Tuned on the
+/// `tune` half of examples/data/drift.json (docs/agents.md).
+pub const DRIFT_QUALIFIER_NEAR: f32 = 0.65;

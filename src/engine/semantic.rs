@@ -14,9 +14,8 @@ use crate::index::fulltext::{SearchMode, SearchRequest};
 use crate::index::vectors::{self, Vectors};
 use crate::index::{SearchHit, fusion};
 
-/// Versions a search embeds on the spot before answering; more than this are left to
-/// `mem7 embed` (or the MCP server and `watch`, which fill them in the background).
-const INLINE_FILL: usize = 64;
+mod fill;
+pub use fill::FillStats;
 
 /// The marker that the "searching by words only" explanation was given.
 const LEXICAL_ONLY_NOTED: &str = "lexical-only-noted";
@@ -44,17 +43,6 @@ impl Default for EmbedState {
             notes: Vec::new(),
         }
     }
-}
-
-/// What filling in vectors did.
-#[derive(Clone, Debug, Default)]
-pub struct FillStats {
-    /// Distinct texts that had no vector of the model.
-    pub missing: usize,
-    /// Vectors computed and cached now.
-    pub computed: usize,
-    /// The model's cache id.
-    pub model: String,
 }
 
 impl Engine {
@@ -136,50 +124,6 @@ impl Engine {
         };
         let spec = spec.clone();
         self.embed.opening = Some(std::thread::spawn(move || spec.open()));
-    }
-
-    /// Computes and caches a vector for every text of the workspace that has none of the
-    /// configured model. `progress(done, total)` follows along. A provider failure stops
-    /// the fill with an error; what was computed before it stays cached.
-    ///
-    /// `max` bounds the texts computed in this call (a server fills in steps, releasing
-    /// the engine between them); `FillStats::missing` still counts them all.
-    pub fn fill_embeddings(
-        &mut self,
-        max: Option<usize>,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<FillStats> {
-        let Some(model) = self.embedding_model() else {
-            return Err(off_error(&self.embed.resolved));
-        };
-        let batch = match &self.embed.resolved {
-            Resolved::On(spec) => spec.batch_size,
-            Resolved::Off { .. } => unreachable!("checked above"),
-        };
-        // Keys have vectors of their own only for the local model: a store compares a
-        // new key with them, and a store never calls a remote provider.
-        let keys = self.local_model_on();
-        self.cache()?;
-        let cache = self.embed.cache.as_ref().expect("opened above");
-        let sentences = self.ws.config().search.sentences();
-        let (waiting, missing) =
-            vectors::missing_texts(&self.index, cache, &model, max, keys, sentences)?;
-        let mut stats = FillStats {
-            missing: waiting,
-            computed: 0,
-            model: model.clone(),
-        };
-        progress(0, missing.len());
-        for chunk in missing.chunks(batch) {
-            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
-            let computed = self.embedder()?.embed(&texts)?;
-            let items: Vec<([u8; 32], Vec<f32>)> =
-                chunk.iter().map(|(h, _)| *h).zip(computed).collect();
-            self.cache()?.put_many(&model, &items)?;
-            stats.computed += items.len();
-            progress(stats.computed, missing.len());
-        }
-        Ok(stats)
     }
 
     /// Drops cached vectors of other models and of texts the workspace no longer holds.
@@ -504,37 +448,6 @@ fn nearest_keys(hits: Vec<SearchHit>, floor: f32) -> Vec<(String, f32)> {
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out.truncate(crate::core::names::MAX_NEAR);
     out
-}
-
-impl Engine {
-    /// The vectors a meaning search compares with, topped up (a few missing ones are
-    /// embedded on the spot); None (Auto only) when there are none.
-    fn meaning_vectors(&mut self, model: &str, explicit: bool) -> Result<Option<Arc<Vectors>>> {
-        let mut vectors = self.vectors(model)?;
-        if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
-            match self.fill_embeddings(None, &mut |_, _| {}) {
-                Ok(_) => {
-                    // Let go of this handle first, so that the set is topped up in
-                    // place rather than loaded again.
-                    drop(vectors);
-                    vectors = self.vectors(model)?;
-                }
-                Err(e) => self.note(Note::VectorsNotFilled {
-                    missing: vectors.missing(),
-                    error: e.to_string(),
-                }),
-            }
-        } else if vectors.missing() > INLINE_FILL {
-            self.note(Note::VectorsMissing {
-                missing: vectors.missing(),
-                model: model.to_string(),
-            });
-        }
-        if vectors.is_empty() && !explicit {
-            return Ok(None);
-        }
-        Ok(Some(vectors))
-    }
 }
 
 /// A query vector on its way: cached, or being embedded on a thread that holds the

@@ -14,6 +14,7 @@ pub mod embeddings;
 mod files;
 pub mod fulltext;
 pub mod fusion;
+mod keyparts;
 mod near;
 mod queries;
 pub mod query;

@@ -170,7 +170,16 @@ impl Index {
     /// Calls `f` with the key and value of every version (repeats included: sorting them
     /// out in SQL costs more than hashing them twice).
     pub fn for_each_text(&self, f: &mut dyn FnMut(&str, &str)) -> Result<()> {
-        let mut stmt = self.conn.prepare("SELECT key, value FROM versions")?;
+        self.each_text("SELECT key, value FROM versions", f)
+    }
+
+    /// [`Index::for_each_text`], the versions recorded last first.
+    pub fn for_each_text_newest(&self, f: &mut dyn FnMut(&str, &str)) -> Result<()> {
+        self.each_text("SELECT key, value FROM versions ORDER BY id DESC", f)
+    }
+
+    fn each_text(&self, sql: &str, f: &mut dyn FnMut(&str, &str)) -> Result<()> {
+        let mut stmt = self.conn.prepare(sql)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             f(row.get_ref(0)?.as_str()?, row.get_ref(1)?.as_str()?);

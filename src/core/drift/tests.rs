@@ -101,3 +101,37 @@ fn abbreviations_need_the_first_letter_and_the_order() {
     assert!(!abbreviates("tm", "management"));
     assert!(!abbreviates("v1", "v12"));
 }
+
+#[test]
+fn a_generic_word_swapped_for_a_specific_one_asks_about_the_whole_keys() {
+    assert_eq!(
+        verdict("orchestration:scheduler", "orchestration:tool"),
+        Verdict::AskQualifier {
+            generic: "tool".into(),
+            specific: "scheduler".into()
+        }
+    );
+    assert_eq!(
+        verdict("stream:platform", "stream:broker"),
+        Verdict::AskQualifier {
+            generic: "platform".into(),
+            specific: "broker".into()
+        }
+    );
+    // Two words for one generic word are another attribute, not a name for the thing.
+    assert!(!matches!(
+        verdict("orchestration:worker_image", "orchestration:tool"),
+        Verdict::AskQualifier { .. }
+    ));
+}
+
+#[test]
+fn a_compound_finds_its_spaced_form_among_the_candidates() {
+    let joined = KeyWords::of("oncall").stems();
+    let spaced = KeyWords::of("team:on_call_rotation").stems();
+    assert!(
+        joined.iter().any(|s| spaced.contains(s)),
+        "{joined:?} {spaced:?}"
+    );
+    assert!(same("play_test:owner", "playtest:lead"));
+}

@@ -38,8 +38,10 @@ const TEXT_ANALYZER: &str = "mem7_en";
 /// Rows the meaning side shortlists by agreeing signs per hit it is asked for (at least
 /// 1,024): 1,200 for hybrid search's pool of 150 (see [`FullText::nearest`]).
 const SHORTLIST_PER_HIT: usize = 8;
-/// Keys and tags by their parts (`event7:host` → `event7`, `host`), no stemming.
+/// Tags by their parts (`team-a` → `team`, `a`), no stemming.
 const PARTS_ANALYZER: &str = "mem7_parts";
+/// Keys by their words and compounds, stemmed like values (`index::keyparts`).
+const KEY_ANALYZER: &str = "mem7_key";
 /// Memory budget of the writer (tantivy's minimum is 15 MB).
 const WRITER_MEMORY: usize = 64 * 1024 * 1024;
 /// Memory budget per indexing thread of a rebuild's writer: a rebuild's peak memory must
@@ -75,7 +77,7 @@ fn schema() -> (Schema, Fields) {
     };
     let fields = Fields {
         id: b.add_u64_field("id", INDEXED | FAST),
-        key_parts: b.add_text_field("key", text(PARTS_ANALYZER)),
+        key_parts: b.add_text_field("key", text(KEY_ANALYZER)),
         key_exact: b.add_text_field("key_exact", STRING),
         value: b.add_text_field("value", text(TEXT_ANALYZER)),
         tags: b.add_text_field("tags", STRING),
@@ -102,8 +104,13 @@ fn register_analyzers(index: &Index) {
         .filter(RemoveLongFilter::limit(60))
         .filter(LowerCaser)
         .build();
+    let key = TextAnalyzer::builder(super::keyparts::KeyPartsTokenizer::default())
+        .filter(RemoveLongFilter::limit(60))
+        .filter(super::stem::MemoStemmer)
+        .build();
     index.tokenizers().register(TEXT_ANALYZER, english);
     index.tokenizers().register(PARTS_ANALYZER, parts);
+    index.tokenizers().register(KEY_ANALYZER, key);
 }
 
 fn ft_err(dir: &Path, e: impl std::fmt::Display) -> Error {
@@ -337,7 +344,7 @@ impl FullText {
         // fact the question is after.
         for (field, analyzer, boost, names) in [
             (f.value, TEXT_ANALYZER, weights.value, false),
-            (f.key_parts, PARTS_ANALYZER, weights.key, true),
+            (f.key_parts, KEY_ANALYZER, weights.key, true),
             (f.tags_text, PARTS_ANALYZER, weights.tags, true),
         ] {
             let mut tokenizer = self
@@ -357,6 +364,23 @@ impl FullText {
                         1.0
                     };
                     clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost * weight))));
+                }
+            }
+        }
+        // A compound the question writes in two words (`on call`, `on-call`) as a key
+        // writes it in one (`oncall`): each adjacent pair joined, where a key has it.
+        let mut key_tokenizer = self
+            .index
+            .tokenizers()
+            .get(KEY_ANALYZER)
+            .ok_or_else(|| ft_err(&self.dir, "missing analyzer"))?;
+        for pair in super::keyparts::joined_pairs(&req.text) {
+            let mut stream = key_tokenizer.token_stream(&pair);
+            while let Some(token) = stream.next() {
+                let term = Term::from_field_text(f.key_parts, &token.text);
+                if searcher.doc_freq(&term).is_ok_and(|n| n > 0) {
+                    let q = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                    clauses.push((Occur::Should, Box::new(BoostQuery::new(q, weights.key))));
                 }
             }
         }

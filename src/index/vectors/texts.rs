@@ -99,6 +99,33 @@ pub fn missing_texts(
     keys: bool,
     sentences: usize,
 ) -> Result<Waiting> {
+    let (waiting, mut kept) = waiting_texts(index, cache, model, keep, keys, sentences, false)?;
+    kept.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
+    Ok((waiting, kept))
+}
+
+/// [`missing_texts`], the texts of the newest versions first (then the keys'): what a
+/// search fills by a time budget, so that the facts just stored are the first seen.
+pub fn missing_texts_newest(
+    index: &Index,
+    cache: &EmbeddingCache,
+    model: &str,
+    keep: usize,
+    keys: bool,
+    sentences: usize,
+) -> Result<Waiting> {
+    waiting_texts(index, cache, model, Some(keep), keys, sentences, true)
+}
+
+fn waiting_texts(
+    index: &Index,
+    cache: &EmbeddingCache,
+    model: &str,
+    keep: Option<usize>,
+    keys: bool,
+    sentences: usize,
+    newest_first: bool,
+) -> Result<Waiting> {
     let have = cache.hashes_for(model)?;
     let mut waiting: std::collections::HashSet<[u8; 32]> = std::collections::HashSet::new();
     let mut kept = Vec::new();
@@ -108,18 +135,22 @@ pub fn missing_texts(
             kept.push((hash, text));
         }
     };
-    index.for_each_text(&mut |key, value| {
+    let mut each = |key: &str, value: &str| {
         wait(version_text(key, value));
         for text in sentence_texts(key, value, sentences) {
             wait(text);
         }
-    })?;
+    };
+    if newest_first {
+        index.for_each_text_newest(&mut each)?;
+    } else {
+        index.for_each_text(&mut each)?;
+    }
     // One vector per key, for the look-alike slots of a new key.
     if keys {
         for key in index.all_keys()? {
             wait(key_text(&key));
         }
     }
-    kept.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| a.1.cmp(&b.1)));
     Ok((waiting.len(), kept))
 }
