@@ -3,6 +3,7 @@
 //! it never reads the environment and never prints.
 
 mod api;
+mod background;
 mod fresh;
 mod held;
 mod import;
@@ -16,6 +17,7 @@ mod write;
 
 pub use crate::index::fusion::reciprocal_rank as fuse;
 pub use api::*;
+pub use background::Filler;
 pub use fresh::FreshCheck;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
@@ -171,6 +173,8 @@ pub struct Engine {
     key: ChainKey,
     caught_up: CatchUpReport,
     embed: semantic::EmbedState,
+    /// What a server's stores leave to its background work ([`background`]).
+    deferred: background::Deferred,
     /// The last clock reading a caller gave: catch-ups note the entries they apply that
     /// were recorded more than [`AHEAD_TOLERANCE_MICROS`] ahead of it.
     clock: Option<TxTime>,
@@ -223,6 +227,7 @@ impl Engine {
                         key,
                         caught_up: CatchUpReport::default(),
                         embed: Default::default(),
+                        deferred: Default::default(),
                         clock,
                         fresh: Some(check),
                     });
@@ -241,6 +246,7 @@ impl Engine {
             key,
             caught_up,
             embed: Default::default(),
+            deferred: Default::default(),
             clock,
             fresh: checked,
         })
@@ -269,6 +275,7 @@ impl Engine {
                     ..CatchUpReport::default()
                 },
                 embed: Default::default(),
+                deferred: Default::default(),
                 clock,
                 fresh: None,
             },
@@ -383,6 +390,16 @@ impl Engine {
     }
 
     /// Brings the full-text index up to date (under the lock, only when it lags).
+    /// Brings the full-text index up to date with the versions, when writes left it
+    /// behind (a server's background work, so that the next search need not).
+    /// One not built yet is left to the first search, which builds it whole.
+    pub fn commit_full_text(&mut self) -> Result<()> {
+        if !self.index.fulltext_built() {
+            return Ok(());
+        }
+        self.refresh_fulltext()
+    }
+
     fn refresh_fulltext(&mut self) -> Result<()> {
         if self.index.fulltext_pending()? {
             let _lock = self.ws.lock()?;

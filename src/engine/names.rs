@@ -114,7 +114,16 @@ impl Engine {
         for (_, theirs, a, b) in &ask {
             texts.extend([theirs.phrase(), a.clone(), b.clone()]);
         }
-        let vectors = match self.embed_cached(&texts) {
+        // A server's store judges from cached vectors only and answers at once; what
+        // lacks a vector is judged after the answer, once its background work has
+        // embedded it (`background.rs`). Elsewhere the texts are embedded now.
+        let deferred = self.meaning_checks_deferred();
+        let got = if deferred {
+            self.cached_vectors_of(&texts)
+        } else {
+            self.embed_cached(&texts)
+        };
+        let vectors = match got {
             Ok(v) => v,
             Err(e) => {
                 self.note(super::Note::NoLookAlikesByMeaning {
@@ -123,19 +132,51 @@ impl Engine {
                 return Ok(());
             }
         };
-        let near = |x: &str, y: &str| crate::embed::dot(&vectors[x], &vectors[y]);
         let phrase = mine.phrase();
+        let mut later = Vec::new();
         for (k, theirs, a, b) in ask {
-            let (words, whole) = (near(&a, &b), near(&phrase, &theirs.phrase()));
-            if words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR {
-                out.push(LookAlike {
-                    key: k,
-                    why: format!("`{a}` and `{b}` are near in meaning ({words:.2})"),
-                });
+            let needs = [&phrase, &theirs.phrase(), &a, &b];
+            if needs.iter().any(|t| !vectors.contains_key(t.as_str())) {
+                later.push((k, theirs, a, b));
+                continue;
             }
+            if let Some(why) = near_enough(&vectors, (&phrase, &theirs), (&a, &b)) {
+                out.push(LookAlike { key: k, why });
+            }
+        }
+        if !later.is_empty() {
+            let missing: Vec<String> = texts
+                .into_iter()
+                .filter(|t| !vectors.contains_key(t))
+                .collect();
+            self.note(super::Note::LookAlikesLater {
+                key: key.to_string(),
+                keys: later.len(),
+            });
+            self.defer_drift(
+                super::background::PendingDrift {
+                    key: key.to_string(),
+                    asks: later,
+                },
+                missing,
+            );
         }
         Ok(())
     }
+}
+
+/// Whether two keys left for the model name one slot: their leftover words `(a, b)` and
+/// the keys as phrases both near enough in meaning; the reason when they are. Every
+/// text's vector is in `vectors`.
+pub(super) fn near_enough(
+    vectors: &std::collections::HashMap<String, Vec<f32>>,
+    (phrase, theirs): (&str, &KeyWords),
+    (a, b): (&str, &str),
+) -> Option<String> {
+    let near = |x: &str, y: &str| crate::embed::dot(&vectors[x], &vectors[y]);
+    let (words, whole) = (near(a, b), near(phrase, &theirs.phrase()));
+    (words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR)
+        .then(|| format!("`{a}` and `{b}` are near in meaning ({words:.2})"))
 }
 
 /// Keys a new key is compared with at most (those sharing the most words first).

@@ -23,7 +23,7 @@ const LEXICAL_ONLY_NOTED: &str = "lexical-only-noted";
 
 /// The engine's embedding side. Off until a front end hands it a provider.
 pub(super) struct EmbedState {
-    resolved: Resolved,
+    pub(super) resolved: Resolved,
     embedder: Option<Box<dyn Embedder>>,
     /// The provider being opened on a thread of its own ([`Engine::open_embedder_ahead`]).
     opening: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>>>>,
@@ -98,7 +98,7 @@ impl Engine {
         }
     }
 
-    fn cache(&mut self) -> Result<&mut EmbeddingCache> {
+    pub(super) fn cache(&mut self) -> Result<&mut EmbeddingCache> {
         if self.embed.cache.is_none() {
             let dir = self.ws.index_dir()?;
             self.embed.cache = Some(EmbeddingCache::open(&dir)?);
@@ -511,7 +511,7 @@ impl Engine {
     /// embedded on the spot); None (Auto only) when there are none.
     fn meaning_vectors(&mut self, model: &str, explicit: bool) -> Result<Option<Arc<Vectors>>> {
         let mut vectors = self.vectors(model)?;
-        if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
+        if vectors.missing() > 0 && vectors.missing() <= self.inline_fill_bound(INLINE_FILL) {
             match self.fill_embeddings(None, &mut |_, _| {}) {
                 Ok(_) => {
                     // Let go of this handle first, so that the set is topped up in

@@ -15,6 +15,7 @@ mod owners;
 mod properties;
 mod search;
 mod secrets;
+mod stalls;
 mod sync;
 mod tour;
 mod transfer;
