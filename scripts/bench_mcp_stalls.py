@@ -126,7 +126,7 @@ async def server(binary, ws, model, body):
                 return await body(s)
 
 
-async def fill_stalls(binary, ws, n):
+async def fill_stalls(binary, ws, n, count):
     """Plain changes of existing keys while the server's background fill runs."""
     import asyncio
 
@@ -134,7 +134,7 @@ async def fill_stalls(binary, ws, n):
         # Let the fill get going (the model loaded, the first texts embedded).
         await asyncio.sleep(2)
         times = []
-        for i in range(200):
+        for i in range(count):
             took, _ = await call(s, "memory_store", {"key": key_of((i * 7919) % n), "value": f"changed {i} zz{i}"})
             times.append(took)
             await asyncio.sleep(0.01)
@@ -148,7 +148,7 @@ async def new_keys(binary, ws, n):
     rng = random.Random(11)
 
     async def body(s):
-        times, named = [], 0
+        times, plain, named = [], [], 0
         for i in range(100):
             base = key_of(rng.randrange(n))
             project, rest = base.split(":")
@@ -156,8 +156,10 @@ async def new_keys(binary, ws, n):
             key = f"{project}:{entity}_{rng.choice(RARE)}_{i}" if i % 2 else f"{project}:{entity}_{rng.choice(RARE)}"
             took, res = await call(s, "memory_store", {"key": key, "value": f"new slot {i}"})
             times.append(took)
+            # A plain change of an existing key beside it: the same machine's baseline.
+            plain.append((await call(s, "memory_store", {"key": base, "value": f"changed {i}"}))[0])
             named += bool((getattr(res, "structured_content", None) or getattr(res, "structuredContent", None) or {}).get("similar"))
-        return times, named
+        return times, plain, named
 
     return await server(binary, ws, True, body)
 
@@ -211,18 +213,20 @@ async def stalls(a):
                 r = res[b]
                 if "fill" not in skip:
                     ws = copy_of(bare)
-                    times = await fill_stalls(b, ws, n)
+                    times = await fill_stalls(b, ws, n, a.fill_stores)
                     shutil.rmtree(ws)
                     r.setdefault("fill", []).append(times)
                     print(f"  round {rnd + 1} {b}: store during fill median {statistics.median(times):.1f} ms, "
-                          f"p99 {p99(times):.1f}, max {max(times):.1f}, over 100 ms {sum(t > 100 for t in times)}/200", flush=True)
+                          f"p99 {p99(times):.1f}, max {max(times):.1f}, over 100 ms {sum(t > 100 for t in times)}/{len(times)}", flush=True)
                 if "newkey" not in skip:
                     ws = copy_of(filled)
-                    times, named = await new_keys(b, ws, n)
+                    times, plain, named = await new_keys(b, ws, n)
                     shutil.rmtree(ws)
                     r.setdefault("newkey", []).append(times)
+                    r.setdefault("plain", []).append(plain)
                     print(f"  round {rnd + 1} {b}: new key sharing words median {statistics.median(times):.1f} ms, "
-                          f"p99 {p99(times):.1f}, max {max(times):.1f} ({named}/100 named a look-alike)", flush=True)
+                          f"p99 {p99(times):.1f}, max {max(times):.1f} ({named}/100 named a look-alike); "
+                          f"plain changes beside them median {statistics.median(plain):.1f} ms", flush=True)
                 if "first" not in skip:
                     ws = copy_of(filled)
                     warm, firsts, paused = await first_search(b, ws, n, True)
@@ -239,7 +243,9 @@ async def stalls(a):
                 parts.append(f"store during fill median {statistics.median(all_):.1f} p99 {p99(all_):.1f} max {max(all_):.1f} ms")
             if "newkey" in r:
                 all_ = [t for ts in r["newkey"] for t in ts]
-                parts.append(f"new key median {statistics.median(all_):.1f} p99 {p99(all_):.1f} ms")
+                base = [t for ts in r["plain"] for t in ts]
+                parts.append(f"new key median {statistics.median(all_):.1f} p99 {p99(all_):.1f} ms "
+                             f"(plain changes beside them {statistics.median(base):.1f} ms)")
             if "first" in r:
                 w = statistics.median([t for x in r["first"] for t in x[0]])
                 f = statistics.median([t for x in r["first"] for t in x[1]])
@@ -281,7 +287,13 @@ async def wide(a):
                 await call(s, "memory_search", {"query": WIDE_WORD})
             return [(await call(s, "memory_search", {"query": WIDE_WORD}))[0] for _ in range(30)]
 
-        workspaces = {model: make_workspace(a.binaries[0], n, model, embed=model) for model in (False, True)}
+        # The stall measures' workspaces when they were made (the same facts; embedding
+        # 10k facts takes minutes).
+        cache = os.path.join(tempfile.gettempdir(), "mem7-stalls-cache")
+        workspaces = {}
+        for model in (False, True):
+            kept = os.path.join(cache, f"{n}-{'filled' if model else 'bare'}")
+            workspaces[model] = copy_of(kept) if os.path.exists(kept) else make_workspace(a.binaries[0], n, model, embed=model)
         for rnd in range(a.rounds):
             with open(os.devnull, "w") as devnull:
                 async with stdio_client(params, errlog=devnull) as (r, w):

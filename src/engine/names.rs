@@ -55,7 +55,9 @@ impl Engine {
         if !self.index.history(key, None)?.is_empty() {
             return Ok(Vec::new());
         }
-        self.open_embedder_ahead();
+        if !self.meaning_checks_deferred() {
+            self.open_embedder_ahead();
+        }
         let mut out: Vec<LookAlike> = self
             .index
             .same_slot_keys(key)?
