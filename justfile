@@ -74,6 +74,15 @@ fuzz seconds="60":
 # first use): a long-lived session's memory_store against a whole-process `mem7 store`, and
 # two servers storing 400 facts each at once against one storing 800. Not in CI. E.g.
 # `just bench-mcp --rounds 3 --search-every 10 /tmp/mem7-old target/release/mem7`.
+# Issue 36's stalls, with the local model (`just model`), binaries alternated:
+# `--stalls 10000 100000` times a server's memory_store while its vector fill runs (median,
+# p99, max), stores of new keys sharing words with existing ones (median, p99), and the
+# first search after 100 stores against a warm one (at once, and after a 0.5 s pause);
+# `--skip fill,newkey,first` leaves measures out (newkey and first need `mem7 embed` of the
+# whole workspace first: minutes at 10k). `--wide 1000 10000` times a search of a word
+# most facts hold against the reference server `@modelcontextprotocol/server-memory`
+# (npm, installed under --reference-dir, /tmp/mem7-bench-reference by default).
+# E.g. `just bench-mcp --stalls 10000 --rounds 2 /tmp/mem7-old target/release/mem7`.
 bench-mcp *args="":
     cargo build --release
     test -x /tmp/mem7-bench-venv/bin/python || (python3 -m venv /tmp/mem7-bench-venv && /tmp/mem7-bench-venv/bin/pip install --quiet mcp)

@@ -3,6 +3,7 @@
 //! it never reads the environment and never prints.
 
 mod api;
+mod deferred;
 mod decide;
 mod fresh;
 mod held;
@@ -18,6 +19,7 @@ mod write;
 
 pub use crate::index::fusion::reciprocal_rank as fuse;
 pub use api::*;
+pub use deferred::Filler;
 pub use fresh::FreshCheck;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
@@ -174,6 +176,8 @@ pub struct Engine {
     key: ChainKey,
     caught_up: CatchUpReport,
     embed: semantic::EmbedState,
+    /// What a server's stores leave to its background work ([`background`]).
+    deferred: deferred::Deferred,
     /// The last clock reading a caller gave: catch-ups note the entries they apply that
     /// were recorded more than [`AHEAD_TOLERANCE_MICROS`] ahead of it.
     clock: Option<TxTime>,
@@ -226,6 +230,7 @@ impl Engine {
                         key,
                         caught_up: CatchUpReport::default(),
                         embed: Default::default(),
+                        deferred: Default::default(),
                         clock,
                         fresh: Some(check),
                     });
@@ -244,6 +249,7 @@ impl Engine {
             key,
             caught_up,
             embed: Default::default(),
+            deferred: Default::default(),
             clock,
             fresh: checked,
         })
@@ -272,6 +278,7 @@ impl Engine {
                     ..CatchUpReport::default()
                 },
                 embed: Default::default(),
+                deferred: Default::default(),
                 clock,
                 fresh: None,
             },
@@ -386,6 +393,16 @@ impl Engine {
     }
 
     /// Brings the full-text index up to date (under the lock, only when it lags).
+    /// Brings the full-text index up to date with the versions, when writes left it
+    /// behind (a server's background work, so that the next search need not).
+    /// One not built yet is left to the first search, which builds it whole.
+    pub fn commit_full_text(&mut self) -> Result<()> {
+        if !self.index.fulltext_built() {
+            return Ok(());
+        }
+        self.refresh_fulltext()
+    }
+
     fn refresh_fulltext(&mut self) -> Result<()> {
         if self.index.fulltext_pending()? {
             let _lock = self.ws.lock()?;

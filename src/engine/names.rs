@@ -55,7 +55,9 @@ impl Engine {
         if !self.index.history(key, None)?.is_empty() {
             return Ok(Vec::new());
         }
-        self.open_embedder_ahead();
+        if !self.meaning_checks_deferred() {
+            self.open_embedder_ahead();
+        }
         let mut out: Vec<LookAlike> = self
             .index
             .same_slot_keys(key)?
@@ -120,7 +122,16 @@ impl Engine {
                 texts.extend([a.clone(), b.clone()]);
             }
         }
-        let vectors = match self.embed_cached(&texts) {
+        // A server's store judges from cached vectors only and answers at once; what
+        // lacks a vector is judged after the answer, once its background work has
+        // embedded it (`deferred.rs`). Elsewhere the texts are embedded now.
+        let deferred = self.meaning_checks_deferred();
+        let got = if deferred {
+            self.cached_vectors_of(&texts)
+        } else {
+            self.embed_cached(&texts)
+        };
+        let vectors = match got {
             Ok(v) => v,
             Err(e) => {
                 self.note(super::Note::NoLookAlikesByMeaning {
@@ -129,43 +140,87 @@ impl Engine {
                 return Ok(());
             }
         };
-        let near = |x: &str, y: &str| crate::embed::dot(&vectors[x], &vectors[y]);
         let phrase = mine.phrase();
+        let mut later = Vec::new();
         for (k, theirs, asked) in ask {
-            let whole = near(&phrase, &theirs.phrase());
-            match asked {
-                Asked::Words(a, b) => {
-                    let words = near(&a, &b);
-                    if words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR {
-                        out.push(LookAlike {
-                            key: k,
-                            why: format!("`{a}` and `{b}` are near in meaning ({words:.2})"),
-                        });
-                    }
-                }
-                Asked::Qualifier(generic, specific) if whole >= DRIFT_QUALIFIER_NEAR => {
-                    out.push(LookAlike {
-                        key: k,
-                        why: format!(
-                            "`{specific}` names what the generic `{generic}` did, and the keys \
-                             are near in meaning ({whole:.2})"
-                        ),
-                    });
-                }
-                Asked::Qualifier(..) => {}
+            if asked
+                .texts(&phrase, &theirs)
+                .iter()
+                .any(|t| !vectors.contains_key(t.as_str()))
+            {
+                later.push((k, theirs, asked));
+                continue;
             }
+            if let Some(why) = near_enough(&vectors, (&phrase, &theirs), &asked) {
+                out.push(LookAlike { key: k, why });
+            }
+        }
+        if !later.is_empty() {
+            let missing: Vec<String> = texts
+                .into_iter()
+                .filter(|t| !vectors.contains_key(t))
+                .collect();
+            self.note(super::Note::LookAlikesLater {
+                key: key.to_string(),
+                keys: later.len(),
+            });
+            self.defer_drift(
+                super::deferred::PendingDrift {
+                    key: key.to_string(),
+                    asks: later,
+                },
+                missing,
+            );
         }
         Ok(())
     }
 }
 
 /// What the model is asked about a pair of keys.
-enum Asked {
+#[derive(Clone, Debug)]
+pub(super) enum Asked {
     /// Whether the words left after pairing (mine, theirs) mean the same.
     Words(String, String),
     /// Whether the keys mean the same, one naming its thing by a generic word and the
     /// other by a specific one (generic, specific).
     Qualifier(String, String),
+}
+
+impl Asked {
+    /// The texts whose vectors answer it: both keys as phrases, and the leftover words.
+    pub(super) fn texts(&self, phrase: &str, theirs: &KeyWords) -> Vec<String> {
+        let mut out = vec![phrase.to_string(), theirs.phrase()];
+        if let Asked::Words(a, b) = self {
+            out.extend([a.clone(), b.clone()]);
+        }
+        out
+    }
+}
+
+/// Whether two keys left for the model name one slot, by what was `asked`: the
+/// leftover words and the keys as phrases both near enough in meaning, or (a generic
+/// word swapped for a specific one) the keys near enough; the reason when they are.
+/// Every text of [`Asked::texts`] has its vector in `vectors`.
+pub(super) fn near_enough(
+    vectors: &std::collections::HashMap<String, Vec<f32>>,
+    (phrase, theirs): (&str, &KeyWords),
+    asked: &Asked,
+) -> Option<String> {
+    let near = |x: &str, y: &str| crate::embed::dot(&vectors[x], &vectors[y]);
+    let whole = near(phrase, &theirs.phrase());
+    match asked {
+        Asked::Words(a, b) => {
+            let words = near(a, b);
+            (words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR)
+                .then(|| format!("`{a}` and `{b}` are near in meaning ({words:.2})"))
+        }
+        Asked::Qualifier(generic, specific) => (whole >= DRIFT_QUALIFIER_NEAR).then(|| {
+            format!(
+                "`{specific}` names what the generic `{generic}` did, and the keys are near \
+                 in meaning ({whole:.2})"
+            )
+        }),
+    }
 }
 
 /// Keys a new key is compared with at most (those sharing the most words first).

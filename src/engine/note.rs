@@ -22,4 +22,15 @@ pub enum Note {
     /// Filling in the few versions without a vector failed (`error`): meaning search does
     /// not see them.
     VectorsNotFilled { missing: usize, error: String },
+    /// A server's store of the new key `key` answered with the look-alikes that names and
+    /// cached vectors show; `keys` existing keys sharing its words are still being
+    /// compared by meaning, after the answer (their vectors were not computed yet).
+    LookAlikesLater { key: String, keys: usize },
+    /// A comparison finished after its store answered: the new key `key` looks like the
+    /// existing `similar` (`why`).
+    LateLookAlike {
+        key: String,
+        similar: String,
+        why: String,
+    },
 }

@@ -22,7 +22,7 @@ const LEXICAL_ONLY_NOTED: &str = "lexical-only-noted";
 
 /// The engine's embedding side. Off until a front end hands it a provider.
 pub(super) struct EmbedState {
-    resolved: Resolved,
+    pub(super) resolved: Resolved,
     embedder: Option<Box<dyn Embedder>>,
     /// The provider being opened on a thread of its own ([`Engine::open_embedder_ahead`]).
     opening: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>>>>,
@@ -86,7 +86,7 @@ impl Engine {
         }
     }
 
-    fn cache(&mut self) -> Result<&mut EmbeddingCache> {
+    pub(super) fn cache(&mut self) -> Result<&mut EmbeddingCache> {
         if self.embed.cache.is_none() {
             let dir = self.ws.index_dir()?;
             self.embed.cache = Some(EmbeddingCache::open(&dir)?);

@@ -23,6 +23,14 @@ pub fn for_person(note: &Note) -> String {
         Note::VectorsNotFilled { missing, error } => {
             format!("{missing} version(s) have no vector yet ({error})")
         }
+        Note::LookAlikesLater { key, keys } => format!(
+            "{key}: {keys} key(s) sharing its words are compared by meaning after the answer \
+             (their vectors are being computed); a look-alike found is said then"
+        ),
+        Note::LateLookAlike { key, similar, why } => format!(
+            "{key}, stored earlier, looks like the existing {similar} ({why}): \
+             `mem7 rekey {key} {similar}` moves it if they are one fact"
+        ),
     }
 }
 
@@ -55,6 +63,15 @@ pub fn for_model(note: &Note) -> String {
             "note: {missing} fact(s) are not searchable by meaning ({error}); their words \
              still match"
         ),
+        Note::LookAlikesLater { key, keys } => format!(
+            "note: `{key}` was checked against existing keys by name and by the vectors at \
+             hand; {keys} key(s) sharing its words are still being compared by meaning, and \
+             a later answer says so if one names the same fact"
+        ),
+        Note::LateLookAlike { key, similar, why } => format!(
+            "note: `{key}` (stored earlier) looks like the existing `{similar}` ({why}); if \
+             they are one fact, memory_rekey moves `{key}` to `{similar}`"
+        ),
     }
 }
 
@@ -83,6 +100,15 @@ mod tests {
                 model: "local/all-MiniLM-L6-v2".into(),
             },
             Note::VectorsNotFilled { missing: 2, error },
+            Note::LookAlikesLater {
+                key: "team:steward".into(),
+                keys: 2,
+            },
+            Note::LateLookAlike {
+                key: "team:steward".into(),
+                similar: "team:owner".into(),
+                why: "`steward` and `owner` are near in meaning (0.70)".into(),
+            },
         ];
         for note in &all {
             let model = for_model(note);

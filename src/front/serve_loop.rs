@@ -21,8 +21,9 @@ pub struct Options {
     pub interval: Duration,
     /// How often to sync through git (the first sync runs at once); `None`: never.
     pub sync_every: Option<Duration>,
-    /// Texts embedded per step of the vector fill, between which requests get the
-    /// engine ([`fill::FILL_STEP`] for a server); `None`: all at once.
+    /// A server's fill: texts listed per round ([`fill::FILL_STEP`]), embedded one at a
+    /// time without the engine, yielding to requests; `None`: through the engine, all at
+    /// once.
     pub fill_step: Option<usize>,
     /// Whether each catch-up also commits the full-text index (`mem7 watch`, which keeps
     /// the index current for every process), or leaves it to the next search (a server,
@@ -93,6 +94,8 @@ pub struct Watch {
     /// Why it could not, to be said once.
     vouch_error: Option<Error>,
     fill_error: LastError,
+    /// A server's fill, its model kept between wakes.
+    background: fill::Background,
     /// The files as they were when a catch-up last failed: reading them wakes the
     /// watcher again, so a failure is retried only once they change.
     failed_on: Option<Vec<FileStat>>,
@@ -117,6 +120,7 @@ impl Watch {
             vouching,
             vouch_error,
             fill_error: LastError::default(),
+            background: fill::Background::default(),
             failed_on: None,
             turns_due: Instant::now(),
         })
@@ -228,7 +232,18 @@ impl Watch {
     }
 
     fn fill(&mut self, session: &Session, opts: &Options, log: &mut dyn Log) -> Result<()> {
-        match fill::in_steps(session, opts.fill_step) {
+        let filled = match opts.fill_step {
+            Some(round) => self.background.fill(session, round, &mut || {
+                if !opts.full_text {
+                    commit_when_quiet(session);
+                }
+            }),
+            None => fill::in_steps(session, None),
+        };
+        if !opts.full_text {
+            commit_when_quiet(session);
+        }
+        match filled {
             None => Ok(()),
             Some(Ok(f)) => {
                 self.fill_error.clear();
@@ -241,6 +256,19 @@ impl Watch {
                 Ok(())
             }
         }
+    }
+}
+
+/// How long a server waits after its last request before it commits the full-text
+/// index in the background, so that the next search need not.
+const QUIET: Duration = Duration::from_millis(150);
+
+/// Commits the full-text index when writes left it behind and no request came for
+/// [`QUIET`]: a search after a burst of stores then finds it committed. A failure is
+/// left to the next search, which commits itself and reports it.
+fn commit_when_quiet(session: &Session) {
+    if session.quiet_for(QUIET) {
+        let _ = session.engine().commit_full_text();
     }
 }
 

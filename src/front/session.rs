@@ -5,7 +5,9 @@
 //! MCP server and the page are thin layers over it; it knows none of them.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::core::time::TxTime;
 use crate::engine::{Engine, RebuildReason};
@@ -161,6 +163,25 @@ pub struct Session {
     engine: Mutex<Engine>,
     env: Env,
     voice: Voice,
+    /// Requests being answered (or waiting for the engine): background work yields to
+    /// them between its steps ([`Session::wait_for_requests`]).
+    requests: AtomicUsize,
+    /// When the last request ended.
+    last_request: Mutex<Option<Instant>>,
+}
+
+/// A request in flight, counted while it lives.
+struct InFlight<'a>(&'a Session);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        *self
+            .0
+            .last_request
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        self.0.requests.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Session {
@@ -170,7 +191,28 @@ impl Session {
             engine: Mutex::new(engine),
             env,
             voice,
+            requests: AtomicUsize::new(0),
+            last_request: Mutex::new(None),
         }
+    }
+
+    /// Returns once no request is in flight: background work calls it before each
+    /// step (a text to embed), so that a request never shares the machine with it for
+    /// longer than one step.
+    pub fn wait_for_requests(&self) {
+        while self.requests.load(Ordering::Acquire) > 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Whether no request was in flight or ended for `quiet`.
+    pub fn quiet_for(&self, quiet: Duration) -> bool {
+        self.requests.load(Ordering::Acquire) == 0
+            && self
+                .last_request
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_none_or(|t| t.elapsed() >= quiet)
     }
 
     /// The environment read at start (the clock, the default agent).
@@ -203,6 +245,8 @@ impl Session {
         &self,
         f: impl FnOnce(&mut Engine, TxTime, &Env) -> Result<T>,
     ) -> (Result<T>, Vec<crate::engine::Note>) {
+        self.requests.fetch_add(1, Ordering::AcqRel);
+        let _in_flight = InFlight(self);
         let now = match self.env.now() {
             Ok(now) => now,
             Err(e) => return (Err(e), Vec::new()),

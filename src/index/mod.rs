@@ -339,6 +339,11 @@ impl Index {
             == Some(current.trim())
     }
 
+    /// Whether the generation's full-text index was built (it lags behind, at most).
+    pub fn fulltext_built(&self) -> bool {
+        self.fulltext_dir.join("meta.json").is_file()
+    }
+
     /// Whether the full-text index lags behind the version table.
     pub fn fulltext_pending(&self) -> Result<bool> {
         if !self.fulltext_dir.join("meta.json").is_file() {

@@ -16,6 +16,9 @@ impl MemoryServer {
     /// Runs until the process ends.
     pub fn spawn_watcher(&self) -> Result<()> {
         let watch = Watch::start(&self.session.engine())?;
+        // The meaning side of a store's look-alike check finishes after its answer, in
+        // this thread's fill (docs/agents.md).
+        self.session.engine().defer_meaning_checks(true);
         let session = self.session.clone();
         std::thread::Builder::new()
             .name("mem7-watch".into())

@@ -17,6 +17,7 @@ mod owners;
 mod properties;
 mod search;
 mod secrets;
+mod stalls;
 mod sync;
 mod tour;
 mod transfer;

@@ -127,7 +127,12 @@ impl Engine {
         explicit: bool,
     ) -> Result<Option<Arc<Vectors>>> {
         let mut vectors = self.vectors(model)?;
-        if vectors.missing() > 0 && vectors.missing() <= INLINE_FILL {
+        // A server embeds a few itself and leaves the rest to its background fill (a
+        // search must not wait for a burst's worth); a process of its own, the
+        // command line, embeds a few, or with the local model the newest for a while.
+        let bound = self.inline_fill_bound(INLINE_FILL);
+        let serving = bound < INLINE_FILL;
+        if vectors.missing() > 0 && vectors.missing() <= bound {
             match self.fill_embeddings(None, &mut |_, _| {}) {
                 Ok(_) => {
                     // Let go of this handle first, so that the set is topped up in
@@ -140,7 +145,7 @@ impl Engine {
                     error: e.to_string(),
                 }),
             }
-        } else if vectors.missing() > INLINE_FILL && self.local_model_on() {
+        } else if vectors.missing() > bound && !serving && self.local_model_on() {
             match self.fill_newest(INLINE_FILL_BUDGET) {
                 Ok(_) => {
                     drop(vectors);
@@ -157,7 +162,7 @@ impl Engine {
                     model: model.to_string(),
                 });
             }
-        } else if vectors.missing() > INLINE_FILL {
+        } else if vectors.missing() > bound {
             self.note(Note::VectorsMissing {
                 missing: vectors.missing(),
                 model: model.to_string(),

@@ -42,8 +42,12 @@ const SHORTLIST_PER_HIT: usize = 8;
 const PARTS_ANALYZER: &str = "mem7_parts";
 /// Keys by their words and compounds, stemmed like values (`index::keyparts`).
 const KEY_ANALYZER: &str = "mem7_key";
-/// Memory budget of the writer (tantivy's minimum is 15 MB).
-const WRITER_MEMORY: usize = 64 * 1024 * 1024;
+/// Memory budget of the incremental writer: tantivy's minimum (15 MB) and a little. The
+/// writer sizes its term table by its budget and zeroes it before the first document:
+/// at 64 MB that was a quarter of the first search after a burst of writes (issue 36),
+/// for the few hundred documents such a search adds. A large catch-up only writes more
+/// segments.
+const WRITER_MEMORY: usize = 16 * 1024 * 1024;
 /// Memory budget per indexing thread of a rebuild's writer: a rebuild's peak memory must
 /// not grow with the workspace, and tantivy fills its budget before it writes a segment.
 const BULK_MEMORY_PER_THREAD: usize = 24 * 1024 * 1024;
