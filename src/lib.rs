@@ -19,6 +19,7 @@ pub mod index;
 pub mod mcp;
 pub mod store;
 pub mod sync;
+pub mod text;
 pub mod transfer;
 pub mod verify;
 pub mod view;

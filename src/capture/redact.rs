@@ -2,7 +2,7 @@
 //! field holding a credential is dropped whole (the event is kept), and every string is
 //! cut to a bounded, one-line summary. Every captured string passes through [`clean`].
 
-use crate::core::secret;
+use crate::text::secret;
 
 /// The longest one-line text a captured field keeps, in characters.
 pub const MAX_FIELD_CHARS: usize = 200;

@@ -172,11 +172,11 @@ pub fn bounded(turn: &Turn) -> Option<Text> {
     let part = |text: &Option<String>, max: usize| -> Option<String> {
         let open = redact::strip_private(text.as_deref()?);
         let open = open.trim();
-        if open.is_empty() || crate::core::secret::find(open).is_some() {
+        if open.is_empty() || crate::text::secret::find(open).is_some() {
             return None;
         }
         let cut = redact::cut(open, max);
-        crate::core::secret::find(&cut).is_none().then_some(cut)
+        crate::text::secret::find(&cut).is_none().then_some(cut)
     };
     let prompt = part(&turn.prompt, MAX_PROMPT_CHARS);
     let used = prompt.as_deref().map_or(0, |p| p.chars().count());

@@ -1,4 +1,5 @@
-//! The pure core: times, keys, the temporal fold and the hash chain over bytes.
+//! The pure core, the temporal kernel: times, keys, the temporal fold and the hash chain
+//! over bytes. The text heuristics (credentials, drift, look-alike names) are `text`.
 //!
 //! Nothing in here reads the clock, the environment, the file system or SQLite, and
 //! nothing in here serialises with serde: every function is a computation over values,
@@ -6,15 +7,12 @@
 
 pub mod chain;
 pub mod change;
-pub mod drift;
 pub mod fold;
 pub mod integrity;
 pub mod level;
 pub mod many;
-pub mod names;
 pub mod pattern;
 pub mod read_rule;
-pub mod secret;
 pub mod temporal;
 pub mod tier;
 pub mod time;

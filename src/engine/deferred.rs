@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::{Engine, Note};
-use crate::core::drift::KeyWords;
 use crate::embed::{Embedder, ProviderSpec, Resolved};
 use crate::error::Result;
 use crate::index::Index;
 use crate::index::embeddings::EmbeddingCache;
 use crate::index::vectors;
+use crate::text::drift::KeyWords;
 
 /// The most look-alike checks left waiting for vectors; older ones are dropped (a fill
 /// that cannot embed must not grow the list without end).

@@ -3,8 +3,8 @@
 //! it never reads the environment and never prints.
 
 mod api;
-mod deferred;
 mod decide;
+mod deferred;
 mod fresh;
 mod held;
 mod import;

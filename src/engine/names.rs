@@ -2,19 +2,19 @@
 //! look-alike slots of a new key, by name and, with vectors, by meaning.
 
 use super::*;
-use crate::core::drift::{self, KeyWords, Verdict};
+use crate::text::drift::{self, KeyWords, Verdict};
 
 impl Engine {
     /// Existing keys near `key` by name: the same ignoring case and separators, or a
     /// small edit away.
-    pub fn near_keys_by_name(&self, key: &str) -> Result<Vec<crate::core::names::NearKey>> {
+    pub fn near_keys_by_name(&self, key: &str) -> Result<Vec<crate::text::names::NearKey>> {
         // The keys that can be near, found by index (`index/near.rs`); all of them only
         // when they crowd so closely around `key` that reading them is cheaper.
         let keys = match self.index.near_key_candidates(key)? {
             Some(keys) => keys,
             None => self.index.all_keys()?,
         };
-        Ok(crate::core::names::near_keys(
+        Ok(crate::text::names::near_keys(
             key,
             keys.iter().map(String::as_str),
         ))
@@ -27,16 +27,16 @@ impl Engine {
         &mut self,
         key: &str,
         now: TxTime,
-    ) -> Result<Vec<crate::core::names::NearKey>> {
+    ) -> Result<Vec<crate::text::names::NearKey>> {
         let mut near = self.near_keys_by_name(key)?;
         let words = crate::embed::version_text(key, "");
         let meaning = self.near_in_meaning(words.trim_end_matches(": "), now, None)?;
-        crate::core::names::merge(
+        crate::text::names::merge(
             &mut near,
             meaning.into_iter().filter(|(k, _)| k != key).map(|(k, s)| {
-                crate::core::names::NearKey {
+                crate::text::names::NearKey {
                     key: k,
-                    nearness: crate::core::names::Nearness::meaning(s),
+                    nearness: crate::text::names::Nearness::meaning(s),
                 }
             }),
         );
@@ -46,7 +46,7 @@ impl Engine {
     /// For a store of `key`: when the key is new to the workspace, the existing keys
     /// that look like the same slot (docs/agents.md "One slot per fact"): the same
     /// ignoring case and separators, the ASCII key a disguised one passes for, and the
-    /// keys whose own words name the same slot ([`crate::core::drift`]): a shape drift
+    /// keys whose own words name the same slot ([`crate::text::drift`]): a shape drift
     /// (order, plural, abbreviation), a longer or shorter name, a synonym, and, with the
     /// local model, leftover words near in meaning. The value plays no part: a drifted
     /// store usually brings a new value. A store never calls a remote provider. Empty
@@ -69,7 +69,7 @@ impl Engine {
             .collect();
         // A disguised key (mixed scripts, full-width forms) names its ASCII twin, whether
         // or not that key exists yet.
-        if let Some(twin) = crate::core::names::ascii_look_alike(key)
+        if let Some(twin) = crate::text::names::ascii_look_alike(key)
             && !out.iter().any(|l| l.key == twin)
         {
             out.insert(
@@ -81,7 +81,7 @@ impl Engine {
             );
         }
         self.drifted(key, &mut out)?;
-        out.truncate(crate::core::names::MAX_NEAR);
+        out.truncate(crate::text::names::MAX_NEAR);
         Ok(out)
     }
 

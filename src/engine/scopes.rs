@@ -18,10 +18,10 @@ use std::ops::{Deref, DerefMut};
 use super::{Clocks, Engine, Narrow, SearchHit, SearchRequest, Window};
 use crate::core::Version;
 use crate::core::level::Level;
-use crate::core::names::NearKey;
 use crate::core::tier::{self, Tier};
 use crate::core::time::{TxTime, ValidTime};
 use crate::error::{Error, Result};
+use crate::text::names::NearKey;
 
 /// The most hits one search returns.
 pub const MAX_HITS: usize = 10_000;

@@ -446,7 +446,7 @@ fn nearest_keys(hits: Vec<SearchHit>, floor: f32) -> Vec<(String, f32)> {
         }
     }
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    out.truncate(crate::core::names::MAX_NEAR);
+    out.truncate(crate::text::names::MAX_NEAR);
     out
 }
 

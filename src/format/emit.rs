@@ -54,7 +54,7 @@ pub fn credential_in(
     tags: &[String],
     agent: &str,
 ) -> Option<crate::error::Error> {
-    use crate::core::secret;
+    use crate::text::secret;
     let fields = [("key", Some(key)), ("value", value), ("agent", Some(agent))];
     let found = fields
         .into_iter()

@@ -244,7 +244,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 pub fn safe_agent(raw: &str) -> String {
     // A name that looks like a credential is kept whole, so the write's credential
     // check sees all of it and refuses it (cut first, a token's tail got through).
-    if crate::core::secret::find(raw.trim()).is_some() {
+    if crate::text::secret::find(raw.trim()).is_some() {
         return raw.trim().to_string();
     }
     let safe: String = raw

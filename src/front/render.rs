@@ -107,7 +107,7 @@ pub fn look_alike_hint(
 }
 
 /// The line a read that found nothing adds when keys near the one asked for exist.
-pub fn near_keys_hint(near: &[crate::core::names::NearKey]) -> Option<String> {
+pub fn near_keys_hint(near: &[crate::text::names::NearKey]) -> Option<String> {
     if near.is_empty() {
         return None;
     }

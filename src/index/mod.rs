@@ -453,7 +453,7 @@ fn insert_version(
 fn insert_key_words(conn: &Connection, key: &str) -> rusqlite::Result<()> {
     let mut stmt =
         conn.prepare_cached("INSERT OR IGNORE INTO key_words (word, key) VALUES (?1, ?2)")?;
-    for word in crate::core::drift::KeyWords::of(key).stems() {
+    for word in crate::text::drift::KeyWords::of(key).stems() {
         stmt.execute(params![word, key])?;
     }
     Ok(())

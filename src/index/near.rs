@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::Index;
-use crate::core::names;
 use crate::error::Result;
+use crate::text::names;
 
 /// Seeks the walk may take before reading every key is the cheaper way: each costs a
 /// few microseconds, reading a key about a tenth of one.

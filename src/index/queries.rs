@@ -253,13 +253,13 @@ impl Index {
     }
 
     /// The existing keys in `key`'s slot (the same ignoring case and `_ - . :`, see
-    /// [`crate::core::names::same_slot`]), `key` itself left out. An ASCII key is one
+    /// [`crate::text::names::same_slot`]), `key` itself left out. An ASCII key is one
     /// lookup in `key_slots`; another key compares with every key, as the rule in
-    /// `core::names` says.
+    /// `text::names` says.
     pub fn same_slot_keys(&self, key: &str) -> Result<Vec<String>> {
         if !key.is_ascii() {
             let keys = self.all_keys()?;
-            return Ok(crate::core::names::same_slot(
+            return Ok(crate::text::names::same_slot(
                 key,
                 keys.iter().map(String::as_str),
             ));
@@ -267,9 +267,9 @@ impl Index {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT key FROM key_slots WHERE slot = ?1 ORDER BY key")?;
-        let rows = stmt.query_map([crate::core::names::normalize(key)], |r| r.get(0))?;
+        let rows = stmt.query_map([crate::text::names::normalize(key)], |r| r.get(0))?;
         let found: Vec<String> = rows.collect::<rusqlite::Result<_>>()?;
-        Ok(crate::core::names::same_slot(
+        Ok(crate::text::names::same_slot(
             key,
             found.iter().map(String::as_str),
         ))

@@ -63,7 +63,7 @@ CREATE TABLE problems (
 pub const INDEXES: &str = "
 CREATE INDEX versions_by_key ON versions (key, tx_to, valid_from);
 -- Every key under its slot: the key in lower case without `_ - . :`, as
--- core::names::normalize makes it for ASCII keys (SQLite's lower() knows ASCII only), so
+-- text::names::normalize makes it for ASCII keys (SQLite's lower() knows ASCII only), so
 -- a store of a new key finds the keys of the same slot by one lookup, not a scan.
 CREATE TABLE key_slots (
     slot TEXT NOT NULL,
@@ -92,7 +92,7 @@ WHEN length(new.key) <> length(CAST(new.key AS BLOB))
 BEGIN
     INSERT OR IGNORE INTO key_odd (key) VALUES (new.key);
 END;
--- Every key under the stems of its words (core::drift::KeyWords::stems), so that a
+-- Every key under the stems of its words (text::drift::KeyWords::stems), so that a
 -- store of a new key compares it with the keys that share a word, not with every key.
 -- Filled by the index code (the stems are Rust's), not by a trigger.
 CREATE TABLE key_words (

@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use crate::core::Version;
 use crate::core::level::Level;
-use crate::core::names::NearKey;
 use crate::engine::{Scoped, ScopedHit, SearchHit};
 use crate::front::wire;
+use crate::text::names::NearKey;
 
 /// A tool's answer: the structured object and the text for the model.
 pub struct Out {

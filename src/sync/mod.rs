@@ -27,11 +27,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::core::chain::{ChainHash, ChainKey};
-use crate::core::secret;
 use crate::core::time::TxTime;
 use crate::error::{Error, Result};
 use crate::format::{ParsedEntry, parse_file};
 use crate::store::{self, Workspace};
+use crate::text::secret;
 use crate::verify::Finding;
 use commit::*;
 use git::{Git, MergeTree, Oid, Pushed};

@@ -95,8 +95,10 @@ fn imported(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
 /// Modules of one rank are siblings that never import each other. A new top-level module
 /// gets a rank here.
 const RANKS: &[(&str, u8)] = &[
-    // Pure rules: instants, the fold, names, credentials; capture's hook rules.
+    // Pure rules: the temporal kernel (instants, the fold, the chain), and beside it
+    // the text heuristics (credentials, drift, look-alike names); capture's hook rules.
     ("core", 0),
+    ("text", 0),
     ("capture", 1),
     ("error", 1),
     // Entries as bytes; embedding providers.

@@ -77,9 +77,9 @@ pub fn workspace_hashes(
 }
 
 /// The text of a key's own vector (one per key): its words, spaced
-/// ([`crate::core::drift::KeyWords::phrase`]), what a new key is compared with.
+/// ([`crate::text::drift::KeyWords::phrase`]), what a new key is compared with.
 pub fn key_text(key: &str) -> String {
-    crate::core::drift::KeyWords::of(key).phrase()
+    crate::text::drift::KeyWords::of(key).phrase()
 }
 
 /// How many texts wait for a vector, and the ones kept to embed (hash, text).
