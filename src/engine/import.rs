@@ -247,9 +247,6 @@ fn plan_import(
     Ok(outcome)
 }
 
-/// The event of a planned record as the catch-up would read it from `day` once
-/// appended with its heading at `line`: read back from the entry's own text, so what
-
 /// Refuses a record `recorded` more than a century ahead of this machine's clock.
 fn refuse_far_ahead(r: &ImportRecord, now: TxTime) -> Result<()> {
     if let Some(t) = r.recorded
@@ -459,6 +456,8 @@ fn store_entry<'r>(
     Ok(Some((op, scope, placed)))
 }
 
+/// The event of a planned record as the catch-up would read it from `day` once
+/// appended with its heading at `line`: read back from the entry's own text, so what
 /// the index records is what a catch-up of the file would record.
 fn staged_event(day: &str, line: u32, text: &str) -> Option<Event> {
     let parsed = crate::format::parse_file(text, &ChainKey::Plain);

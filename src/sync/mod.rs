@@ -488,13 +488,13 @@ fn what_moved(
     theirs: &Option<Oid>,
     sent_base: Option<Option<Oid>>,
 ) -> Result<()> {
-    let received = entries_between(&repo, local, t)?;
+    let received = entries_between(repo, local, t)?;
     let received_commits = match &theirs {
         Some(r) => repo.git.count_commits(r, local)?,
         None => 0,
     };
     let base = sent_base.unwrap_or_else(|| theirs.clone());
-    let sent = entries_between(&repo, base.as_ref(), t)?;
+    let sent = entries_between(repo, base.as_ref(), t)?;
     let sent_commits = repo.git.count_commits(t, base.as_ref())?;
     let margin = AHEAD_MARGIN.as_micros() as i64;
     let mut seen = HashSet::new();
@@ -516,7 +516,7 @@ fn what_moved(
         .ahead
         .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     report.received = side(&received, received_commits);
-    report.outside = outside_memory(&repo, local, t)?;
+    report.outside = outside_memory(repo, local, t)?;
     report.sent = side(&sent, sent_commits);
     Ok(())
 }

@@ -213,10 +213,10 @@ fn chain_findings(
     accepted: &HashSet<ChainHash>,
 ) -> Vec<integrity::Finding> {
     if integrity::clean(parsed.iter().map(|(_, _, s)| s.run)) {
-        debug_assert!(integrity::check(&chain, &accepted).is_empty());
+        debug_assert!(integrity::check(chain, accepted).is_empty());
         Vec::new()
     } else {
-        integrity::check(&chain, &accepted)
+        integrity::check(chain, accepted)
     }
 }
 

@@ -12,6 +12,7 @@ pub(super) struct Axis {
 }
 
 impl Axis {
+    /// The axis through `ticks` (sorted, each once) in about `room` pixels.
     fn new(mut ticks: Vec<i64>, room: i64) -> Axis {
         ticks.sort_unstable();
         ticks.dedup();
