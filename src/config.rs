@@ -271,21 +271,22 @@ impl Config {
     pub fn owned(project: &Config, user: &Config, approved: bool) -> (Config, Vec<Ignored>) {
         let mut out = project.clone();
         let mut ignored = Vec::new();
-        let mut ignore = |setting: &'static str, says: String| {
-            ignored.push(Ignored { setting, says });
-        };
         // Trust: the lower ceiling of the two, unless approved.
         let (p_ceiling, u_ceiling) = (
             project.agent_ceiling().unwrap_or(Tier::Inferred),
             user.agent_ceiling().unwrap_or(Tier::Inferred),
         );
         if !approved && p_ceiling > u_ceiling {
-            ignore("trust.agents", p_ceiling.to_string());
+            ignore(&mut ignored, "trust.agents", p_ceiling.to_string());
             out.trust.agents = Some(u_ceiling.to_string());
         }
         // The value limit: the smaller of the two, unless approved.
         if !approved && project.max_value_bytes() > user.max_value_bytes() {
-            ignore("max_value_bytes", project.max_value_bytes().to_string());
+            ignore(
+                &mut ignored,
+                "max_value_bytes",
+                project.max_value_bytes().to_string(),
+            );
             out.max_value_bytes = user.max_value_bytes;
         }
         // Keys of many values: the user's own, unless approved; a list that only
@@ -298,11 +299,9 @@ impl Config {
             && !approved
             && !p.iter().all(|k| user_many.contains(k))
         {
-            ignore("many", p.join(", "));
+            ignore(&mut ignored, "many", p.join(", "));
             out.many = user.many.clone();
         }
-        // The user scope's classes: the user's own, or (approved) those of them the
-        // project also names; a pattern the user does not have is never honoured.
         let defaults = |given: &Option<Vec<String>>, default: &[&str]| {
             given
                 .clone()
@@ -311,113 +310,159 @@ impl Config {
         use crate::core::level::{DEFAULT_LOCAL_KEYS, DEFAULT_USER_KEYS};
         let user_keys = defaults(&user.scopes.user, &DEFAULT_USER_KEYS);
         let user_local = defaults(&user.scopes.local, &DEFAULT_LOCAL_KEYS);
-        if let Some(p) = &project.scopes.user {
-            let extra: Vec<&String> = p.iter().filter(|k| !user_keys.contains(k)).collect();
-            if !extra.is_empty() {
-                ignore(
-                    "scopes.user",
-                    format!(
-                        "{} (a project never routes facts into your own workspace)",
-                        extra
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
-            }
-            let dropped: Vec<&String> = user_keys.iter().filter(|k| !p.contains(k)).collect();
-            if !approved && !dropped.is_empty() {
-                ignore(
-                    "scopes.user",
-                    format!(
-                        "leaves out {} (your facts would go to the project)",
-                        dropped
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
-            }
-        }
-        out.scopes.user = Some(match (&project.scopes.user, approved) {
-            (Some(p), true) => user_keys
-                .iter()
-                .filter(|k| p.contains(k))
-                .cloned()
-                .collect(),
-            _ => user_keys.clone(),
-        });
-        // The local scope's classes: more apply at once; fewer only when approved.
-        let mut local = match (&project.scopes.local, approved) {
-            (Some(p), true) => p.clone(),
-            _ => user_local.clone(),
-        };
-        if let Some(p) = &project.scopes.local {
-            let dropped: Vec<&String> = user_local.iter().filter(|k| !p.contains(k)).collect();
-            if !approved && !dropped.is_empty() {
-                ignore(
-                    "scopes.local",
-                    format!(
-                        "leaves out {} (this checkout's notes would go to the project)",
-                        dropped
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
-            }
-            for k in p {
-                if !local.contains(k) {
-                    local.push(k.clone());
-                }
-            }
-        }
-        out.scopes.local = Some(local);
+        out.scopes.user = Some(owned_user_keys(project, &user_keys, approved, &mut ignored));
+        out.scopes.local = Some(owned_local_keys(
+            project,
+            &user_local,
+            approved,
+            &mut ignored,
+        ));
         // Embeddings: where the model lives and any provider that sends text elsewhere
         // are the user's own, unless approved; `local` and `none` are always honoured.
         if !approved {
-            let (p, u) = (&project.embeddings, &user.embeddings);
-            let mut embed = u.clone();
-            match p.provider.as_deref().map(str::trim) {
-                Some(word @ ("local" | "none")) => embed.provider = Some(word.to_string()),
-                Some(other) if p.provider != u.provider => {
-                    ignore("embeddings.provider", other.to_string())
-                }
-                _ => {}
-            }
-            let differs = |a: &Option<String>, b: &Option<String>| a.is_some() && a != b;
-            if differs(&p.url, &u.url) {
-                ignore("embeddings.url", p.url.clone().unwrap_or_default());
-            }
-            if differs(&p.model, &u.model) {
-                ignore("embeddings.model", p.model.clone().unwrap_or_default());
-            }
-            if differs(&p.api_key_env, &u.api_key_env) {
-                ignore(
-                    "embeddings.api_key_env",
-                    p.api_key_env.clone().unwrap_or_default(),
-                );
-            }
-            if p.model_dir.is_some() && p.model_dir != u.model_dir {
-                ignore(
-                    "embeddings.model_dir",
-                    p.model_dir
-                        .as_deref()
-                        .unwrap_or(std::path::Path::new(""))
-                        .display()
-                        .to_string(),
-                );
-            }
-            embed.batch_size = p.batch_size.or(u.batch_size);
-            embed.timeout_secs = p.timeout_secs.or(u.timeout_secs);
-            out.embeddings = embed;
+            out.embeddings = owned_embeddings(project, user, &mut ignored);
         }
         ignored.dedup_by(|a, b| a.setting == b.setting && a.says == b.says);
         (out, ignored)
     }
+}
+
+/// Names a project's setting that does not take effect, with what it says.
+fn ignore(ignored: &mut Vec<Ignored>, setting: &'static str, says: String) {
+    ignored.push(Ignored { setting, says });
+}
+
+/// Keys, as one list for people.
+fn listed(keys: &[&String]) -> String {
+    keys.iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The user scope's classes: the user's own (`user_keys`), or (approved) those of them
+/// the project also names; a pattern the user does not have is never honoured.
+fn owned_user_keys(
+    project: &Config,
+    user_keys: &[String],
+    approved: bool,
+    ignored: &mut Vec<Ignored>,
+) -> Vec<String> {
+    if let Some(p) = &project.scopes.user {
+        let extra: Vec<&String> = p.iter().filter(|k| !user_keys.contains(k)).collect();
+        if !extra.is_empty() {
+            ignore(
+                ignored,
+                "scopes.user",
+                format!(
+                    "{} (a project never routes facts into your own workspace)",
+                    listed(&extra)
+                ),
+            );
+        }
+        let dropped: Vec<&String> = user_keys.iter().filter(|k| !p.contains(k)).collect();
+        if !approved && !dropped.is_empty() {
+            ignore(
+                ignored,
+                "scopes.user",
+                format!(
+                    "leaves out {} (your facts would go to the project)",
+                    listed(&dropped)
+                ),
+            );
+        }
+    }
+    match (&project.scopes.user, approved) {
+        (Some(p), true) => user_keys
+            .iter()
+            .filter(|k| p.contains(k))
+            .cloned()
+            .collect(),
+        _ => user_keys.to_vec(),
+    }
+}
+
+/// The local scope's classes (the user's own are `user_local`): more apply at once;
+/// fewer only when approved.
+fn owned_local_keys(
+    project: &Config,
+    user_local: &[String],
+    approved: bool,
+    ignored: &mut Vec<Ignored>,
+) -> Vec<String> {
+    let mut local = match (&project.scopes.local, approved) {
+        (Some(p), true) => p.clone(),
+        _ => user_local.to_vec(),
+    };
+    if let Some(p) = &project.scopes.local {
+        let dropped: Vec<&String> = user_local.iter().filter(|k| !p.contains(k)).collect();
+        if !approved && !dropped.is_empty() {
+            ignore(
+                ignored,
+                "scopes.local",
+                format!(
+                    "leaves out {} (this checkout's notes would go to the project)",
+                    listed(&dropped)
+                ),
+            );
+        }
+        for k in p {
+            if !local.contains(k) {
+                local.push(k.clone());
+            }
+        }
+    }
+    local
+}
+
+/// The embedding settings before approval: the user's own, with the project's `local` or
+/// `none` provider and its batch size and timeout; every other difference is named.
+fn owned_embeddings(
+    project: &Config,
+    user: &Config,
+    ignored: &mut Vec<Ignored>,
+) -> crate::embed::EmbedSettings {
+    let (p, u) = (&project.embeddings, &user.embeddings);
+    let mut embed = u.clone();
+    match p.provider.as_deref().map(str::trim) {
+        Some(word @ ("local" | "none")) => embed.provider = Some(word.to_string()),
+        Some(other) if p.provider != u.provider => {
+            ignore(ignored, "embeddings.provider", other.to_string())
+        }
+        _ => {}
+    }
+    let differs = |a: &Option<String>, b: &Option<String>| a.is_some() && a != b;
+    if differs(&p.url, &u.url) {
+        ignore(ignored, "embeddings.url", p.url.clone().unwrap_or_default());
+    }
+    if differs(&p.model, &u.model) {
+        ignore(
+            ignored,
+            "embeddings.model",
+            p.model.clone().unwrap_or_default(),
+        );
+    }
+    if differs(&p.api_key_env, &u.api_key_env) {
+        ignore(
+            ignored,
+            "embeddings.api_key_env",
+            p.api_key_env.clone().unwrap_or_default(),
+        );
+    }
+    if p.model_dir.is_some() && p.model_dir != u.model_dir {
+        ignore(
+            ignored,
+            "embeddings.model_dir",
+            p.model_dir
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""))
+                .display()
+                .to_string(),
+        );
+    }
+    embed.batch_size = p.batch_size.or(u.batch_size);
+    embed.timeout_secs = p.timeout_secs.or(u.timeout_secs);
+    embed
 }
 
 #[cfg(test)]

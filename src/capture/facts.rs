@@ -107,25 +107,64 @@ pub enum Rule {
 
 /// The writes `events` ask for, of the kinds `settings` captures.
 pub fn writes(events: &[Event], origin: &Origin, settings: &Settings) -> Vec<Write> {
-    let mut out = Vec::new();
-    let session = origin.session.as_deref();
-    let short = |s: &str| s.chars().take(8).collect::<String>();
-    let checkout_tags = |kind: Kind| {
-        vec![
-            TAG.to_string(),
-            kind.as_str().to_string(),
-            origin.checkout.tag(),
-        ]
+    let mut w = Writes {
+        origin,
+        settings,
+        session: origin.session.as_deref(),
+        share: if settings.share { "" } else { "local:" },
+        client: origin.client.as_str(),
+        place: redact::field(&origin.checkout.path).unwrap_or_else(|| "a checkout".into()),
+        out: Vec::new(),
     };
-    let session_tags = |kind: Kind, sid: &str| {
-        let mut t = checkout_tags(kind);
-        t.push(format!("session:{sid}"));
-        t
-    };
-    let share = if settings.share { "" } else { "local:" };
-    let mut push = |kind: Kind, key: String, tags: Vec<String>, at: i64, rule: Rule| {
-        if settings.captures(kind) && crate::core::validate::key(&key).is_ok() {
-            out.push(Write {
+    for event in events {
+        match event {
+            Event::SessionStart { .. } => w.session_start(),
+            Event::SessionEnd { reason } => w.session_end(reason.as_deref()),
+            Event::Touched { path } => w.touched(path),
+            Event::Task(task) => w.task(task),
+            Event::Shell(shell::Did::Check { command, outcome }) => w.check(command, outcome),
+            Event::Shell(shell::Did::Push { remote, refs }) => w.pushes(remote, refs),
+            Event::Shell(shell::Did::PullRequest { url, title }) => {
+                w.pull_request(url, title.as_deref())
+            }
+            Event::Commit(c) => w.commit(c),
+            Event::Branch { branch } => w.branch(branch),
+            Event::FastForward {
+                branch,
+                to,
+                commits,
+            } => w.fast_forward(branch, to, *commits),
+            // What the hook's shell resolves with git first (a commit named by its
+            // output, a merge, a switch) arrives as Commit and Branch events.
+            Event::Shell(shell::Did::Commit { .. } | shell::Did::Merge | shell::Did::Switch) => {}
+        }
+    }
+    w.out
+}
+
+/// The writes of one batch of events, gathered event by event: one method per event.
+struct Writes<'a> {
+    origin: &'a Origin,
+    settings: &'a Settings,
+    session: Option<&'a str>,
+    /// The key prefix of facts the settings share (`local:` when they do not).
+    share: &'static str,
+    client: &'a str,
+    /// The checkout's path, as people read it.
+    place: String,
+    out: Vec<Write>,
+}
+
+/// The first 8 characters of a session id.
+fn short(s: &str) -> String {
+    s.chars().take(8).collect::<String>()
+}
+
+impl Writes<'_> {
+    /// Adds a write of a kind the settings capture, under a valid key.
+    fn push(&mut self, kind: Kind, key: String, tags: Vec<String>, at: i64, rule: Rule) {
+        if self.settings.captures(kind) && crate::core::validate::key(&key).is_ok() {
+            self.out.push(Write {
                 kind,
                 key,
                 tags,
@@ -133,202 +172,230 @@ pub fn writes(events: &[Event], origin: &Origin, settings: &Settings) -> Vec<Wri
                 rule,
             });
         }
-    };
-    let client = origin.client.as_str();
-    let place = redact::field(&origin.checkout.path).unwrap_or_else(|| "a checkout".into());
-    for event in events {
-        match event {
-            Event::SessionStart { .. } => {
-                let Some(sid) = session else { continue };
-                let branch = origin
-                    .branch
-                    .as_deref()
-                    .map_or(String::new(), |b| format!(" on branch {b}"));
-                push(
-                    Kind::Sessions,
-                    format!("local:session:{sid}"),
-                    session_tags(Kind::Sessions, sid),
-                    origin.now,
-                    Rule::Once(format!(
-                        "{client} session {} in {place}{branch}, started {}",
-                        short(sid),
-                        stamp(origin.now)
-                    )),
-                );
-                if let Some(b) = &origin.branch {
-                    push(
-                        Kind::Branches,
-                        format!("local:checkout:{}:branch", origin.checkout.id),
-                        checkout_tags(Kind::Branches),
-                        origin.now,
-                        Rule::State {
-                            value: format!("on branch {b}"),
-                            after: None,
-                        },
-                    );
-                }
-            }
-            Event::SessionEnd { reason } => {
-                let Some(sid) = session else { continue };
-                let why = reason
-                    .as_deref()
-                    .map_or(String::new(), |r| format!(" ({r})"));
-                push(
-                    Kind::Sessions,
-                    format!("local:session:{sid}"),
-                    session_tags(Kind::Sessions, sid),
-                    origin.now,
-                    Rule::End {
-                        base: format!("{client} session {} in {place}", short(sid)),
-                        end: format!("; ended {}{why}", stamp(origin.now)),
-                    },
-                );
-            }
-            Event::Touched { path } => {
-                let Some(sid) = session else { continue };
-                let Some(path) = redact::field(&origin.checkout.relative(path)) else {
-                    continue;
-                };
-                push(
-                    Kind::Files,
-                    format!("local:session:{sid}:files"),
-                    session_tags(Kind::Files, sid),
-                    origin.now,
-                    Rule::Grow {
-                        title: format!(
-                            "files edited or written in {client} session {}",
-                            short(sid)
-                        ),
-                        items: vec![path],
-                    },
-                );
-            }
-            Event::Task(task) => {
-                let Some(sid) = session else { continue };
-                push(
-                    Kind::Subagents,
-                    format!("local:session:{sid}:task:{}", task.id),
-                    session_tags(Kind::Subagents, sid),
-                    origin.now,
-                    task_rule(task),
-                );
-            }
-            Event::Shell(shell::Did::Check { command, outcome }) => {
-                let key = format!(
-                    "local:checkout:{}:check:{}",
-                    origin.checkout.id,
-                    command_slug(command)
-                );
-                let mut tags = checkout_tags(Kind::Commands);
-                if let Some(sid) = session {
-                    tags.push(format!("session:{sid}"));
-                }
-                let mut detail = outcome
-                    .summary
-                    .clone()
-                    .map_or(String::new(), |s| format!(" — {s}"));
-                if !outcome.failing.is_empty() {
-                    detail.push_str(&format!("; failing: {}", outcome.failing.join(", ")));
-                }
-                let rule = if outcome.failed {
-                    Rule::State {
-                        value: format!("failing: `{command}`{detail}"),
-                        after: None,
-                    }
-                } else {
-                    Rule::State {
-                        value: format!("passing again: `{command}`{detail}"),
-                        after: Some("failing:".into()),
-                    }
-                };
-                push(Kind::Commands, key, tags, origin.now, rule);
-            }
-            Event::Shell(shell::Did::Push { remote, refs }) => {
-                for r in refs {
-                    let Some(branch) = redact::field(&r.branch) else {
-                        continue;
-                    };
-                    let value = match (&r.rev, r.rejected) {
-                        (_, true) => format!("push of {branch} to {remote} rejected"),
-                        (Some(rev), false) => format!("{remote}/{branch} at {}", abbrev(rev)),
-                        (None, false) => format!("{remote}/{branch} pushed"),
-                    };
-                    push(
-                        Kind::Pushes,
-                        format!("{share}git:push:{}/{}", key_word(remote), key_word(&branch)),
-                        checkout_tags(Kind::Pushes),
-                        origin.now,
-                        Rule::State { value, after: None },
-                    );
-                }
-            }
-            Event::Shell(shell::Did::PullRequest { url, title }) => {
-                let Some(url) = redact::field(url) else {
-                    continue;
-                };
-                let path = url.trim_start_matches("https://");
-                let title = title.as_deref().map_or(String::new(), |t| format!(": {t}"));
-                let branch = origin
-                    .branch
-                    .as_deref()
-                    .map_or(String::new(), |b| format!(" (from {b})"));
-                push(
-                    Kind::Prs,
-                    format!("{share}git:pr:{path}"),
-                    checkout_tags(Kind::Prs),
-                    origin.now,
-                    Rule::Once(format!("opened pull request {url}{title}{branch}")),
-                );
-            }
-            Event::Commit(c) => {
-                let kind = if c.parents >= 2 {
-                    Kind::Merges
-                } else {
-                    Kind::Commits
-                };
-                push(
-                    kind,
-                    format!("{share}git:commit:{}", abbrev(&c.hash)),
-                    checkout_tags(kind),
-                    // The commit's own time, unless a clock ahead of this one made it.
-                    c.time.min(origin.now),
-                    Rule::Once(commit_value(c)),
-                );
-            }
-            Event::Branch { branch } => push(
-                Kind::Branches,
-                format!("local:checkout:{}:branch", origin.checkout.id),
-                checkout_tags(Kind::Branches),
-                origin.now,
-                Rule::State {
-                    value: format!("on branch {branch}"),
-                    after: None,
-                },
-            ),
-            Event::FastForward {
-                branch,
-                to,
-                commits,
-            } => push(
-                Kind::Merges,
-                format!("local:checkout:{}:fast-forward", origin.checkout.id),
-                checkout_tags(Kind::Merges),
-                origin.now,
-                Rule::State {
-                    value: format!(
-                        "{branch} fast-forwarded to {} ({commits} commit{})",
-                        abbrev(to),
-                        if *commits == 1 { "" } else { "s" }
-                    ),
-                    after: None,
-                },
-            ),
-            // What the hook's shell resolves with git first (a commit named by its
-            // output, a merge, a switch) arrives as Commit and Branch events.
-            Event::Shell(shell::Did::Commit { .. } | shell::Did::Merge | shell::Did::Switch) => {}
+    }
+
+    /// The tags of a fact about the checkout.
+    fn checkout_tags(&self, kind: Kind) -> Vec<String> {
+        vec![
+            TAG.to_string(),
+            kind.as_str().to_string(),
+            self.origin.checkout.tag(),
+        ]
+    }
+
+    /// The tags of a fact about session `sid`.
+    fn session_tags(&self, kind: Kind, sid: &str) -> Vec<String> {
+        let mut t = self.checkout_tags(kind);
+        t.push(format!("session:{sid}"));
+        t
+    }
+
+    /// The fact "on branch …" of the checkout.
+    fn branch(&mut self, branch: &str) {
+        self.push(
+            Kind::Branches,
+            format!("local:checkout:{}:branch", self.origin.checkout.id),
+            self.checkout_tags(Kind::Branches),
+            self.origin.now,
+            Rule::State {
+                value: format!("on branch {branch}"),
+                after: None,
+            },
+        );
+    }
+
+    /// A session started: the session's fact, and the branch it started on.
+    fn session_start(&mut self) {
+        let Some(sid) = self.session else { return };
+        let origin = self.origin;
+        let branch = origin
+            .branch
+            .as_deref()
+            .map_or(String::new(), |b| format!(" on branch {b}"));
+        let value = format!(
+            "{} session {} in {}{branch}, started {}",
+            self.client,
+            short(sid),
+            self.place,
+            stamp(origin.now)
+        );
+        self.push(
+            Kind::Sessions,
+            format!("local:session:{sid}"),
+            self.session_tags(Kind::Sessions, sid),
+            origin.now,
+            Rule::Once(value),
+        );
+        if let Some(b) = &origin.branch {
+            self.branch(b);
         }
     }
-    out
+
+    /// A session ended: its fact gains its end.
+    fn session_end(&mut self, reason: Option<&str>) {
+        let Some(sid) = self.session else { return };
+        let why = reason.map_or(String::new(), |r| format!(" ({r})"));
+        let rule = Rule::End {
+            base: format!("{} session {} in {}", self.client, short(sid), self.place),
+            end: format!("; ended {}{why}", stamp(self.origin.now)),
+        };
+        self.push(
+            Kind::Sessions,
+            format!("local:session:{sid}"),
+            self.session_tags(Kind::Sessions, sid),
+            self.origin.now,
+            rule,
+        );
+    }
+
+    /// A file edited or written: the session's list of files grows.
+    fn touched(&mut self, path: &str) {
+        let Some(sid) = self.session else { return };
+        let Some(path) = redact::field(&self.origin.checkout.relative(path)) else {
+            return;
+        };
+        let title = format!(
+            "files edited or written in {} session {}",
+            self.client,
+            short(sid)
+        );
+        self.push(
+            Kind::Files,
+            format!("local:session:{sid}:files"),
+            self.session_tags(Kind::Files, sid),
+            self.origin.now,
+            Rule::Grow {
+                title,
+                items: vec![path],
+            },
+        );
+    }
+
+    /// A subagent's task: its fact in the session.
+    fn task(&mut self, task: &Task) {
+        let Some(sid) = self.session else { return };
+        self.push(
+            Kind::Subagents,
+            format!("local:session:{sid}:task:{}", task.id),
+            self.session_tags(Kind::Subagents, sid),
+            self.origin.now,
+            task_rule(task),
+        );
+    }
+
+    /// A check command ran: it is failing, or passing again.
+    fn check(&mut self, command: &str, outcome: &shell::Outcome) {
+        let key = format!(
+            "local:checkout:{}:check:{}",
+            self.origin.checkout.id,
+            command_slug(command)
+        );
+        let mut tags = self.checkout_tags(Kind::Commands);
+        if let Some(sid) = self.session {
+            tags.push(format!("session:{sid}"));
+        }
+        let mut detail = outcome
+            .summary
+            .clone()
+            .map_or(String::new(), |s| format!(" — {s}"));
+        if !outcome.failing.is_empty() {
+            detail.push_str(&format!("; failing: {}", outcome.failing.join(", ")));
+        }
+        let rule = if outcome.failed {
+            Rule::State {
+                value: format!("failing: `{command}`{detail}"),
+                after: None,
+            }
+        } else {
+            Rule::State {
+                value: format!("passing again: `{command}`{detail}"),
+                after: Some("failing:".into()),
+            }
+        };
+        self.push(Kind::Commands, key, tags, self.origin.now, rule);
+    }
+
+    /// A push: where each pushed branch stands on the remote.
+    fn pushes(&mut self, remote: &str, refs: &[shell::Pushed]) {
+        for r in refs {
+            let Some(branch) = redact::field(&r.branch) else {
+                continue;
+            };
+            let value = match (&r.rev, r.rejected) {
+                (_, true) => format!("push of {branch} to {remote} rejected"),
+                (Some(rev), false) => format!("{remote}/{branch} at {}", abbrev(rev)),
+                (None, false) => format!("{remote}/{branch} pushed"),
+            };
+            self.push(
+                Kind::Pushes,
+                format!(
+                    "{}git:push:{}/{}",
+                    self.share,
+                    key_word(remote),
+                    key_word(&branch)
+                ),
+                self.checkout_tags(Kind::Pushes),
+                self.origin.now,
+                Rule::State { value, after: None },
+            );
+        }
+    }
+
+    /// A pull request opened.
+    fn pull_request(&mut self, url: &str, title: Option<&str>) {
+        let Some(url) = redact::field(url) else {
+            return;
+        };
+        let path = url.trim_start_matches("https://");
+        let title = title.map_or(String::new(), |t| format!(": {t}"));
+        let branch = self
+            .origin
+            .branch
+            .as_deref()
+            .map_or(String::new(), |b| format!(" (from {b})"));
+        self.push(
+            Kind::Prs,
+            format!("{}git:pr:{path}", self.share),
+            self.checkout_tags(Kind::Prs),
+            self.origin.now,
+            Rule::Once(format!("opened pull request {url}{title}{branch}")),
+        );
+    }
+
+    /// A commit (a merge when it has two parents or more).
+    fn commit(&mut self, c: &Commit) {
+        let kind = if c.parents >= 2 {
+            Kind::Merges
+        } else {
+            Kind::Commits
+        };
+        self.push(
+            kind,
+            format!("{}git:commit:{}", self.share, abbrev(&c.hash)),
+            self.checkout_tags(kind),
+            // The commit's own time, unless a clock ahead of this one made it.
+            c.time.min(self.origin.now),
+            Rule::Once(commit_value(c)),
+        );
+    }
+
+    /// A branch fast-forwarded.
+    fn fast_forward(&mut self, branch: &str, to: &str, commits: usize) {
+        self.push(
+            Kind::Merges,
+            format!("local:checkout:{}:fast-forward", self.origin.checkout.id),
+            self.checkout_tags(Kind::Merges),
+            self.origin.now,
+            Rule::State {
+                value: format!(
+                    "{branch} fast-forwarded to {} ({commits} commit{})",
+                    abbrev(to),
+                    if commits == 1 { "" } else { "s" }
+                ),
+                after: None,
+            },
+        );
+    }
 }
 
 fn task_rule(task: &Task) -> Rule {

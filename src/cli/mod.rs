@@ -240,10 +240,7 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
         Command::Reindex { embed } => index::reindex(cli, env, out, *embed),
         Command::Embed { prune, json } => index::embed(cli, env, out, *prune, *json),
         Command::Model { action } => model::run(cli, env, out, action),
-        Command::Demo => {
-            demo::run(out)?;
-            Ok(EXIT_OK)
-        }
+        Command::Demo => demo::run(out).map(|()| EXIT_OK),
         Command::Context(a) => read::context(cli, env, out, a),
         Command::Mcp => serve::mcp(cli, env),
         Command::Serve { listen, token } => serve::serve(cli, env, *listen, token),
@@ -253,26 +250,34 @@ pub fn execute(cli: &Cli, env: &Env, out: &mut dyn Write) -> Result<u8> {
             scope,
             write,
             capture,
-        } => {
-            // A project's configuration that would point at the person's own workspace
-            // only because the project has none yet: said, with the way to make one.
-            if *scope == args::Scope::Project
-                && env.project_workspace(cli.workspace.as_deref()).is_none()
-            {
-                eprintln!(
-                    "mem7: note: there is no mem7 workspace in this project ({} holds no mem7.yaml, nor does any folder above it), so this configuration points the agent at your own workspace ({}); to give the project a memory of its own, run `mem7 init .` here first, then this command again",
-                    env.cwd.display(),
-                    env.user_workspace().display()
-                );
-            }
-            setup::run(
-                out,
-                env,
-                &env.workspace(cli.workspace.as_deref()),
-                *client,
-                *scope,
-                (*write, *capture),
-            )
-        }
+        } => setup(cli, env, out, *client, *scope, (*write, *capture)),
     }
+}
+
+/// `mem7 setup`: the agent's configuration for the workspace. A project's configuration
+/// that would point at the person's own workspace only because the project has none yet
+/// is said, with the way to make one.
+fn setup(
+    cli: &Cli,
+    env: &Env,
+    out: &mut dyn Write,
+    client: args::Client,
+    scope: args::Scope,
+    (write, capture): (bool, bool),
+) -> Result<u8> {
+    if scope == args::Scope::Project && env.project_workspace(cli.workspace.as_deref()).is_none() {
+        eprintln!(
+            "mem7: note: there is no mem7 workspace in this project ({} holds no mem7.yaml, nor does any folder above it), so this configuration points the agent at your own workspace ({}); to give the project a memory of its own, run `mem7 init .` here first, then this command again",
+            env.cwd.display(),
+            env.user_workspace().display()
+        );
+    }
+    setup::run(
+        out,
+        env,
+        &env.workspace(cli.workspace.as_deref()),
+        client,
+        scope,
+        (write, capture),
+    )
 }

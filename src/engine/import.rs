@@ -156,81 +156,27 @@ fn plan_import(
         let mut r = r?;
         validate_record(&r, &config)?;
         let many = config.is_many(&r.req.key);
-        if let Some(t) = r.recorded
-            && t > crate::core::time::hold_after(crate::core::time::ahead_threshold(now))
-        {
-            return Err(at_line(
-                r.line,
-                Error::input(
-                    format!(
-                        "recorded {t} is more than a century ahead of this machine's clock ({now})"
-                    ),
-                    "an import records nothing the clock has not reached: fix the record's `recorded`, or the clock",
-                ),
-            ));
-        }
+        refuse_far_ahead(&r, now)?;
         if let Some(t) = r.recorded {
-            // A record whose entry the workspace already holds (its own export read
-            // back, a rerun) writes nothing, whatever its time.
-            if workspace_last.is_some_and(|w| t <= w) {
-                let held = match &mut held {
-                    Some(h) => h,
-                    None => held.insert(Held::load(ws, t)?),
-                };
-                if held.holds(&r, t, many) {
-                    if let Some(origin) = &r.origin {
-                        renamed.insert(origin.clone(), origin.clone());
-                    }
-                    outcome.held += 1;
-                    previous_recorded = Some(t);
-                    continue;
+            if held_or_out_of_order(
+                ws,
+                &mut held,
+                &r,
+                t,
+                many,
+                workspace_last,
+                previous_recorded,
+            )? {
+                if let Some(origin) = &r.origin {
+                    renamed.insert(origin.clone(), origin.clone());
                 }
-            }
-            let problem = match (workspace_last, previous_recorded) {
-                (Some(w), _) if t < w => Some(format!(
-                    "recorded {t} is before the workspace's last transaction ({w})"
-                )),
-                (_, Some(p)) if t < p => Some(format!(
-                    "recorded {t} is before the previous record's ({p})"
-                )),
-                _ => None,
-            };
-            if let Some(problem) = problem {
-                return Err(at_line(
-                    r.line,
-                    Error::input(
-                        problem,
-                        "records with `recorded` must be in time order and not before what the workspace already holds",
-                    ),
-                ));
+                outcome.held += 1;
+                previous_recorded = Some(t);
+                continue;
             }
             previous_recorded = Some(t);
         }
-        // A forget of one value names the entry that wrote it where the record
-        // comes from: the same entry here may have another hash (another chain).
-        if r.op == ImportOp::Forget
-            && let Some(named) = r.entry.take()
-        {
-            let here = renamed.get(&named).cloned().unwrap_or(named);
-            let known = renamed.values().any(|h| *h == here)
-                || scratch
-                    .believed(&r.req.key)?
-                    .iter()
-                    .any(|v| v.source.hash == here);
-            if !known {
-                return Err(at_line(
-                    r.line,
-                    Error::input(
-                        format!(
-                            "the forget names entry {here}, which wrote no value of `{}` believed here",
-                            r.req.key
-                        ),
-                        "give the `hash` of an entry this workspace holds (or one a `store` record of this import carries)",
-                    ),
-                ));
-            }
-            r.entry = Some(here);
-        }
+        name_forgotten_entry(&mut r, &renamed, scratch)?;
         // A record's tier is decided by the one tier rule, as any write's (a record
         // the workspace already holds was skipped above, as it stands): an import is
         // not the person's word, so it records within the ceiling, `inferred` when it
@@ -253,98 +199,19 @@ fn plan_import(
         // record's own clock (`recorded`, else now) stays its default valid_from.
         let wanted = r.recorded.unwrap_or(now);
         let tx = step_past(last, wanted).map_err(|e| at_line(r.line, e))?;
-        let req = &r.req;
         // Each record either stops believing (a forget) or is a store; both are then
         // placed, noted, applied and spilled alike.
         let (op, scope, placed, forgets) = if r.op != ImportOp::Store {
-            let (op, name) = match r.op {
-                ImportOp::Forget => (
-                    Op::Forget {
-                        key: req.key.clone(),
-                        entry: r.entry.clone(),
-                    },
-                    EntryOp::Forget,
-                ),
-                ImportOp::ForgetEntity => (
-                    Op::ForgetEntity {
-                        entity: req.key.clone(),
-                    },
-                    EntryOp::ForgetEntity,
-                ),
-                _ => (
-                    Op::ForgetTagged {
-                        tags: req.tags.clone(),
-                    },
-                    EntryOp::ForgetTagged,
-                ),
-            };
-            let heading = match r.op {
-                ImportOp::ForgetTagged => "mem7:forget_tagged",
-                _ => req.key.as_str(),
-            };
-            let tags: &[String] = match r.op {
-                ImportOp::ForgetTagged => &req.tags,
-                _ => &[],
-            };
-            let draft = |recorded: TxTime| EntryDraft {
-                key: heading,
-                op: name,
-                valid_from: None,
-                valid_to: None,
-                recorded,
-                agent: &req.agent,
-                tier: None,
-                tags,
-                entry: match r.op {
-                    ImportOp::Forget => r.entry.as_deref(),
-                    _ => None,
-                },
-                secret_allowed: false,
-                accepts: &[],
-                value: None,
-            };
-            // Every op's entry passes the credential check, as every store does.
-            draft(tx)
-                .refuse_credentials()
-                .map_err(|e| at_line(r.line, e))?;
-            let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
-            let placed = place(&tie, &r, wanted, tx, scope, draft, prev, key);
+            let (op, scope, placed) = forget_entry(&r, &tie, wanted, tx, prev, key)?;
             (op, scope, placed, true)
         } else {
-            let believed = scratch.believed(&req.key)?;
-            let periods: Vec<Period> = believed.iter().map(Version::period).collect();
-            if confirmed(req, &believed, &periods, wanted.as_valid(), many).is_some() {
-                outcome.unchanged += 1;
-                continue;
+            match store_entry(&r, scratch, many, &tie, wanted, tx, prev, key)? {
+                Some((op, scope, placed)) => (op, scope, placed, false),
+                None => {
+                    outcome.unchanged += 1;
+                    continue;
+                }
             }
-            let from = req.valid_from.unwrap_or(wanted.as_valid());
-            let end = req.valid_to.unwrap_or(ValidEnd::Open);
-            let op = store_op(req, from, end, many);
-            // The plan the index will execute (an empty period is refused before
-            // anything is written).
-            let planned = plan_unwritten(&op, tx, &believed).map_err(|e| at_line(r.line, e))?;
-            // A record that restates what is believed (a rerun) writes nothing.
-            if planned.restates(&believed).is_some() {
-                outcome.unchanged += 1;
-                continue;
-            }
-            refuse_over_rule(req.by, &req.key, &believed).map_err(|e| at_line(r.line, e))?;
-            store_draft(req, from, tx, many)
-                .refuse_credentials()
-                .map_err(|e| at_line(r.line, e))?;
-            // Only a record that is written takes a transaction time.
-            let scope = Some(req.key.as_str());
-            let placed = place(
-                &tie,
-                &r,
-                wanted,
-                tx,
-                scope,
-                |t| store_draft(req, from, t, many),
-                prev,
-                key,
-            );
-            (op, scope, placed, false)
         };
         let (tx, text, hash, content) = placed;
         if let Some(origin) = &r.origin {
@@ -380,6 +247,215 @@ fn plan_import(
     Ok(outcome)
 }
 
+/// Refuses a record `recorded` more than a century ahead of this machine's clock.
+fn refuse_far_ahead(r: &ImportRecord, now: TxTime) -> Result<()> {
+    if let Some(t) = r.recorded
+        && t > crate::core::time::hold_after(crate::core::time::ahead_threshold(now))
+    {
+        return Err(at_line(
+            r.line,
+            Error::input(
+                format!(
+                    "recorded {t} is more than a century ahead of this machine's clock ({now})"
+                ),
+                "an import records nothing the clock has not reached: fix the record's `recorded`, or the clock",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the workspace already holds record `r`, recorded at `t` (then it writes
+/// nothing); a record it does not hold is refused when `t` is before the workspace's last
+/// transaction or the previous record's.
+fn held_or_out_of_order(
+    ws: &Workspace,
+    held: &mut Option<Held>,
+    r: &ImportRecord,
+    t: TxTime,
+    many: bool,
+    workspace_last: Option<TxTime>,
+    previous_recorded: Option<TxTime>,
+) -> Result<bool> {
+    // A record whose entry the workspace already holds (its own export read
+    // back, a rerun) writes nothing, whatever its time.
+    if workspace_last.is_some_and(|w| t <= w) {
+        let held = match held {
+            Some(h) => h,
+            None => held.insert(Held::load(ws, t)?),
+        };
+        if held.holds(r, t, many) {
+            return Ok(true);
+        }
+    }
+    let problem = match (workspace_last, previous_recorded) {
+        (Some(w), _) if t < w => Some(format!(
+            "recorded {t} is before the workspace's last transaction ({w})"
+        )),
+        (_, Some(p)) if t < p => Some(format!(
+            "recorded {t} is before the previous record's ({p})"
+        )),
+        _ => None,
+    };
+    if let Some(problem) = problem {
+        return Err(at_line(
+            r.line,
+            Error::input(
+                problem,
+                "records with `recorded` must be in time order and not before what the workspace already holds",
+            ),
+        ));
+    }
+    Ok(false)
+}
+
+/// Renames the entry a forget of one value names (where the record comes from) to the
+/// entry here, refusing one that wrote no value believed here.
+fn name_forgotten_entry(
+    r: &mut ImportRecord,
+    renamed: &std::collections::HashMap<String, String>,
+    scratch: &Scratch<'_>,
+) -> Result<()> {
+    // A forget of one value names the entry that wrote it where the record
+    // comes from: the same entry here may have another hash (another chain).
+    if r.op == ImportOp::Forget
+        && let Some(named) = r.entry.take()
+    {
+        let here = renamed.get(&named).cloned().unwrap_or(named);
+        let known = renamed.values().any(|h| *h == here)
+            || scratch
+                .believed(&r.req.key)?
+                .iter()
+                .any(|v| v.source.hash == here);
+        if !known {
+            return Err(at_line(
+                r.line,
+                Error::input(
+                    format!(
+                        "the forget names entry {here}, which wrote no value of `{}` believed here",
+                        r.req.key
+                    ),
+                    "give the `hash` of an entry this workspace holds (or one a `store` record of this import carries)",
+                ),
+            ));
+        }
+        r.entry = Some(here);
+    }
+    Ok(())
+}
+
+/// The entry a forget record writes: its op, the key it scopes, and where it is placed.
+fn forget_entry<'r>(
+    r: &'r ImportRecord,
+    tie: &TieGroup,
+    wanted: TxTime,
+    tx: TxTime,
+    prev: ChainHash,
+    key: &ChainKey,
+) -> Result<(Op, Option<&'r str>, Placed)> {
+    let req = &r.req;
+    let (op, name) = match r.op {
+        ImportOp::Forget => (
+            Op::Forget {
+                key: req.key.clone(),
+                entry: r.entry.clone(),
+            },
+            EntryOp::Forget,
+        ),
+        ImportOp::ForgetEntity => (
+            Op::ForgetEntity {
+                entity: req.key.clone(),
+            },
+            EntryOp::ForgetEntity,
+        ),
+        _ => (
+            Op::ForgetTagged {
+                tags: req.tags.clone(),
+            },
+            EntryOp::ForgetTagged,
+        ),
+    };
+    let heading = match r.op {
+        ImportOp::ForgetTagged => "mem7:forget_tagged",
+        _ => req.key.as_str(),
+    };
+    let tags: &[String] = match r.op {
+        ImportOp::ForgetTagged => &req.tags,
+        _ => &[],
+    };
+    let draft = |recorded: TxTime| EntryDraft {
+        key: heading,
+        op: name,
+        valid_from: None,
+        valid_to: None,
+        recorded,
+        agent: &req.agent,
+        tier: None,
+        tags,
+        entry: match r.op {
+            ImportOp::Forget => r.entry.as_deref(),
+            _ => None,
+        },
+        secret_allowed: false,
+        accepts: &[],
+        value: None,
+    };
+    // Every op's entry passes the credential check, as every store does.
+    draft(tx)
+        .refuse_credentials()
+        .map_err(|e| at_line(r.line, e))?;
+    let scope = (r.op == ImportOp::Forget).then_some(req.key.as_str());
+    let placed = place(tie, r, wanted, tx, scope, draft, prev, key);
+    Ok((op, scope, placed))
+}
+
+/// The entry a store record writes, or `None` when what is believed already says it.
+#[allow(clippy::too_many_arguments)]
+fn store_entry<'r>(
+    r: &'r ImportRecord,
+    scratch: &Scratch<'_>,
+    many: bool,
+    tie: &TieGroup,
+    wanted: TxTime,
+    tx: TxTime,
+    prev: ChainHash,
+    key: &ChainKey,
+) -> Result<Option<(Op, Option<&'r str>, Placed)>> {
+    let req = &r.req;
+    let believed = scratch.believed(&req.key)?;
+    let periods: Vec<Period> = believed.iter().map(Version::period).collect();
+    if confirmed(req, &believed, &periods, wanted.as_valid(), many).is_some() {
+        return Ok(None);
+    }
+    let from = req.valid_from.unwrap_or(wanted.as_valid());
+    let end = req.valid_to.unwrap_or(ValidEnd::Open);
+    let op = store_op(req, from, end, many);
+    // The plan the index will execute (an empty period is refused before
+    // anything is written).
+    let planned = plan_unwritten(&op, tx, &believed).map_err(|e| at_line(r.line, e))?;
+    // A record that restates what is believed (a rerun) writes nothing.
+    if planned.restates(&believed).is_some() {
+        return Ok(None);
+    }
+    refuse_over_rule(req.by, &req.key, &believed).map_err(|e| at_line(r.line, e))?;
+    store_draft(req, from, tx, many)
+        .refuse_credentials()
+        .map_err(|e| at_line(r.line, e))?;
+    // Only a record that is written takes a transaction time.
+    let scope = Some(req.key.as_str());
+    let placed = place(
+        tie,
+        r,
+        wanted,
+        tx,
+        scope,
+        |t| store_draft(req, from, t, many),
+        prev,
+        key,
+    );
+    Ok(Some((op, scope, placed)))
+}
+
 /// The event of a planned record as the catch-up would read it from `day` once
 /// appended with its heading at `line`: read back from the entry's own text, so what
 /// the index records is what a catch-up of the file would record.
@@ -413,6 +489,9 @@ impl TieGroup {
         self.entries.push((scope.map(str::to_string), content.0));
     }
 }
+
+/// Where a record's entry lands: its transaction time, text, chain hash and content hash.
+type Placed = (TxTime, String, ChainHash, ChainHash);
 
 /// Renders an import record's entry and decides its transaction time: `raised`, except
 /// for a `keep_ties` record recorded at the instant of the entries just written, which

@@ -263,16 +263,7 @@ fn build_generation(
     progress: &mut dyn FnMut(Progress),
     ahead_after: Option<TxTime>,
 ) -> Result<(Connection, RebuildStats)> {
-    let _ = fs::remove_file(path);
-    let mut conn = Connection::open(path)?;
-    // The sorter and the staging table spill to temporary files (temp_store = FILE):
-    // memory stays at the caches' size however many events there are.
-    conn.execute_batch(&format!(
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE;
-         PRAGMA cache_size = -{BUILD_CACHE_KIB}; PRAGMA temp.cache_size = -{BUILD_CACHE_KIB};"
-    ))?;
-    conn.execute_batch(schema::TABLES)?;
-    conn.execute_batch(STAGE)?;
+    let mut conn = open_generation(path)?;
 
     let mut stats = RebuildStats {
         files: scan.len(),
@@ -281,50 +272,7 @@ fn build_generation(
     let tx = conn.transaction()?;
     // 1. Read every file once: its `files` row, its keyed events into the staging table,
     // the cross-key ones into memory; the last event in the fold's order.
-    let mut last: Option<Event> = None;
-    let mut cross: Vec<Event> = Vec::new();
-    let mut staged = 0u64;
-    {
-        let mut stage = tx.prepare_cached(
-            "INSERT INTO temp.stage VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-        )?;
-        let mut legacy_keys = format::LegacyKeys::default();
-        for (n, file) in scan.iter().enumerate() {
-            progress(Progress::Reading {
-                done: n as u64 + 1,
-                total: scan.len() as u64,
-            });
-            let parsed = load_file(ws, &file.name)?;
-            stats.entries += parsed.entries.len();
-            insert_file_row(&tx, file, &parsed)?;
-            let mut events = Vec::new();
-            file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
-            for (line, message) in legacy_keys.note(&file.name, &parsed.entries) {
-                let file = file.name.clone();
-                stats.warnings.push(Warning {
-                    file,
-                    line,
-                    message,
-                });
-            }
-            drop(parsed);
-            super::hold_apart(&tx, &mut events, ahead_after, &mut stats.held)?;
-            for ev in events {
-                note_ahead(&ev, ahead_after, &mut stats.ahead);
-                match &ev.op {
-                    Op::Store(_) | Op::Forget { .. } => {
-                        stage_event(&mut stage, &ev)?;
-                        staged += 1;
-                    }
-                    Op::ForgetEntity { .. } | Op::ForgetTagged { .. } => cross.push(ev.clone()),
-                    Op::Seal => {}
-                }
-                if last.as_ref().is_none_or(|l| event_order(l, &ev).is_lt()) {
-                    last = Some(ev);
-                }
-            }
-        }
-    }
+    let (last, mut cross, staged) = stage_files(ws, scan, &tx, progress, ahead_after, &mut stats)?;
     cross.sort_by(event_order);
     // The ahead list is in the fold's order, as a sorted fold would meet them.
     stats.ahead.sort_by_key(|a: &Ahead| a.recorded);
@@ -398,6 +346,79 @@ fn build_generation(
     fill_key_words(&conn)?;
     ft.commit(ft_writer)?;
     Ok((conn, stats))
+}
+
+/// A new, empty generation at `path`, set up for one bulk build: the sorter and the
+/// staging table spill to temporary files (temp_store = FILE), so memory stays at the
+/// caches' size however many events there are.
+fn open_generation(path: &Path) -> Result<Connection> {
+    let _ = fs::remove_file(path);
+    let conn = Connection::open(path)?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE;
+         PRAGMA cache_size = -{BUILD_CACHE_KIB}; PRAGMA temp.cache_size = -{BUILD_CACHE_KIB};"
+    ))?;
+    conn.execute_batch(schema::TABLES)?;
+    conn.execute_batch(STAGE)?;
+    Ok(conn)
+}
+
+/// Step 1 of a build: reads every file once, writing its `files` row and its keyed events
+/// into the staging table; answers the last event in the fold's order, the cross-key
+/// events (kept in memory) and how many events were staged.
+fn stage_files(
+    ws: &Workspace,
+    scan: &[FileStat],
+    tx: &rusqlite::Transaction<'_>,
+    progress: &mut dyn FnMut(Progress),
+    ahead_after: Option<TxTime>,
+    stats: &mut RebuildStats,
+) -> Result<(Option<Event>, Vec<Event>, u64)> {
+    let mut last: Option<Event> = None;
+    let mut cross: Vec<Event> = Vec::new();
+    let mut staged = 0u64;
+    {
+        let mut stage = tx.prepare_cached(
+            "INSERT INTO temp.stage VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        )?;
+        let mut legacy_keys = format::LegacyKeys::default();
+        for (n, file) in scan.iter().enumerate() {
+            progress(Progress::Reading {
+                done: n as u64 + 1,
+                total: scan.len() as u64,
+            });
+            let parsed = load_file(ws, &file.name)?;
+            stats.entries += parsed.entries.len();
+            insert_file_row(tx, file, &parsed)?;
+            let mut events = Vec::new();
+            file_events(&file.name, &parsed, 0, &mut events, &mut stats.warnings);
+            for (line, message) in legacy_keys.note(&file.name, &parsed.entries) {
+                let file = file.name.clone();
+                stats.warnings.push(Warning {
+                    file,
+                    line,
+                    message,
+                });
+            }
+            drop(parsed);
+            super::hold_apart(tx, &mut events, ahead_after, &mut stats.held)?;
+            for ev in events {
+                note_ahead(&ev, ahead_after, &mut stats.ahead);
+                match &ev.op {
+                    Op::Store(_) | Op::Forget { .. } => {
+                        stage_event(&mut stage, &ev)?;
+                        staged += 1;
+                    }
+                    Op::ForgetEntity { .. } | Op::ForgetTagged { .. } => cross.push(ev.clone()),
+                    Op::Seal => {}
+                }
+                if last.as_ref().is_none_or(|l| event_order(l, &ev).is_lt()) {
+                    last = Some(ev);
+                }
+            }
+        }
+    }
+    Ok((last, cross, staged))
 }
 
 /// Points `CURRENT` at `name` atomically, then removes older generations.

@@ -107,30 +107,7 @@ pub(super) enum Commit {
 pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -> Result<Commit> {
     let pending = pending(repo, ws)?;
     let base_tree = repo.git.tree_of(local)?;
-    let mut findings = Vec::new();
-    // Files deleted since the last commit: their entries are gone.
-    let deleted: Vec<&String> = pending
-        .deleted
-        .iter()
-        .filter(|p| {
-            repo.git
-                .ls_tree(&base_tree, &[p.as_str()])
-                .is_ok_and(|m| !m.is_empty())
-        })
-        .collect();
-    for p in deleted {
-        let rel = repo.in_workspace(p).unwrap_or(p);
-        findings.push(Finding {
-            file: rel.to_string(),
-            line: 0,
-            key: String::new(),
-            kind: crate::verify::FindingKind::FileDeleted,
-            message: format!(
-                "the file was deleted, with every entry committed in it; memory files are append-only: restore it with `git checkout -- {rel}`"
-            ),
-            computed: None,
-        });
-    }
+    let mut findings = deleted_findings(repo, &pending, &base_tree);
     if pending.paths.is_empty() {
         return Ok(if findings.is_empty() {
             Commit::Nothing
@@ -185,20 +162,81 @@ pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -
             }
             entries.push(info);
         }
-        // Text between entries (a note by hand) that the last commit did not have.
-        let old = old.as_deref().unwrap_or("");
-        let parsed = parse_file(&now, &ChainKey::Plain);
-        for (at, run) in crate::sync::entry_merge::outside_entries(&now, &parsed.entries) {
-            let line = now[..at].matches('\n').count() + 1;
-            if !old.contains(run.trim()) && secret::find(run).is_some() {
-                secrets.push(format!(
-                    "{rel}:{line}: text between entries looks like a credential"
-                ));
-            }
+        secrets_between_entries(rel, &now, old.as_deref().unwrap_or(""), &mut secrets);
+    }
+    secrets_in_other_files(repo, ws, &pending.paths, &mut secrets)?;
+    if !secrets.is_empty() {
+        return Err(Error::input(
+            format!(
+                "refusing to commit what looks like a credential, written into the workspace by hand:\n  {}",
+                secrets.join("\n  ")
+            ),
+            "nothing was committed or pushed. Delete that text from the file (it never reached git, so no trace is left) and keep the secret in a secret manager, storing where to find it instead; if it is not a secret, add `secret: allowed` to the entry's envelope and run `mem7 seal`, then `mem7 sync` again",
+        ));
+    }
+    if !findings.is_empty() {
+        return Ok(Commit::Refused(findings));
+    }
+    let message = commit_message(&entries);
+    let parents: Vec<&Oid> = local.into_iter().collect();
+    let commit = repo.git.commit_tree(&tree, &parents, &message)?;
+    Ok(Commit::Made { commit, entries })
+}
+
+/// The findings of memory files deleted from the work tree since the last commit: their
+/// entries are gone.
+fn deleted_findings(repo: &Repo, pending: &Pending, base_tree: &Oid) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    // Files deleted since the last commit: their entries are gone.
+    let deleted: Vec<&String> = pending
+        .deleted
+        .iter()
+        .filter(|p| {
+            repo.git
+                .ls_tree(base_tree, &[p.as_str()])
+                .is_ok_and(|m| !m.is_empty())
+        })
+        .collect();
+    for p in deleted {
+        let rel = repo.in_workspace(p).unwrap_or(p);
+        findings.push(Finding {
+            file: rel.to_string(),
+            line: 0,
+            key: String::new(),
+            kind: crate::verify::FindingKind::FileDeleted,
+            message: format!(
+                "the file was deleted, with every entry committed in it; memory files are append-only: restore it with `git checkout -- {rel}`"
+            ),
+            computed: None,
+        });
+    }
+    findings
+}
+
+/// Text between entries of day file `rel` (a note by hand) that the last commit (`old`)
+/// did not have and that looks like a credential.
+fn secrets_between_entries(rel: &str, now: &str, old: &str, secrets: &mut Vec<String>) {
+    // Text between entries (a note by hand) that the last commit did not have.
+    let parsed = parse_file(now, &ChainKey::Plain);
+    for (at, run) in crate::sync::entry_merge::outside_entries(now, &parsed.entries) {
+        let line = now[..at].matches('\n').count() + 1;
+        if !old.contains(run.trim()) && secret::find(run).is_some() {
+            secrets.push(format!(
+                "{rel}:{line}: text between entries looks like a credential"
+            ));
         }
     }
+}
+
+/// Credentials in the torn tails and the settings file, which are pushed too.
+fn secrets_in_other_files(
+    repo: &Repo,
+    ws: &Workspace,
+    paths: &[String],
+    secrets: &mut Vec<String>,
+) -> Result<()> {
     // Torn tails and the settings file are pushed too: they must not carry secrets.
-    for p in &pending.paths {
+    for p in paths {
         let rel = repo.in_workspace(p).unwrap_or(p);
         let kind = mem7_file(rel);
         if kind == Some(Mem7File::Torn) || rel == store::CONFIG_FILE {
@@ -217,22 +255,7 @@ pub(super) fn commit_pending(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -
             }
         }
     }
-    if !secrets.is_empty() {
-        return Err(Error::input(
-            format!(
-                "refusing to commit what looks like a credential, written into the workspace by hand:\n  {}",
-                secrets.join("\n  ")
-            ),
-            "nothing was committed or pushed. Delete that text from the file (it never reached git, so no trace is left) and keep the secret in a secret manager, storing where to find it instead; if it is not a secret, add `secret: allowed` to the entry's envelope and run `mem7 seal`, then `mem7 sync` again",
-        ));
-    }
-    if !findings.is_empty() {
-        return Ok(Commit::Refused(findings));
-    }
-    let message = commit_message(&entries);
-    let parents: Vec<&Oid> = local.into_iter().collect();
-    let commit = repo.git.commit_tree(&tree, &parents, &message)?;
-    Ok(Commit::Made { commit, entries })
+    Ok(())
 }
 
 pub(super) fn commit_message(entries: &[EntryInfo]) -> String {

@@ -210,79 +210,36 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
     let mut sent_base: Option<Option<Oid>> = None;
     let mut our_pushes: HashSet<Oid> = HashSet::new();
     let mut attempts = 0;
-    let refused = |by, findings| Outcome::Refused {
-        by,
-        remote: repo.remote.clone(),
-        remote_branch: repo.remote_branch.clone(),
-        findings,
-    };
     let mut verify_warnings = 0;
     let mut restored = Vec::new();
     loop {
         attempts += 1;
         if attempts > MAX_ATTEMPTS {
-            return Err(Error::input(
-                format!(
-                    "gave up after {MAX_ATTEMPTS} attempts: {} kept moving while mem7 sync merged (others pushing), or the memory files kept changing",
-                    repo.upstream()
-                ),
-                if our_pushes.is_empty() {
-                    "nothing was changed; run `mem7 sync` again"
-                } else {
-                    "this clone's entries reached the remote, but this clone was not moved to the result; run `mem7 sync` again"
-                },
-            ));
+            return Err(gave_up(&repo, !our_pushes.is_empty()));
         }
         // 1. Commit what the work tree has that `local` lacks.
-        {
-            let _lock = ws.lock()?;
-            match commit_pending(&repo, &ws, local.as_ref())? {
-                Commit::Nothing => {}
-                Commit::Refused(findings) => return Ok(refused(RefusedBy::Local, findings)),
-                Commit::Made { commit, entries } => {
-                    tip = if tip == local {
-                        Some(commit.clone())
-                    } else {
-                        let previous = tip.as_ref().expect("a tip beyond local");
-                        Some(merge(
-                            &repo,
-                            Some(&commit),
-                            previous,
-                            "mem7 sync: merge entries written while syncing\n",
-                        )?)
-                    };
-                    local = Some(commit);
-                    committed.extend(entries);
-                    committed_commits += 1;
-                }
-            }
+        if let Some(findings) = commit_round(
+            &repo,
+            &ws,
+            (&mut local, &mut tip),
+            &mut committed,
+            &mut committed_commits,
+        )? {
+            return Ok(refused(&repo, RefusedBy::Local, findings));
         }
         // 2. Fetch and merge.
-        let remote_tip = repo.git.fetch(&repo.remote, &repo.remote_branch)?;
-        if let Some(r) = &remote_tip {
-            if !our_pushes.contains(r) {
-                theirs = Some(r.clone());
-                // Nothing of theirs is merged, let alone checked out, before it is
-                // known to hold only regular files under the workspace.
-                let unsafe_paths = unsafe_entries(&repo, r)?;
-                if !unsafe_paths.is_empty() {
-                    return Ok(refused(RefusedBy::Remote, unsafe_paths));
-                }
-            }
-            tip = Some(merge(
-                &repo,
-                tip.as_ref(),
-                r,
-                &format!("mem7 sync: merge {}\n", repo.upstream()),
-            )?);
-            // Whatever the remote dropped (or the merge lost), every entry this clone
-            // held and every entry the remote holds stays.
-            let merged = tip.clone().expect("merged with the remote");
-            let sources: Vec<&Oid> = local.iter().chain([r]).collect();
-            let (kept, put_back) = keep_entries(&repo, &sources, &merged)?;
-            restored.extend(put_back);
-            tip = Some(kept);
-        }
+        let fetched = fetch_round(
+            &repo,
+            local.as_ref(),
+            &mut tip,
+            &our_pushes,
+            &mut theirs,
+            &mut restored,
+        )?;
+        let remote_tip = match fetched {
+            Ok(remote_tip) => remote_tip,
+            Err(unsafe_paths) => return Ok(refused(&repo, RefusedBy::Remote, unsafe_paths)),
+        };
         let Some(t) = tip.clone() else {
             // No commit anywhere and nothing to commit: nothing to do.
             break;
@@ -290,12 +247,7 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
         // 3. Verify what would be pushed and checked out.
         let (by, report) = verify_tip(&repo, &ws, &opts.key, local.as_ref(), &t)?;
         if report.is_broken() {
-            let findings = report
-                .findings
-                .into_iter()
-                .filter(|f| f.is_break())
-                .collect();
-            return Ok(refused(by, findings));
+            return Ok(refused(&repo, by, breaks(report.findings)));
         }
         verify_warnings = report.findings.len();
         // 4. Check that this clone can take it, before anything leaves it.
@@ -313,13 +265,9 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
         // 6. Move this clone to the result, unless mem7 wrote meanwhile (then the
         // next round commits that too).
         let _lock = ws.lock()?;
-        let now = pending(&repo, &ws)?;
-        if !now.deleted.is_empty()
-            || tree_with(&repo.git, local.as_ref(), &now.paths)?
-                != repo.git.tree_of(local.as_ref())?
-        {
+        let Some(now) = settled(&repo, &ws, local.as_ref())? else {
             continue;
-        }
+        };
         if tip != start {
             apply(&repo, &now.paths, start.as_ref(), local.as_ref(), &t)?;
         }
@@ -327,30 +275,11 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
     }
 
     let pushed = !our_pushes.is_empty();
-    let mut set_upstream = false;
-    if pushed && !repo.has_upstream {
-        repo.git
-            .config_set(&format!("branch.{}.remote", repo.branch), &repo.remote)?;
-        repo.git.config_set(
-            &format!("branch.{}.merge", repo.branch),
-            &format!("refs/heads/{}", repo.remote_branch),
-        )?;
-        set_upstream = true;
+    let set_upstream = pushed && !repo.has_upstream;
+    if set_upstream {
+        set_upstream_branch(&repo)?;
     }
-
-    // Bring mem7's index up to date with what arrived. The sync itself is done by now:
-    // a failure here is a warning, and the next mem7 command catches up again.
-    let mut warnings = Vec::new();
-    match crate::engine::Engine::open(ws.root(), opts.key).and_then(|mut engine| {
-        let mut found = engine.catch_up_report().warnings.clone();
-        found.extend(engine.catch_up(opts.now)?.report.warnings);
-        Ok(found)
-    }) {
-        Ok(found) => warnings.extend(found.iter().map(ToString::to_string)),
-        Err(e) => warnings.push(format!(
-            "the index was not brought up to date ({e}); the next mem7 command catches up"
-        )),
-    }
+    let warnings = catch_up_index(&ws, opts);
 
     let mut report = Report {
         remote: repo.remote.clone(),
@@ -369,38 +298,227 @@ pub fn run(opts: &Options<'_>) -> Result<Outcome> {
         ..Report::default()
     };
     if let Some(t) = &tip {
-        let received = entries_between(&repo, local.as_ref(), t)?;
-        let received_commits = match &theirs {
-            Some(r) => repo.git.count_commits(r, local.as_ref())?,
-            None => 0,
-        };
-        let base = sent_base.unwrap_or_else(|| theirs.clone());
-        let sent = entries_between(&repo, base.as_ref(), t)?;
-        let sent_commits = repo.git.count_commits(t, base.as_ref())?;
-        let margin = AHEAD_MARGIN.as_micros() as i64;
-        let mut seen = HashSet::new();
-        for e in sent.iter().chain(&received) {
-            if let Some(rec) = e.recorded
-                && rec.micros() > opts.now.micros().saturating_add(margin)
-                && seen.insert((e.file.clone(), e.line))
-            {
-                report.ahead.push(Ahead {
-                    file: e.file.clone(),
-                    line: e.line,
-                    key: e.key.clone(),
-                    recorded: rec,
-                    ahead_seconds: (rec.micros() - opts.now.micros()) / 1_000_000,
-                });
-            }
-        }
-        report
-            .ahead
-            .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-        report.received = side(&received, received_commits);
-        report.outside = outside_memory(&repo, local.as_ref(), t)?;
-        report.sent = side(&sent, sent_commits);
+        what_moved(
+            &mut report,
+            &repo,
+            opts.now,
+            local.as_ref(),
+            t,
+            &theirs,
+            sent_base,
+        )?;
     }
     Ok(Outcome::Synced(Box::new(report)))
+}
+
+/// Step 1 of a round: commits what the work tree has that `local` lacks (under the
+/// workspace's lock), moving `local` and `tip` past it; the findings when its entries are
+/// refused.
+fn commit_round(
+    repo: &Repo,
+    ws: &Workspace,
+    (local, tip): (&mut Option<Oid>, &mut Option<Oid>),
+    committed: &mut Vec<EntryInfo>,
+    commits: &mut usize,
+) -> Result<Option<Vec<Finding>>> {
+    let _lock = ws.lock()?;
+    match commit_pending(repo, ws, local.as_ref())? {
+        Commit::Nothing => {}
+        Commit::Refused(findings) => return Ok(Some(findings)),
+        Commit::Made { commit, entries } => {
+            *tip = Some(tip_after_commit(repo, &commit, tip, local)?);
+            *local = Some(commit);
+            committed.extend(entries);
+            *commits += 1;
+        }
+    }
+    Ok(None)
+}
+
+/// Step 2 of a round: fetches the remote branch and merges it into `tip` (every entry
+/// kept; those put back are added to `restored`), answering the remote's tip, or the
+/// remote's unsafe paths when it is refused. `theirs` becomes the remote's tip unless
+/// this clone pushed it.
+fn fetch_round(
+    repo: &Repo,
+    local: Option<&Oid>,
+    tip: &mut Option<Oid>,
+    our_pushes: &HashSet<Oid>,
+    theirs: &mut Option<Oid>,
+    restored: &mut Vec<Restored>,
+) -> Result<std::result::Result<Option<Oid>, Vec<Finding>>> {
+    let remote_tip = repo.git.fetch(&repo.remote, &repo.remote_branch)?;
+    if let Some(r) = &remote_tip {
+        if !our_pushes.contains(r) {
+            *theirs = Some(r.clone());
+            // Nothing of theirs is merged, let alone checked out, before it is
+            // known to hold only regular files under the workspace.
+            let unsafe_paths = unsafe_entries(repo, r)?;
+            if !unsafe_paths.is_empty() {
+                return Ok(Err(unsafe_paths));
+            }
+        }
+        *tip = Some(merge_remote(repo, tip.as_ref(), local, r, restored)?);
+    }
+    Ok(Ok(remote_tip))
+}
+
+/// The answer when a side's entries are refused.
+fn refused(repo: &Repo, by: RefusedBy, findings: Vec<Finding>) -> Outcome {
+    Outcome::Refused {
+        by,
+        remote: repo.remote.clone(),
+        remote_branch: repo.remote_branch.clone(),
+        findings,
+    }
+}
+
+/// The findings that break the chain.
+fn breaks(findings: Vec<Finding>) -> Vec<Finding> {
+    findings.into_iter().filter(|f| f.is_break()).collect()
+}
+
+/// What the work tree has to commit, when mem7 wrote nothing `local` lacks meanwhile
+/// (`None`: it did, and the next round commits that too).
+fn settled(repo: &Repo, ws: &Workspace, local: Option<&Oid>) -> Result<Option<Pending>> {
+    let now = pending(repo, ws)?;
+    if !now.deleted.is_empty()
+        || tree_with(&repo.git, local, &now.paths)? != repo.git.tree_of(local)?
+    {
+        return Ok(None);
+    }
+    Ok(Some(now))
+}
+
+/// The error when the remote (or the memory files) kept moving past `MAX_ATTEMPTS`
+/// rounds; `pushed` says whether this clone's entries reached the remote meanwhile.
+fn gave_up(repo: &Repo, pushed: bool) -> Error {
+    Error::input(
+        format!(
+            "gave up after {MAX_ATTEMPTS} attempts: {} kept moving while mem7 sync merged (others pushing), or the memory files kept changing",
+            repo.upstream()
+        ),
+        if pushed {
+            "this clone's entries reached the remote, but this clone was not moved to the result; run `mem7 sync` again"
+        } else {
+            "nothing was changed; run `mem7 sync` again"
+        },
+    )
+}
+
+/// The tip once `commit` is made on `local`: the commit, or the commit merged with a tip
+/// that had moved beyond `local`.
+fn tip_after_commit(
+    repo: &Repo,
+    commit: &Oid,
+    tip: &Option<Oid>,
+    local: &Option<Oid>,
+) -> Result<Oid> {
+    if tip == local {
+        Ok(commit.clone())
+    } else {
+        let previous = tip.as_ref().expect("a tip beyond local");
+        merge(
+            repo,
+            Some(commit),
+            previous,
+            "mem7 sync: merge entries written while syncing\n",
+        )
+    }
+}
+
+/// `tip` merged with the remote's `r`. Whatever the remote dropped (or the merge lost),
+/// every entry this clone held and every entry the remote holds stays; those put back
+/// are added to `restored`.
+fn merge_remote(
+    repo: &Repo,
+    tip: Option<&Oid>,
+    local: Option<&Oid>,
+    r: &Oid,
+    restored: &mut Vec<Restored>,
+) -> Result<Oid> {
+    let merged = merge(
+        repo,
+        tip,
+        r,
+        &format!("mem7 sync: merge {}\n", repo.upstream()),
+    )?;
+    let sources: Vec<&Oid> = local.into_iter().chain([r]).collect();
+    let (kept, put_back) = keep_entries(repo, &sources, &merged)?;
+    restored.extend(put_back);
+    Ok(kept)
+}
+
+/// Makes the remote branch the local branch's upstream (after a first push).
+fn set_upstream_branch(repo: &Repo) -> Result<()> {
+    repo.git
+        .config_set(&format!("branch.{}.remote", repo.branch), &repo.remote)?;
+    repo.git.config_set(
+        &format!("branch.{}.merge", repo.branch),
+        &format!("refs/heads/{}", repo.remote_branch),
+    )
+}
+
+/// Brings mem7's index up to date with what arrived, returning its warnings. The sync
+/// itself is done by now: a failure here is a warning, and the next mem7 command catches
+/// up again.
+fn catch_up_index(ws: &Workspace, opts: &Options<'_>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    match crate::engine::Engine::open(ws.root(), opts.key).and_then(|mut engine| {
+        let mut found = engine.catch_up_report().warnings.clone();
+        found.extend(engine.catch_up(opts.now)?.report.warnings);
+        Ok(found)
+    }) {
+        Ok(found) => warnings.extend(found.iter().map(ToString::to_string)),
+        Err(e) => warnings.push(format!(
+            "the index was not brought up to date ({e}); the next mem7 command catches up"
+        )),
+    }
+    warnings
+}
+
+/// What moved between this clone and the remote up to `t`: the entries received and
+/// sent, those recorded ahead of this machine's clock, and changes outside memory/.
+fn what_moved(
+    report: &mut Report,
+    repo: &Repo,
+    now: TxTime,
+    local: Option<&Oid>,
+    t: &Oid,
+    theirs: &Option<Oid>,
+    sent_base: Option<Option<Oid>>,
+) -> Result<()> {
+    let received = entries_between(repo, local, t)?;
+    let received_commits = match &theirs {
+        Some(r) => repo.git.count_commits(r, local)?,
+        None => 0,
+    };
+    let base = sent_base.unwrap_or_else(|| theirs.clone());
+    let sent = entries_between(repo, base.as_ref(), t)?;
+    let sent_commits = repo.git.count_commits(t, base.as_ref())?;
+    let margin = AHEAD_MARGIN.as_micros() as i64;
+    let mut seen = HashSet::new();
+    for e in sent.iter().chain(&received) {
+        if let Some(rec) = e.recorded
+            && rec.micros() > now.micros().saturating_add(margin)
+            && seen.insert((e.file.clone(), e.line))
+        {
+            report.ahead.push(Ahead {
+                file: e.file.clone(),
+                line: e.line,
+                key: e.key.clone(),
+                recorded: rec,
+                ahead_seconds: (rec.micros() - now.micros()) / 1_000_000,
+            });
+        }
+    }
+    report
+        .ahead
+        .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    report.received = side(&received, received_commits);
+    report.outside = outside_memory(repo, local, t)?;
+    report.sent = side(&sent, sent_commits);
+    Ok(())
 }
 
 #[cfg(test)]

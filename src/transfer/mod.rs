@@ -93,91 +93,30 @@ pub fn op_record(
         .map(TxTime::parse)
         .transpose()
         .map_err(|e| bad(format!("recorded: {e}")))?;
-    let refuse = |fields: &[(&str, bool)]| -> Result<()> {
-        match fields.iter().find(|(_, present)| *present) {
-            Some((name, _)) => Err(bad(format!("`{name}` has no meaning for op `{}`", rec.op))),
-            None => Ok(()),
-        }
-    };
-    let need = |name: &str, v: &Option<String>| -> Result<String> {
-        v.clone()
-            .ok_or_else(|| bad(format!("op `{}` needs `{name}`", rec.op)))
-    };
     let (op, key, value, valid_from, valid_to, tags) = match rec.op.as_str() {
         "store" => {
-            refuse(&[
-                ("entity", rec.entity.is_some()),
-                ("entry", rec.entry.is_some()),
-            ])?;
+            refuse(
+                &rec.op,
+                &[
+                    ("entity", rec.entity.is_some()),
+                    ("entry", rec.entry.is_some()),
+                ],
+                &bad,
+            )?;
             let (valid_from, valid_to) =
                 record_period(rec.valid_from.as_deref(), rec.valid_to.as_deref(), &bad)?;
             (
                 ImportOp::Store,
-                need("key", &rec.key)?,
-                need("value", &rec.value)?,
+                need(&rec.op, "key", &rec.key, &bad)?,
+                need(&rec.op, "value", &rec.value, &bad)?,
                 valid_from,
                 valid_to,
                 rec.tags.clone().unwrap_or_default(),
             )
         }
         "forget" | "forget_entity" | "forget_tagged" => {
-            refuse(&[
-                ("tier", rec.tier.is_some()),
-                ("hash", rec.hash.is_some()),
-                ("value", rec.value.is_some()),
-                ("valid_from", rec.valid_from.is_some()),
-                ("valid_to", rec.valid_to.is_some()),
-            ])?;
-            match rec.op.as_str() {
-                "forget" => {
-                    refuse(&[
-                        ("entity", rec.entity.is_some()),
-                        ("tags", rec.tags.is_some()),
-                    ])?;
-                    (
-                        ImportOp::Forget,
-                        need("key", &rec.key)?,
-                        String::new(),
-                        None,
-                        None,
-                        Vec::new(),
-                    )
-                }
-                "forget_entity" => {
-                    refuse(&[
-                        ("key", rec.key.is_some()),
-                        ("tags", rec.tags.is_some()),
-                        ("entry", rec.entry.is_some()),
-                    ])?;
-                    (
-                        ImportOp::ForgetEntity,
-                        need("entity", &rec.entity)?,
-                        String::new(),
-                        None,
-                        None,
-                        Vec::new(),
-                    )
-                }
-                _ => {
-                    refuse(&[
-                        ("key", rec.key.is_some()),
-                        ("entity", rec.entity.is_some()),
-                        ("entry", rec.entry.is_some()),
-                    ])?;
-                    let tags = rec
-                        .tags
-                        .clone()
-                        .ok_or_else(|| bad("op `forget_tagged` needs `tags`".into()))?;
-                    (
-                        ImportOp::ForgetTagged,
-                        String::new(),
-                        String::new(),
-                        None,
-                        None,
-                        tags,
-                    )
-                }
-            }
+            let (op, key, tags) = forget_fields(&rec, &bad)?;
+            (op, key, String::new(), None, None, tags)
         }
         other => {
             return Err(bad(format!(
@@ -206,6 +145,88 @@ pub fn op_record(
         entry: rec.entry.clone(),
         origin: rec.hash.clone(),
     })
+}
+
+/// Refuses the first of `fields` that is present: it has no meaning for op `op`.
+fn refuse(op: &str, fields: &[(&str, bool)], bad: &dyn Fn(String) -> Error) -> Result<()> {
+    match fields.iter().find(|(_, present)| *present) {
+        Some((name, _)) => Err(bad(format!("`{name}` has no meaning for op `{op}`"))),
+        None => Ok(()),
+    }
+}
+
+/// The field `name` that op `op` needs.
+fn need(op: &str, name: &str, v: &Option<String>, bad: &dyn Fn(String) -> Error) -> Result<String> {
+    v.clone()
+        .ok_or_else(|| bad(format!("op `{op}` needs `{name}`")))
+}
+
+/// A forget record's op, key (or entity) and tags, refusing the fields a forget has no
+/// use for.
+fn forget_fields(
+    rec: &OpLine,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<(ImportOp, String, Vec<String>)> {
+    refuse(
+        &rec.op,
+        &[
+            ("tier", rec.tier.is_some()),
+            ("hash", rec.hash.is_some()),
+            ("value", rec.value.is_some()),
+            ("valid_from", rec.valid_from.is_some()),
+            ("valid_to", rec.valid_to.is_some()),
+        ],
+        bad,
+    )?;
+    match rec.op.as_str() {
+        "forget" => {
+            refuse(
+                &rec.op,
+                &[
+                    ("entity", rec.entity.is_some()),
+                    ("tags", rec.tags.is_some()),
+                ],
+                bad,
+            )?;
+            Ok((
+                ImportOp::Forget,
+                need(&rec.op, "key", &rec.key, bad)?,
+                Vec::new(),
+            ))
+        }
+        "forget_entity" => {
+            refuse(
+                &rec.op,
+                &[
+                    ("key", rec.key.is_some()),
+                    ("tags", rec.tags.is_some()),
+                    ("entry", rec.entry.is_some()),
+                ],
+                bad,
+            )?;
+            Ok((
+                ImportOp::ForgetEntity,
+                need(&rec.op, "entity", &rec.entity, bad)?,
+                Vec::new(),
+            ))
+        }
+        _ => {
+            refuse(
+                &rec.op,
+                &[
+                    ("key", rec.key.is_some()),
+                    ("entity", rec.entity.is_some()),
+                    ("entry", rec.entry.is_some()),
+                ],
+                bad,
+            )?;
+            let tags = rec
+                .tags
+                .clone()
+                .ok_or_else(|| bad("op `forget_tagged` needs `tags`".into()))?;
+            Ok((ImportOp::ForgetTagged, String::new(), tags))
+        }
+    }
 }
 
 /// Writes `FILE` atomically (a temporary file in the same directory, fsync, rename), or

@@ -103,24 +103,9 @@ fn check(
     };
     // Links and special files under memory/ hold no entries mem7 reads, and writes
     // refuse to go through them: each is named, so nothing hides behind one.
-    for odd in irregular {
-        report.findings.push(Finding {
-            file: odd.name.clone(),
-            line: 1,
-            key: String::new(),
-            kind: if odd.target.is_some() {
-                FindingKind::Link
-            } else {
-                FindingKind::SpecialFile
-            },
-            message: format!(
-                "{}; mem7 never follows it, so entries written through it would be outside the chain: remove it (`git rm {}`) and restore the real file from git history",
-                odd.describe(),
-                odd.name
-            ),
-            computed: None,
-        });
-    }
+    report
+        .findings
+        .extend(irregular.iter().map(irregular_finding));
     // Parse every file (in parallel: verification is bound by hashing and scanning),
     // keeping each file's summary only. When the summaries show nothing for the checker
     // to find (each file intact, each continuing the one before, and the head as
@@ -149,58 +134,7 @@ fn check(
         .flat_map(|(_, _, s)| s.accepts.iter().copied())
         .collect();
     for (name, file, _) in &parsed {
-        let tail = file.torn_tail.and_then(|_| {
-            file.problems
-                .iter()
-                .rposition(|p| p.kind == ProblemKind::Torn)
-        });
-        for (pi, p) in file.problems.iter().enumerate() {
-            let digest = match p.kind {
-                ProblemKind::Foreign(digest) if accepted.contains(&digest) => continue,
-                ProblemKind::Foreign(digest) => Some(digest),
-                _ => None,
-            };
-            let (kind, message) = match p.kind {
-                ProblemKind::Torn if Some(pi) != tail => (
-                    FindingKind::Truncated,
-                    format!(
-                        "{}, with complete entries after it; its lines never became an entry: delete them by hand",
-                        p.message
-                    ),
-                ),
-                ProblemKind::Conflict => (
-                    FindingKind::Conflict,
-                    format!(
-                        "{}; resolve the git conflict (keep both sides' entries)",
-                        p.message
-                    ),
-                ),
-                ProblemKind::Torn => (
-                    FindingKind::Truncated,
-                    format!(
-                        "{}; the next mem7 write sets it aside in memory/torn/",
-                        p.message
-                    ),
-                ),
-                ProblemKind::Malformed => (FindingKind::Unreadable, p.message.clone()),
-                ProblemKind::Foreign(_) => (
-                    FindingKind::ForeignText,
-                    format!(
-                        "{}; only blank lines may stand between entries: make it an entry, move it out of memory/, or accept it with `mem7 seal`",
-                        p.message
-                    ),
-                ),
-            };
-            report.findings.push(Finding {
-                file: name.clone(),
-                line: p.line,
-                key: String::new(),
-                kind,
-                message,
-                // What `seal` accepts of foreign text: its digest.
-                computed: digest,
-            });
-        }
+        problem_findings(name, file, &accepted, &mut report.findings);
     }
     report.entries = parsed.iter().map(|(_, _, s)| s.entries).sum();
     report.findings.extend(
@@ -209,16 +143,7 @@ fn check(
             .flat_map(|(_, _, s)| s.unfoldable.iter().cloned()),
     );
 
-    let keyed_entries: usize = parsed.iter().map(|(_, _, s)| s.keyed).sum();
-    if keyed_entries > 0 && matches!(key, ChainKey::Plain) {
-        return Err(Error::input(
-            format!(
-                "this workspace's chain is keyed ({keyed_entries} of {} entries were hashed with MEM7_CHAIN_KEY); without the key their hashes cannot be checked",
-                report.entries
-            ),
-            "set MEM7_CHAIN_KEY to the workspace's chain key and run `mem7 verify` again",
-        ));
-    }
+    refuse_keyed_without_key(&parsed, key, report.entries)?;
 
     // Records hold where their key is, not the key: the few files with findings are
     // read again to name them.
@@ -229,14 +154,7 @@ fn check(
         }
         Ok(e.key(&texts[&fi]).to_string())
     };
-    // Each file intact and continuing from the one before: nothing for the checker to
-    // find, so the serial walk over every record is skipped.
-    let findings = if integrity::clean(parsed.iter().map(|(_, _, s)| s.run)) {
-        debug_assert!(integrity::check(&chain, &accepted).is_empty());
-        Vec::new()
-    } else {
-        integrity::check(&chain, &accepted)
-    };
+    let findings = chain_findings(&parsed, &chain, &accepted);
     for f in findings {
         let e = chain.item(f.entry);
         let fi = e.link.file;
@@ -271,35 +189,10 @@ fn check(
         }
     }
     report.head = head;
-    if let Some(expected) = expect_head {
-        let want = ChainHash::from_hex(expected.trim()).ok_or_else(|| {
-            Error::input(
-                format!("--expect-head {expected:?} is not a hash"),
-                "give the 64 hex characters `mem7 verify` printed as the head",
-            )
-        })?;
-        if report.head != Some(want) {
-            let pinned_still_there = chain.iter().any(|c| c.effective() == want);
-            let (file, line) = chain
-                .last()
-                .map(|e| (parsed[e.link.file].0.clone(), e.link.line))
-                .unwrap_or_default();
-            report.findings.push(Finding {
-                file,
-                line,
-                key: String::new(),
-                kind: FindingKind::HeadMismatch,
-                message: if pinned_still_there {
-                    format!("the head is not the expected {}: entries were added after it", want.to_hex())
-                } else {
-                    format!(
-                        "the expected head {} is in no file: the newest entries were removed or history was rewritten",
-                        want.to_hex()
-                    )
-                },
-                computed: None,
-            });
-        }
+    if let Some(expected) = expect_head
+        && let Some(finding) = head_finding(expected, report.head, &chain, &parsed)?
+    {
+        report.findings.push(finding);
     }
     report
         .findings
@@ -310,6 +203,160 @@ fn check(
             .extend(parsed.into_iter().flat_map(|(_, _, s)| s.ahead));
     }
     Ok(report)
+}
+
+/// What the checker finds in the chain. Each file intact and continuing from the one
+/// before: nothing to find, so the serial walk over every record is skipped.
+fn chain_findings(
+    parsed: &Parsed,
+    chain: &Chain<'_, format::ChainRecord>,
+    accepted: &HashSet<ChainHash>,
+) -> Vec<integrity::Finding> {
+    if integrity::clean(parsed.iter().map(|(_, _, s)| s.run)) {
+        debug_assert!(integrity::check(chain, accepted).is_empty());
+        Vec::new()
+    } else {
+        integrity::check(chain, accepted)
+    }
+}
+
+/// Refuses to check a keyed chain without its key: its hashes cannot be checked.
+fn refuse_keyed_without_key(parsed: &Parsed, key: &ChainKey, entries: usize) -> Result<()> {
+    let keyed_entries: usize = parsed.iter().map(|(_, _, s)| s.keyed).sum();
+    if keyed_entries > 0 && matches!(key, ChainKey::Plain) {
+        return Err(Error::input(
+            format!(
+                "this workspace's chain is keyed ({keyed_entries} of {} entries were hashed with MEM7_CHAIN_KEY); without the key their hashes cannot be checked",
+                entries
+            ),
+            "set MEM7_CHAIN_KEY to the workspace's chain key and run `mem7 verify` again",
+        ));
+    }
+    Ok(())
+}
+
+/// The finding for a link or special file under memory/.
+fn irregular_finding(odd: &crate::store::Irregular) -> Finding {
+    Finding {
+        file: odd.name.clone(),
+        line: 1,
+        key: String::new(),
+        kind: if odd.target.is_some() {
+            FindingKind::Link
+        } else {
+            FindingKind::SpecialFile
+        },
+        message: format!(
+            "{}; mem7 never follows it, so entries written through it would be outside the chain: remove it (`git rm {}`) and restore the real file from git history",
+            odd.describe(),
+            odd.name
+        ),
+        computed: None,
+    }
+}
+
+/// The findings of one file's parse problems (foreign text that intact seals accepted
+/// is none).
+fn problem_findings(
+    name: &str,
+    file: &format::ChainFile,
+    accepted: &HashSet<ChainHash>,
+    findings: &mut Vec<Finding>,
+) {
+    let tail = file.torn_tail.and_then(|_| {
+        file.problems
+            .iter()
+            .rposition(|p| p.kind == ProblemKind::Torn)
+    });
+    for (pi, p) in file.problems.iter().enumerate() {
+        let digest = match p.kind {
+            ProblemKind::Foreign(digest) if accepted.contains(&digest) => continue,
+            ProblemKind::Foreign(digest) => Some(digest),
+            _ => None,
+        };
+        let (kind, message) = match p.kind {
+            ProblemKind::Torn if Some(pi) != tail => (
+                FindingKind::Truncated,
+                format!(
+                    "{}, with complete entries after it; its lines never became an entry: delete them by hand",
+                    p.message
+                ),
+            ),
+            ProblemKind::Conflict => (
+                FindingKind::Conflict,
+                format!(
+                    "{}; resolve the git conflict (keep both sides' entries)",
+                    p.message
+                ),
+            ),
+            ProblemKind::Torn => (
+                FindingKind::Truncated,
+                format!(
+                    "{}; the next mem7 write sets it aside in memory/torn/",
+                    p.message
+                ),
+            ),
+            ProblemKind::Malformed => (FindingKind::Unreadable, p.message.clone()),
+            ProblemKind::Foreign(_) => (
+                FindingKind::ForeignText,
+                format!(
+                    "{}; only blank lines may stand between entries: make it an entry, move it out of memory/, or accept it with `mem7 seal`",
+                    p.message
+                ),
+            ),
+        };
+        findings.push(Finding {
+            file: name.to_string(),
+            line: p.line,
+            key: String::new(),
+            kind,
+            message,
+            // What `seal` accepts of foreign text: its digest.
+            computed: digest,
+        });
+    }
+}
+
+/// The finding when the chain's head is not the one `--expect-head` pinned: entries
+/// added after it, or it is in no file.
+fn head_finding(
+    expected: &str,
+    head: Option<ChainHash>,
+    chain: &Chain<'_, format::ChainRecord>,
+    parsed: &Parsed,
+) -> Result<Option<Finding>> {
+    let want = ChainHash::from_hex(expected.trim()).ok_or_else(|| {
+        Error::input(
+            format!("--expect-head {expected:?} is not a hash"),
+            "give the 64 hex characters `mem7 verify` printed as the head",
+        )
+    })?;
+    if head != Some(want) {
+        let pinned_still_there = chain.iter().any(|c| c.effective() == want);
+        let (file, line) = chain
+            .last()
+            .map(|e| (parsed[e.link.file].0.clone(), e.link.line))
+            .unwrap_or_default();
+        return Ok(Some(Finding {
+            file,
+            line,
+            key: String::new(),
+            kind: FindingKind::HeadMismatch,
+            message: if pinned_still_there {
+                format!(
+                    "the head is not the expected {}: entries were added after it",
+                    want.to_hex()
+                )
+            } else {
+                format!(
+                    "the expected head {} is in no file: the newest entries were removed or history was rewritten",
+                    want.to_hex()
+                )
+            },
+            computed: None,
+        }));
+    }
+    Ok(None)
 }
 
 /// Each file's name, its records (each record's link placed in its file), and what the

@@ -15,6 +15,9 @@ use super::ticks;
 use crate::core::Version;
 use crate::core::time::{TxTime, ValidTime};
 use crate::front::render::shorten;
+use layout::Layout;
+
+mod layout;
 
 /// What to draw besides the versions.
 #[derive(Clone, Copy)]
@@ -63,49 +66,6 @@ fn text_width(text: &str) -> i64 {
     (tenths + 9) / 10
 }
 
-/// An ordinal axis: the distinct finite instants, evenly spaced.
-struct Axis {
-    ticks: Vec<i64>,
-    step: i64,
-}
-
-impl Axis {
-    fn new(mut ticks: Vec<i64>, room: i64) -> Axis {
-        ticks.sort_unstable();
-        ticks.dedup();
-        let n = ticks.len().max(1) as i64;
-        // Wide steps for a few versions, narrower ones (down to 10 px) for many.
-        let step = (room / n).clamp(10, 120);
-        Axis { ticks, step }
-    }
-
-    /// The offset of an instant (open ends go past the last tick).
-    fn at(&self, micros: i64) -> i64 {
-        match self.ticks.binary_search(&micros) {
-            Ok(i) => i as i64 * self.step,
-            // Between ticks (a line for valid_at/as_of): placed proportionally.
-            Err(0) => 0,
-            // After the last tick but finite (now, a read's line): halfway to +∞.
-            Err(i) if i >= self.ticks.len() => self.span() + OPEN / 2,
-            Err(i) => {
-                let (a, b) = (self.ticks[i - 1], self.ticks[i]);
-                let frac = (micros - a) as f64 / (b - a) as f64;
-                ((i as f64 - 1.0 + frac) * self.step as f64).round() as i64
-            }
-        }
-    }
-
-    /// The length of the axis up to its last finite tick.
-    fn span(&self) -> i64 {
-        (self.ticks.len().saturating_sub(1)) as i64 * self.step
-    }
-
-    /// Where open ends stop.
-    fn end(&self) -> i64 {
-        self.span() + OPEN
-    }
-}
-
 /// The picture's stylesheet: inside a standalone document, and part of the page's
 /// stylesheet when the picture is inlined (the page's Content-Security-Policy allows no
 /// inline `<style>`).
@@ -129,106 +89,24 @@ pub fn render_embedded(p: &Picture<'_>) -> String {
     draw(p, false)
 }
 
+/// The picture: laid out, then drawn head, axes, versions and the read's lines in turn.
 fn draw(p: &Picture<'_>, standalone: bool) -> String {
-    let finite = |m: i64| m != crate::core::time::INFINITY_MICROS;
-    let mut valid_ticks: Vec<i64> = Vec::new();
-    let mut tx_ticks: Vec<i64> = Vec::new();
-    for v in p.versions {
-        for m in [v.valid_from.micros(), v.valid_to.micros()] {
-            if finite(m) {
-                valid_ticks.push(m);
-            }
-        }
-        for m in [v.tx_from.micros(), v.tx_to.micros()] {
-            if finite(m) {
-                tx_ticks.push(m);
-            }
-        }
-    }
-    // Now and the read's clocks take their own places on the axes.
-    valid_ticks.push(p.now.0.micros());
-    tx_ticks.push(p.now.1.micros());
-    valid_ticks.extend(p.valid_at.map(ValidTime::micros));
-    tx_ticks.extend(p.as_of.map(TxTime::micros));
-    let n = p.versions.len() as i64;
-    let x = Axis::new(valid_ticks, (n * 90).clamp(480, 1600));
-    let y = Axis::new(tx_ticks, (n * 44).clamp(240, 2400));
-
-    // The labels, as many as fit: on the x axis a label (and the date under it, where
-    // it is new) must clear its neighbours and the ∞ at the end; on the y axis one line
-    // must clear the next.
-    let x_width =
-        |l: &ticks::Label| text_width(&l.text).max(l.date.as_deref().map_or(0, text_width));
-    let x_labels = ticks::fit(&x.ticks, |labels, k| {
-        let apart = labels
-            .windows(2)
-            .all(|w| (x_width(&w[0]) + x_width(&w[1])) / 2 + GAP <= k as i64 * x.step);
-        let last = labels.last().is_none_or(|l| {
-            let to_end = (x.ticks.len() - 1 - l.index) as i64 * x.step + OPEN;
-            x_width(l) / 2 + text_width("∞") / 2 + GAP <= to_end
-        });
-        apart && last
-    });
-    let y_labels: Vec<(usize, String)> = ticks::fit(&y.ticks, |_, k| k as i64 * y.step >= LINE + 2)
-        .into_iter()
-        .map(|l| match l.date {
-            Some(d) => (l.index, format!("{d} {}", l.text)),
-            None => (l.index, l.text),
-        })
-        .collect();
-
-    // The left margin holds the y labels right of the rotated title, and half of the
-    // first x label.
-    let widest_y = y_labels
-        .iter()
-        .map(|(_, t)| text_width(t))
-        .max()
-        .unwrap_or(0);
-    let first_x = x_labels.first().map_or(0, x_width);
-    let title_edge = Y_TITLE_X + 3 + GAP;
-    let left = (title_edge + widest_y + 8)
-        .max(title_edge + first_x / 2)
-        .max(120);
-    let px = |m: i64| left + if finite(m) { x.at(m) } else { x.end() };
-    let py = |m: i64| TOP + if finite(m) { y.at(m) } else { y.end() };
-    let (x0, y0, x1, y1) = (left, TOP, left + x.end(), TOP + y.end());
-
-    // Below the plot: the x labels, their dates, the axis title, the read's valid_at.
-    let label_y = y1 + 20;
-    let date_y = label_y + LINE;
-    let dates = x_labels.iter().any(|l| l.date.is_some());
-    let x_title_y = if dates { date_y } else { label_y } + LINE + 10;
-    let valid_at_y = x_title_y + LINE + 6;
-    let bottom = if p.valid_at.is_some() {
-        valid_at_y
-    } else {
-        x_title_y
-    } + 16;
-
-    // Right of the plot: "now" and the read's as_of, moved apart when they are close.
-    let mut right_labels: Vec<(i64, String, &str)> =
-        vec![(py(p.now.1.micros()) + 4, "now".to_string(), "#dc2626")];
-    if let Some(t) = p.as_of {
-        right_labels.push((
-            py(t.micros()) + 4,
-            format!("as_of {}", ticks::full(t.micros())),
-            "#7c3aed",
-        ));
-    }
-    right_labels.sort_by_key(|(y, _, _)| *y);
-    for i in 1..right_labels.len() {
-        right_labels[i].0 = right_labels[i].0.max(right_labels[i - 1].0 + LINE);
-    }
-    let right = right_labels
-        .iter()
-        .map(|(_, t, _)| 6 + text_width(t) + 12)
-        .max()
-        .unwrap_or(0)
-        .max(40);
-    let width = (x1 + right).max(left + text_width(LEGEND) + 10);
-    let height = y1.max(right_labels.last().map_or(0, |l| l.0)) + bottom - y1;
-
+    let l = Layout::new(p);
     let mut s = String::with_capacity(2048 + p.versions.len() * 600);
+    draw_head(&mut s, p, &l, standalone);
+    draw_axes(&mut s, &l);
+    // The versions, in history order.
+    for (i, v) in p.versions.iter().enumerate() {
+        draw_version(&mut s, p, &l, i, v);
+    }
+    draw_reads(&mut s, p, &l);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The opening `<svg>`, its title, the style (standalone only), the key and the legend.
+fn draw_head(s: &mut String, p: &Picture<'_>, l: &Layout, standalone: bool) {
+    let (width, height, left) = (l.width, l.height, l.left);
     let _ = writeln!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
@@ -255,16 +133,20 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
         s,
         "<text x=\"{left}\" y=\"48\" class=\"label\">{LEGEND}</text>"
     );
+}
 
-    // Axes and ticks.
+/// The axes, their ticks and labels, their titles and the ∞ at their ends.
+fn draw_axes(s: &mut String, l: &Layout) {
+    let (x0, y0, x1, y1) = l.plot();
+    let (label_y, date_y, x_title_y) = (l.label_y, l.date_y, l.x_title_y);
     let _ = writeln!(
         s,
         "<line class=\"axis\" x1=\"{x0}\" y1=\"{y1}\" x2=\"{x1}\" y2=\"{y1}\"/>\
          <line class=\"axis\" x1=\"{x0}\" y1=\"{y0}\" x2=\"{x0}\" y2=\"{y1}\"/>"
     );
-    let mut x_labels = x_labels.iter().peekable();
-    for (i, &t) in x.ticks.iter().enumerate() {
-        let tx = px(t);
+    let mut x_labels = l.x_labels.iter().peekable();
+    for (i, &t) in l.x.ticks.iter().enumerate() {
+        let tx = l.px(t);
         let _ = writeln!(
             s,
             "<line class=\"tick\" x1=\"{tx}\" y1=\"{y0}\" x2=\"{tx}\" y2=\"{y1}\"/>"
@@ -283,9 +165,9 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
             }
         }
     }
-    let mut y_labels = y_labels.iter().peekable();
-    for (i, &t) in y.ticks.iter().enumerate() {
-        let ty = py(t);
+    let mut y_labels = l.y_labels.iter().peekable();
+    for (i, &t) in l.y.ticks.iter().enumerate() {
+        let ty = l.py(t);
         let _ = writeln!(
             s,
             "<line class=\"tick\" x1=\"{x0}\" y1=\"{ty}\" x2=\"{x1}\" y2=\"{ty}\"/>"
@@ -302,12 +184,12 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
     let _ = writeln!(
         s,
         "<text class=\"label\" x=\"{}\" y=\"{x_title_y}\" text-anchor=\"middle\">valid time (when it held in the world) →</text>",
-        left + x.end() / 2
+        l.left + l.x.end() / 2
     );
     let _ = writeln!(
         s,
         "<text class=\"label\" x=\"{Y_TITLE_X}\" y=\"{0}\" transform=\"rotate(-90 {Y_TITLE_X} {0})\" text-anchor=\"middle\">transaction time (when mem7 believed it) ↓</text>",
-        TOP + y.end() / 2
+        TOP + l.y.end() / 2
     );
     let _ = writeln!(
         s,
@@ -316,69 +198,73 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
         x0 - 8,
         y1 + 4
     );
+}
 
-    // The versions, in history order.
-    for (i, v) in p.versions.iter().enumerate() {
-        let (left, right) = (px(v.valid_from.micros()), px(v.valid_to.micros()));
-        let (top, bottom) = (py(v.tx_from.micros()), py(v.tx_to.micros()));
-        let (w, h) = ((right - left).max(2), (bottom - top).max(2));
-        let class = if v.tx_to.is_infinite() {
-            "v"
-        } else {
-            "v closed"
-        };
-        let href = match p.link {
-            Some(f) => f(i),
-            None => format!("#v{}", i + 1),
-        };
+/// Version `i` as a linked box, with its value where it fits and arrows on its open sides.
+fn draw_version(s: &mut String, p: &Picture<'_>, l: &Layout, i: usize, v: &Version) {
+    let (left, right) = (l.px(v.valid_from.micros()), l.px(v.valid_to.micros()));
+    let (top, bottom) = (l.py(v.tx_from.micros()), l.py(v.tx_to.micros()));
+    let (w, h) = ((right - left).max(2), (bottom - top).max(2));
+    let class = if v.tx_to.is_infinite() {
+        "v"
+    } else {
+        "v closed"
+    };
+    let href = match p.link {
+        Some(f) => f(i),
+        None => format!("#v{}", i + 1),
+    };
+    let _ = write!(
+        s,
+        "<g class=\"{class}\" id=\"v{}\"><a href=\"{}\"><title>{}</title>\
+         <rect x=\"{left}\" y=\"{top}\" width=\"{w}\" height=\"{h}\" rx=\"3\"/>",
+        i + 1,
+        escape(&href),
+        escape(&tooltip(v))
+    );
+    if h >= LINE
+        && let Some(text) = fit_text(&v.value, w - 10)
+    {
         let _ = write!(
             s,
-            "<g class=\"{class}\" id=\"v{}\"><a href=\"{}\"><title>{}</title>\
-             <rect x=\"{left}\" y=\"{top}\" width=\"{w}\" height=\"{h}\" rx=\"3\"/>",
-            i + 1,
-            escape(&href),
-            escape(&tooltip(v))
+            "<text x=\"{}\" y=\"{}\">{}</text>",
+            left + 5,
+            top + h.min(28) / 2 + 4,
+            escape(&text)
         );
-        if h >= LINE
-            && let Some(text) = fit_text(&v.value, w - 10)
-        {
-            let _ = write!(
-                s,
-                "<text x=\"{}\" y=\"{}\">{}</text>",
-                left + 5,
-                top + h.min(28) / 2 + 4,
-                escape(&text)
-            );
-        }
-        if v.valid_to.is_infinite() {
-            let (ax, ay) = (right, top + h / 2);
-            let _ = write!(
-                s,
-                "<path class=\"open\" d=\"M{} {} L{ax} {ay} L{} {} Z\"/>",
-                ax - 8,
-                ay - 5,
-                ax - 8,
-                ay + 5
-            );
-        }
-        if v.tx_to.is_infinite() {
-            let (ax, ay) = (left + w / 2, bottom);
-            let _ = write!(
-                s,
-                "<path class=\"open\" d=\"M{} {} L{ax} {ay} L{} {} Z\"/>",
-                ax - 5,
-                ay - 8,
-                ax + 5,
-                ay - 8
-            );
-        }
-        s.push_str("</a></g>\n");
     }
+    if v.valid_to.is_infinite() {
+        let (ax, ay) = (right, top + h / 2);
+        let _ = write!(
+            s,
+            "<path class=\"open\" d=\"M{} {} L{ax} {ay} L{} {} Z\"/>",
+            ax - 8,
+            ay - 5,
+            ax - 8,
+            ay + 5
+        );
+    }
+    if v.tx_to.is_infinite() {
+        let (ax, ay) = (left + w / 2, bottom);
+        let _ = write!(
+            s,
+            "<path class=\"open\" d=\"M{} {} L{ax} {ay} L{} {} Z\"/>",
+            ax - 5,
+            ay - 8,
+            ax + 5,
+            ay - 8
+        );
+    }
+    s.push_str("</a></g>\n");
+}
 
-    // Now on both axes, and the read's lines.
+/// Now on both axes, the read's lines, the labels right of the plot, and a word when no
+/// version was ever recorded.
+fn draw_reads(s: &mut String, p: &Picture<'_>, l: &Layout) {
+    let (x0, y0, x1, y1) = l.plot();
     let (now_valid, now_tx) = p.now;
-    let nx = px(now_valid.micros());
-    let ny = py(now_tx.micros());
+    let nx = l.px(now_valid.micros());
+    let ny = l.py(now_tx.micros());
     let _ = writeln!(
         s,
         "<line class=\"now\" x1=\"{nx}\" y1=\"{y0}\" x2=\"{nx}\" y2=\"{y1}\"/>\
@@ -387,11 +273,12 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
         y0 - 8
     );
     if let Some(t) = p.valid_at {
-        let vx = px(t.micros());
+        let vx = l.px(t.micros());
         let text = format!("valid_at {}", ticks::full(t.micros()));
         // Centred under its line, kept inside the picture.
         let half = text_width(&text) / 2;
-        let cx = vx.clamp(half + 4, (width - half - 4).max(half + 4));
+        let cx = vx.clamp(half + 4, (l.width - half - 4).max(half + 4));
+        let valid_at_y = l.valid_at_y;
         let _ = writeln!(
             s,
             "<line class=\"read\" x1=\"{vx}\" y1=\"{y0}\" x2=\"{vx}\" y2=\"{y1}\"/>\
@@ -399,13 +286,13 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
         );
     }
     if let Some(t) = p.as_of {
-        let ay = py(t.micros());
+        let ay = l.py(t.micros());
         let _ = writeln!(
             s,
             "<line class=\"read\" x1=\"{x0}\" y1=\"{ay}\" x2=\"{x1}\" y2=\"{ay}\"/>"
         );
     }
-    for (ly, text, fill) in &right_labels {
+    for (ly, text, fill) in &l.right_labels {
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{ly}\" fill=\"{fill}\">{text}</text>",
@@ -416,12 +303,10 @@ fn draw(p: &Picture<'_>, standalone: bool) -> String {
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{}\" class=\"label\">no version of this key was ever recorded</text>",
-            left + 10,
+            l.left + 10,
             TOP + 30
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 /// The value on one line, cut with an ellipsis to fit `room` pixels; `None` when not

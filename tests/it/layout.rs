@@ -474,3 +474,102 @@ fn no_test_file_is_over_1500_lines() {
         too_long.join("\n")
     );
 }
+/// Lines a non-test function in `src/` may run to, counted from its `fn` line to its
+/// closing brace: past this it answers more than one question (issue 37).
+const LONGEST_FUNCTION: usize = 120;
+
+/// The functions of one source text longer than `LONGEST_FUNCTION`, as (name, lines), read
+/// textually: a `fn` line at some indent runs to the first `}` line at the same indent; a
+/// declaration or a one-line body has none. The text stops at `#[cfg(test)]`.
+fn long_functions(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.trim() == "#[cfg(test)]")
+        .unwrap_or(lines.len());
+    let lines = &lines[..end];
+    let mut long = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let Some(name) = fn_name(code) else { continue };
+        let head = code.split("//").next().unwrap_or("").trim_end();
+        if head.ends_with(';') || head.ends_with('}') {
+            continue;
+        }
+        let close = lines[start + 1..].iter().position(|l| {
+            let rest = l.strip_prefix(indent).unwrap_or("");
+            let at_indent = !rest.is_empty() && !rest.starts_with(char::is_whitespace);
+            // Past the signature, a line at the fn's own indent either closes it or
+            // begins another item (the fn had no body of its own).
+            at_indent && !["{", ")", ">", "where"].iter().any(|s| rest.starts_with(s))
+        });
+        if let Some(offset) = close {
+            let length = offset + 2;
+            let closes = lines[start + 1 + offset]
+                .strip_prefix(indent)
+                .is_some_and(|r| r.starts_with('}'));
+            if closes && length > LONGEST_FUNCTION {
+                long.push((name, length));
+            }
+        }
+    }
+    long
+}
+
+/// The name a line declares a function by (`pub(crate) async fn name<…>(` → `name`).
+fn fn_name(code: &str) -> Option<String> {
+    let mut words = code.split_whitespace();
+    while let Some(word) = words.next() {
+        match word {
+            "fn" => {
+                let name: String = words
+                    .next()?
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                return (!name.is_empty()).then_some(name);
+            }
+            w if w.starts_with("pub")
+                || ["async", "const", "unsafe", "extern", "\"C\""].contains(&w) => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+#[test]
+fn no_function_answers_more_than_one_question() {
+    let mut problems = Vec::new();
+    for path in all_sources() {
+        let rel = path.strip_prefix(src()).unwrap();
+        let is_test = rel.file_name().is_some_and(|n| n == "tests.rs")
+            || rel.components().any(|c| c.as_os_str() == "tests");
+        if is_test {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (name, length) in long_functions(&text) {
+            problems.push(format!("src/{}: {name} ({length} lines)", rel.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "split these into functions that each answer one question (at most {LONGEST_FUNCTION} lines):\n{}",
+        problems.join("\n")
+    );
+    // The check itself: a long function fails by name, whatever its signature's shape; a
+    // short one, a declaration, a one-line body and anything after `#[cfg(test)]` pass.
+    let body = "        step();\n".repeat(LONGEST_FUNCTION);
+    let synthetic = format!(
+        "pub trait T {{\n    fn declared(&self);\n}}\n\
+         fn short() {{\n    one();\n}}\n\
+         fn one_line() {{ one() }}\n\
+         impl S {{\n    pub(crate) async fn long<A>(\n        a: A,\n    ) -> u8\n    where\n        A: Copy,\n    {{\n{body}    }}\n}}\n\
+         #[cfg(test)]\nmod tests {{\n    fn long_test() {{\n{body}    }}\n}}\n"
+    );
+    assert_eq!(
+        long_functions(&synthetic),
+        vec![("long".to_string(), LONGEST_FUNCTION + 7)]
+    );
+}

@@ -113,10 +113,9 @@ pub(super) fn canonical_chain(
     // strictly in order, so the line feeds are found as they are needed, and carriage
     // returns in the same pass (a file with one is refused at the end). The file ends
     // with a line feed, so every line has its own.
-    let mut feeds = LineFeeds::new(bytes);
-    let mut line_at = |at: usize| -> (&str, usize) {
-        let end = feeds.next().unwrap_or(bytes.len());
-        (&text[at..end], (end + 1).min(bytes.len()))
+    let mut lines = Lines {
+        text,
+        feeds: LineFeeds::new(bytes),
     };
     let ChainScratch {
         batch,
@@ -134,7 +133,7 @@ pub(super) fn canonical_chain(
     let (mut pos, mut line_no) = (0usize, 0u32);
     while pos < bytes.len() {
         let head_start = pos;
-        let (head, next) = line_at(pos);
+        let (head, next) = lines.at(pos);
         line_no += 1;
         pos = next;
         if head.is_empty() {
@@ -142,57 +141,16 @@ pub(super) fn canonical_chain(
         }
         let key_text = head.strip_prefix("## ")?;
         let head_line = line_no;
-        let (blank, next) = line_at(pos);
-        let (fence, next) = line_at(next);
+        let (blank, next) = lines.at(pos);
+        let (fence, next) = lines.at(next);
         if !blank.is_empty() || fence != concat!("```", "mem7") {
             return None;
         }
         pos = next;
         line_no += 2;
-        // The envelope, to its closing fence, read as it goes (a line that is not plain
-        // sends the file to the general scanner, whose full parser reads it).
-        let mut fields = PlainFields::default();
-        let mut hash_line: Option<(usize, usize)> = None;
-        loop {
-            if pos >= bytes.len() {
-                return None;
-            }
-            let (line, next) = line_at(pos);
-            line_no += 1;
-            match line.as_bytes().first() {
-                Some(b'`') if line == "```" => {
-                    pos = next;
-                    break;
-                }
-                Some(b'`' | b'<') => return None,
-                Some(b'#') if line.starts_with("## ") => return None,
-                _ => {}
-            }
-            // The name is found in the next sixteen bytes, the line's feed stopping it.
-            match fields.take_named(line, super::lanes::name_len(&bytes[pos..]))? {
-                Taken::Hash if hash_line.is_none() => hash_line = Some((pos, next)),
-                Taken::Recorded(value) => recorded.push((head_line, span_in(text, trim(value)))),
-                _ => {}
-            }
-            pos = next;
-        }
-        // The body, to its `---`.
-        loop {
-            if pos >= bytes.len() {
-                return None;
-            }
-            let (line, next) = line_at(pos);
-            line_no += 1;
-            pos = next;
-            if line == "---" {
-                break;
-            }
-            // mem7 writes nothing else in a body. A hand-written or Go mem7 body (whose
-            // end and conflict rules differ) is left to the general scanner.
-            if !(line.is_empty() || line.starts_with('>')) {
-                return None;
-            }
-        }
+        let (fields, hash_line) =
+            read_envelope(&mut lines, &mut pos, &mut line_no, head_line, recorded)?;
+        skip_body(&mut lines, &mut pos, &mut line_no)?;
         // An envelope whose tier or op reads do not know is left to the general
         // scanner, so `verify` reads that file in full and names the entry.
         if !fields.words_known() {
@@ -223,23 +181,14 @@ pub(super) fn canonical_chain(
                 key,
             ),
         };
-        entries.push(ChainRecord {
-            key_span: span_in(text, trim(key_text)),
-            link: ChainEntry {
-                line: head_line,
-                prev: summary.prev,
-                claimed: summary.claimed,
-                computed,
-                legacy: summary.legacy,
-                seal: summary.seal,
-                file: 0,
-                first_in_file: false,
-            },
-            keyed: summary.keyed,
-            accepts: summary.accepts,
-        });
+        entries.push(chain_record(
+            span_in(text, trim(key_text)),
+            head_line,
+            summary,
+            computed,
+        ));
     }
-    if feeds.saw_carriage_return() {
+    if lines.feeds.saw_carriage_return() {
         return None;
     }
     let hashes = batch.finish(key);
@@ -251,6 +200,108 @@ pub(super) fn canonical_chain(
         problems: Vec::new(),
         torn_tail: None,
     })
+}
+
+/// The lines of a file that ends with a line feed, taken strictly in order: the line
+/// feeds are found as they are needed, and carriage returns in the same pass.
+struct Lines<'a> {
+    text: &'a str,
+    feeds: LineFeeds<'a>,
+}
+
+impl<'a> Lines<'a> {
+    /// The line that starts at `at` (the next one), and where the line after it starts.
+    #[inline(always)]
+    fn at(&mut self, at: usize) -> (&'a str, usize) {
+        let end = self.feeds.next().unwrap_or(self.text.len());
+        (&self.text[at..end], (end + 1).min(self.text.len()))
+    }
+}
+
+/// The envelope at `*pos`, to its closing fence, read as it goes: its fields and where its
+/// `hash` line is, noting its `recorded:` value under `head_line`. `None`: a line that is
+/// not plain, which sends the file to the general scanner (whose full parser reads it).
+#[inline(always)]
+fn read_envelope<'a>(
+    lines: &mut Lines<'a>,
+    pos: &mut usize,
+    line_no: &mut u32,
+    head_line: u32,
+    recorded: &mut Vec<(u32, std::ops::Range<usize>)>,
+) -> Option<(PlainFields<'a>, Option<(usize, usize)>)> {
+    let (text, bytes) = (lines.text, lines.text.as_bytes());
+    let mut fields = PlainFields::default();
+    let mut hash_line: Option<(usize, usize)> = None;
+    loop {
+        if *pos >= bytes.len() {
+            return None;
+        }
+        let (line, next) = lines.at(*pos);
+        *line_no += 1;
+        match line.as_bytes().first() {
+            Some(b'`') if line == "```" => {
+                *pos = next;
+                break;
+            }
+            Some(b'`' | b'<') => return None,
+            Some(b'#') if line.starts_with("## ") => return None,
+            _ => {}
+        }
+        // The name is found in the next sixteen bytes, the line's feed stopping it.
+        match fields.take_named(line, super::lanes::name_len(&bytes[*pos..]))? {
+            Taken::Hash if hash_line.is_none() => hash_line = Some((*pos, next)),
+            Taken::Recorded(value) => recorded.push((head_line, span_in(text, trim(value)))),
+            _ => {}
+        }
+        *pos = next;
+    }
+    Some((fields, hash_line))
+}
+
+/// Moves `*pos` past the body at it, to its `---`. `None`: a line mem7 does not write in
+/// a body (a hand-written or Go mem7 body, whose end and conflict rules differ, is left to
+/// the general scanner), or no `---`.
+#[inline(always)]
+fn skip_body(lines: &mut Lines<'_>, pos: &mut usize, line_no: &mut u32) -> Option<()> {
+    loop {
+        if *pos >= lines.text.len() {
+            return None;
+        }
+        let (line, next) = lines.at(*pos);
+        *line_no += 1;
+        *pos = next;
+        if line == "---" {
+            return Some(());
+        }
+        if !(line.is_empty() || line.starts_with('>')) {
+            return None;
+        }
+    }
+}
+
+/// The record of an entry read by the fast path (its file placed later).
+#[inline(always)]
+fn chain_record(
+    key_span: std::ops::Range<usize>,
+    head_line: u32,
+    summary: ChainSummary,
+    computed: ChainHash,
+) -> ChainRecord {
+    ChainRecord {
+        key_span,
+        link: ChainEntry {
+            line: head_line,
+            prev: summary.prev,
+            claimed: summary.claimed,
+            computed,
+            legacy: summary.legacy,
+            seal: summary.seal,
+            file: 0,
+            first_in_file: false,
+        },
+        keyed: summary.keyed,
+        accepts: summary.accepts,
+    }
 }
 
 /// The chain fields of an envelope.

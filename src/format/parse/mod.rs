@@ -235,15 +235,7 @@ fn scan<T>(
         };
         end_run(&mut out, &mut foreign);
         let key_text = t[3..].trim().to_string();
-        // The envelope runs to the closing fence.
-        let mut close = open + 1;
-        while close < lines.len()
-            && !is_fence_close(lines.text(close))
-            && !(conflicted && is_conflict_marker(lines.text(close)))
-            && entry_starts(&lines, close).is_none()
-        {
-            close += 1;
-        }
+        let close = envelope_close(&lines, open, conflicted);
         if close >= lines.len() || !is_fence_close(lines.text(close)) {
             out.problems.push(Problem {
                 line: line_no,
@@ -256,36 +248,7 @@ fn scan<T>(
             i = close.max(i + 1);
             continue;
         }
-        // The body runs to the `---` line; a new entry or a conflict first means torn.
-        // A Go mem7 body is read as the Go mem7 read it: any line whose trimmed text is
-        // `---` ends it, and git conflict regions inside it are text when they are whole
-        // (see `whole_region`). Whether the entry is a Go one is asked only when a line
-        // makes the difference, which is rare.
-        let mut legacy: Option<bool> = None;
-        let mut is_legacy =
-            || *legacy.get_or_insert_with(|| envelope_is_legacy(&lines, open, close));
-        let mut term = close + 1;
-        let mut found = false;
-        while term < lines.len() {
-            let t = lines.text(term);
-            if is_terminator(t) || (t.trim() == "---" && is_legacy()) {
-                found = true;
-                break;
-            }
-            if conflicted && is_conflict_marker(t) {
-                match is_legacy().then(|| whole_region(&lines, term)).flatten() {
-                    Some(end) => {
-                        term = end + 1;
-                        continue;
-                    }
-                    None => break,
-                }
-            }
-            if entry_starts(&lines, term).is_some() {
-                break;
-            }
-            term += 1;
-        }
+        let (term, found) = body_end(&lines, open, close, conflicted);
         if !found {
             out.problems.push(Problem {
                 line: line_no,
@@ -310,6 +273,66 @@ fn scan<T>(
         i = term + 1;
     }
     end_run(&mut out, &mut foreign);
+    mark_tail(&mut out, &lines, last_end_line, last_torn);
+    out
+}
+
+/// The line of the envelope's closing fence, from its opening at `open` (or the line a
+/// conflict marker or a new entry stops it at, or past the end).
+#[inline]
+fn envelope_close(lines: &Lines<'_>, open: usize, conflicted: bool) -> usize {
+    let mut close = open + 1;
+    while close < lines.len()
+        && !is_fence_close(lines.text(close))
+        && !(conflicted && is_conflict_marker(lines.text(close)))
+        && entry_starts(lines, close).is_none()
+    {
+        close += 1;
+    }
+    close
+}
+
+/// The body after the envelope (`open`..`close`) runs to the `---` line: that line and
+/// `true`, or, when a new entry or a conflict comes first (torn), where it stopped and
+/// `false`. A Go mem7 body is read as the Go mem7 read it: any line whose trimmed text is
+/// `---` ends it, and git conflict regions inside it are text when they are whole (see
+/// `whole_region`). Whether the entry is a Go one is asked only when a line makes the
+/// difference, which is rare.
+#[inline]
+fn body_end(lines: &Lines<'_>, open: usize, close: usize, conflicted: bool) -> (usize, bool) {
+    let mut legacy: Option<bool> = None;
+    let mut is_legacy = || *legacy.get_or_insert_with(|| envelope_is_legacy(lines, open, close));
+    let mut term = close + 1;
+    while term < lines.len() {
+        let t = lines.text(term);
+        if is_terminator(t) || (t.trim() == "---" && is_legacy()) {
+            return (term, true);
+        }
+        if conflicted && is_conflict_marker(t) {
+            match is_legacy().then(|| whole_region(lines, term)).flatten() {
+                Some(end) => {
+                    term = end + 1;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        if entry_starts(lines, term).is_some() {
+            break;
+        }
+        term += 1;
+    }
+    (term, false)
+}
+
+/// Where the file's torn tail starts (the last torn entry, when nothing complete follows
+/// it) and whether its tail is clean (blank after the last complete entry, nothing torn).
+fn mark_tail<T>(
+    out: &mut Scanned<T>,
+    lines: &Lines<'_>,
+    last_end_line: usize,
+    last_torn: Option<usize>,
+) {
     let complete_end = last_end_line
         .checked_sub(1)
         .filter(|&l| l < lines.len())
@@ -318,7 +341,6 @@ fn scan<T>(
     out.clean_tail = (last_end_line.min(lines.len())..lines.len())
         .all(|k| lines.text(k).trim().is_empty())
         && out.problems.iter().all(|p| p.kind != ProblemKind::Torn);
-    out
 }
 
 /// Reads the entry whose heading, envelope fences and terminator are at `at`.

@@ -142,29 +142,12 @@ pub fn record(
         .scope_roots(flag)
         .iter()
         .any(|(_, root)| crate::store::is_workspace(root));
-    let mut queue: Vec<Record> = Vec::new();
     let claimed = if any_workspace {
         spool::claim(&home)
     } else {
         Vec::new()
     };
-    let mut later: Vec<Record> = Vec::new();
-    for path in &claimed {
-        let (records, bad) = spool::read(path);
-        if bad > 0 {
-            report.dropped += bad;
-            report
-                .why
-                .push(format!("dropped {bad} spool lines that do not read"));
-        }
-        for r in records {
-            if from_spool.is_none_or(|n| queue.len() < n) {
-                queue.push(r);
-            } else {
-                later.push(r);
-            }
-        }
-    }
+    let (mut queue, later) = read_claimed(&claimed, from_spool, &mut report);
     queue.extend(writes.into_iter().map(|write| Record { client, write }));
     if !any_workspace {
         report.dropped += queue.len();
@@ -218,29 +201,63 @@ pub fn record(
     }
     rest.extend(later);
     if !rest.is_empty() {
-        let why = stopped.unwrap_or_else(|| "the spool holds more than one run applies".into());
-        match spool::append(&home, &rest) {
-            Ok(()) => {
-                report.spooled += rest.len();
-                report.why.push(format!(
-                    "spooled {} writes in {}: {why}",
-                    rest.len(),
-                    spool::dir(&home).display()
-                ));
-            }
-            Err(e) => {
-                report.dropped += rest.len();
-                report.why.push(format!(
-                    "dropped {} writes ({why}); the spool: {e}",
-                    rest.len()
-                ));
-            }
-        }
+        spool_rest(&home, &rest, stopped, &mut report);
     }
     for path in claimed {
         let _ = std::fs::remove_file(path);
     }
     report
+}
+
+/// The records of the claimed spool files: those this run applies (the first
+/// `from_spool`, or all) and those left for later; lines that do not read are dropped.
+fn read_claimed(
+    claimed: &[PathBuf],
+    from_spool: Option<usize>,
+    report: &mut Report,
+) -> (Vec<Record>, Vec<Record>) {
+    let mut queue: Vec<Record> = Vec::new();
+    let mut later: Vec<Record> = Vec::new();
+    for path in claimed {
+        let (records, bad) = spool::read(path);
+        if bad > 0 {
+            report.dropped += bad;
+            report
+                .why
+                .push(format!("dropped {bad} spool lines that do not read"));
+        }
+        for r in records {
+            if from_spool.is_none_or(|n| queue.len() < n) {
+                queue.push(r);
+            } else {
+                later.push(r);
+            }
+        }
+    }
+    (queue, later)
+}
+
+/// Spools the writes this run did not apply (`stopped` says why), or drops them when the
+/// spool does not take them.
+fn spool_rest(home: &Path, rest: &[Record], stopped: Option<String>, report: &mut Report) {
+    let why = stopped.unwrap_or_else(|| "the spool holds more than one run applies".into());
+    match spool::append(home, rest) {
+        Ok(()) => {
+            report.spooled += rest.len();
+            report.why.push(format!(
+                "spooled {} writes in {}: {why}",
+                rest.len(),
+                spool::dir(home).display()
+            ));
+        }
+        Err(e) => {
+            report.dropped += rest.len();
+            report.why.push(format!(
+                "dropped {} writes ({why}); the spool: {e}",
+                rest.len()
+            ));
+        }
+    }
 }
 
 /// After an ordinary write (`mem7 store`): applies what hooks spooled, when anything
