@@ -1,7 +1,7 @@
 //! Embedding providers: the text of a version turned into a vector, for meaning search.
 //!
 //! One trait, [`Embedder`], three providers: the local all-MiniLM-L6-v2 model run
-//! in-process ([`local`]), and two HTTP APIs ([`http`]): Ollama and the OpenAI-compatible
+//! in-process ([`local`]), and two HTTP APIs ([`remote`]): Ollama and the OpenAI-compatible
 //! `/embeddings` (OpenAI, llama.cpp server, vLLM, LM Studio). Which one is used comes from
 //! `mem7.yaml` (`embeddings:`) and the `MEM7_EMBED_*` variables, resolved by [`resolve`].
 //!

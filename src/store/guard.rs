@@ -153,11 +153,10 @@ pub fn repair_utf8(bytes: &mut [u8]) -> Vec<usize> {
 
 impl super::Workspace {
     /// Reads a memory file into `buf` (reusing its memory, so a thread reading many
-    /// files allocates once) as [`map`](super::Workspace::map) would give it: its text,
-    /// bytes that are not UTF-8 read as `?`, and the 1-based line of each such byte.
-    /// `verify` reads this way: mapping and unmapping a file on each of several busy
-    /// threads costs more than the copy (each unmapping interrupts the other cores to
-    /// flush their TLBs).
+    /// files allocates once): its text, bytes that are not UTF-8 read as `?`, and the
+    /// 1-based line of each such byte. `verify` reads this way. Memory files are never
+    /// mapped: people and git cut them short without the lock, and a mapped file cut
+    /// short faults the process.
     pub fn read_text_into<'b>(
         &self,
         name: &str,

@@ -21,7 +21,7 @@
 //! Otherwise, when at most two words are left on each side, none of them a number and
 //! no pair of them a known contrast (`primary` / `replica`, `staging` / `production`),
 //! the engine asks the model: when one word is left on each side, one of them a generic
-//! word a key names its thing by ([`GENERIC`]: `system`, `platform`, `backend`…) and the
+//! word a key names its thing by (`GENERIC`: `system`, `platform`, `backend`…) and the
 //! other a specific one (`queue:system` / `queue:broker`), whether the whole keys are
 //! near in meaning ([`Verdict::AskQualifier`]); else whether the leftover words and the
 //! whole keys both are ([`Verdict::AskMeaning`]). Compounds pair with their spaced form
