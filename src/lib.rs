@@ -16,6 +16,7 @@ pub mod front;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod index;
+pub mod live;
 pub mod mcp;
 pub mod store;
 pub mod sync;

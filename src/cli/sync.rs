@@ -228,7 +228,7 @@ fn run_at(
     }
 }
 
-/// One timed sync of `mem7 watch` (run by [`crate::front::serve_loop`]): its report as log
+/// One timed sync of `mem7 watch` (run by [`crate::live::serve_loop`]): its report as log
 /// lines on standard output, a failure or refusal on standard error. Never fails the
 /// watch (only a closed output does).
 pub(super) fn watch_sync(

@@ -1,4 +1,4 @@
-//! `mem7 watch`: the shell's watcher loop ([`crate::front::serve_loop`]) with a log of
+//! `mem7 watch`: the shell's watcher loop ([`crate::live::serve_loop`]) with a log of
 //! timestamped lines, what was applied and filled in on standard output, failures on
 //! standard error.
 
@@ -9,9 +9,9 @@ use super::{Cli, EXIT_OK, Env, sync, write_out};
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine, FillStats};
 use crate::error::{Error, Result};
-use crate::front::serve_loop;
-use crate::front::serve_loop::{Log, Options, Watch};
 use crate::front::session::{self, Session, Voice};
+use crate::live::serve_loop;
+use crate::live::serve_loop::{Log, Options, Watch};
 
 /// `mem7 watch`.
 pub(super) fn run(

@@ -1,5 +1,6 @@
 //! The front-end support layer: what the CLI, the MCP server and the page stand on, and
-//! none of them owns. The architecture doc draws it as one box.
+//! none of them owns: what they say and check. The long-running machinery they run is
+//! [`crate::live`].
 //!
 //! - [`env`](mod@env): the process's environment, captured once.
 //! - [`request`]: one parser per argument, for flags and tool arguments alike.
@@ -8,13 +9,10 @@
 //! - [`block`]: the context block a session starts with.
 //! - [`session`]: opening the engine for a front end, one session shared by requests,
 //!   the voice a front end speaks with on standard error.
-//! - [`serve_loop`] and [`fill`]: the long-running loop that catches the index up with
-//!   the files, and the background vector fill.
 //! - [`owners`]: whose settings count (a project's `mem7.yaml` widens nothing until the
 //!   user approves it).
 //! - [`workspaces`]: which workspaces (local, project, user) a command opens, and where
 //!   a write goes; what a read means across them is [`crate::engine::Scopes`].
-//! - [`events`]: file-system events (notify), debounced.
 //! - [`capture`]: hooks' events written as facts without waiting, the spool, and
 //!   where a checkout left off.
 
@@ -22,13 +20,10 @@ pub mod auth;
 pub mod block;
 pub mod capture;
 pub mod env;
-pub mod events;
-pub mod fill;
 pub mod notes;
 pub mod owners;
 pub mod render;
 pub mod request;
-pub mod serve_loop;
 pub mod session;
 pub mod wire;
 pub mod workspaces;

@@ -1,7 +1,7 @@
 //! Opening the engine for a front end (the workspace from [`Env`], what opening found
 //! said on standard error, meaning search on or a warning), one server session shared by
 //! every request, and the notes for a person. The watcher loop and the background vector
-//! fill that use the session are [`super::serve_loop`] and [`super::fill`]. The CLI, the
+//! fill that use the session are [`crate::live::serve_loop`] and [`crate::live::fill`]. The CLI, the
 //! MCP server and the page are thin layers over it; it knows none of them.
 
 use std::path::Path;

@@ -7,8 +7,8 @@ use super::{MemoryServer, RECONCILE_EVERY};
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine};
 use crate::error::{Error, Result};
-use crate::front::serve_loop::{Log, Options, Watch};
 use crate::front::session::Voice;
+use crate::live::serve_loop::{Log, Options, Watch};
 
 impl MemoryServer {
     /// Keeps the index current in the background: catches up when files change and
@@ -26,7 +26,7 @@ impl MemoryServer {
                 let opts = Options {
                     interval: RECONCILE_EVERY,
                     sync_every: None,
-                    fill_step: Some(crate::front::fill::FILL_STEP),
+                    fill_step: Some(crate::live::fill::FILL_STEP),
                     full_text: false,
                 };
                 if let Err(e) = watch.run(&session, &opts, &mut WatchLog) {

@@ -8,7 +8,7 @@
 //!
 //! The server keeps its index current while it runs: every call first applies what
 //! changed in the files (the cheap start-up check, [`Session::call`]), and a watcher
-//! thread ([`crate::front::serve_loop`]) catches up in the background when files change or,
+//! thread ([`crate::live::serve_loop`]) catches up in the background when files change or,
 //! since watchers miss events, every few seconds. The tools' argument structs are in
 //! `params.rs`, their answers in `output.rs`.
 

@@ -5,9 +5,9 @@
 //! stores left for after their answer. `mem7 watch`, whose engine nobody else waits for,
 //! fills at one go.
 
-use super::session::Session;
 use crate::engine::{FillStats, Filler};
 use crate::error::Result;
+use crate::front::session::Session;
 
 /// Texts a server's fill lists per round (each round reads what waits anew, without the
 /// engine; they are embedded one at a time).

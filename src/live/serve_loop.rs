@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::fill::{self, LastError};
-use super::session::Session;
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine, FillStats};
 use crate::error::{Error, Result};
+use crate::front::session::Session;
 use crate::store::{self, FileStat};
 
 /// How the loop wakes.
@@ -87,7 +87,7 @@ pub fn sync_every(
 /// A watcher on the workspace's memory files, with what the loop remembers between
 /// wakes.
 pub struct Watch {
-    watcher: crate::front::events::Watcher,
+    watcher: super::events::Watcher,
     /// Answers other commands' start-ups while the watch lives, when no other process
     /// does (tried again on each wake, so one takes over when the other ends).
     vouching: store::vouch::Vouching,
@@ -112,7 +112,7 @@ impl Watch {
     pub fn start(engine: &Engine) -> Result<Watch> {
         let memory = engine.workspace().root().join(store::MEMORY_DIR);
         std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
-        let watcher = crate::front::events::Watcher::new(&memory, Duration::from_millis(200))?;
+        let watcher = super::events::Watcher::new(&memory, Duration::from_millis(200))?;
         let mut vouching = store::vouch::Vouching::default();
         let vouch_error = vouching.keep_up(engine.workspace());
         Ok(Watch {
@@ -157,7 +157,7 @@ impl Watch {
                     .min(due.saturating_duration_since(Instant::now()))
             });
             let wake = self.watcher.next(wait);
-            if wake == crate::front::events::Wake::Closed {
+            if wake == super::events::Wake::Closed {
                 return Ok(());
             }
             if let Some(e) = self.vouching.keep_up(session.engine().workspace()) {
@@ -181,9 +181,7 @@ impl Watch {
                 // A wake without an event is the reconcile: it checks every day file,
                 // for what the watcher (this process's or another's) cannot see.
                 let caught = match (wake, opts.full_text) {
-                    (crate::front::events::Wake::Tick, full_text) => {
-                        engine.reconcile(now, full_text)
-                    }
+                    (super::events::Wake::Tick, full_text) => engine.reconcile(now, full_text),
                     (_, true) => engine.catch_up(now),
                     (_, false) => engine.catch_up_versions(now),
                 };
