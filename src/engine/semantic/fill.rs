@@ -42,6 +42,25 @@ impl Engine {
         max: Option<usize>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<FillStats> {
+        self.fill_waiting(Take::All(max), &mut |_| false, progress)
+    }
+
+    /// Embeds waiting texts, the newest versions' first, a batch at a time until
+    /// `budget` is spent (one batch at least); the rest wait for the next fill.
+    fn fill_newest(&mut self, budget: std::time::Duration) -> Result<FillStats> {
+        let started = std::time::Instant::now();
+        let mut spent = |_: usize| started.elapsed() >= budget;
+        self.fill_waiting(Take::Newest, &mut spent, &mut |_, _| {})
+    }
+
+    /// Embeds the waiting texts `take` names, a batch at a time, until `stop(computed)`
+    /// says so after a batch (one batch at least), and caches their vectors.
+    fn fill_waiting(
+        &mut self,
+        take: Take,
+        stop: &mut dyn FnMut(usize) -> bool,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<FillStats> {
         let Some(model) = self.embedding_model() else {
             return Err(off_error(&self.embed.resolved));
         };
@@ -55,15 +74,29 @@ impl Engine {
         self.cache()?;
         let cache = self.embed.cache.as_ref().expect("opened above");
         let sentences = self.ws.config().search.sentences();
-        let (waiting, missing) =
-            vectors::missing_texts(&self.index, cache, &model, max, keys, sentences)?;
+        let (waiting, missing) = match take {
+            Take::All(max) => {
+                vectors::missing_texts(&self.index, cache, &model, max, keys, sentences)?
+            }
+            Take::Newest => vectors::missing_texts_newest(
+                &self.index,
+                cache,
+                &model,
+                INLINE_FILL_KEEP,
+                keys,
+                sentences,
+            )?,
+        };
         let mut stats = FillStats {
             missing: waiting,
             computed: 0,
             model: model.clone(),
         };
         progress(0, missing.len());
-        for chunk in missing.chunks(batch) {
+        for chunk in missing.chunks(batch.max(1)) {
+            if stats.computed > 0 && stop(stats.computed) {
+                break;
+            }
             let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
             let computed = self.embedder()?.embed(&texts)?;
             let items: Vec<([u8; 32], Vec<f32>)> =
@@ -74,48 +107,14 @@ impl Engine {
         }
         Ok(stats)
     }
+}
 
-    /// Embeds waiting texts, the newest versions' first, a batch at a time until
-    /// `budget` is spent (one batch at least); the rest wait for the next fill.
-    fn fill_newest(&mut self, budget: std::time::Duration) -> Result<FillStats> {
-        let started = std::time::Instant::now();
-        let Some(model) = self.embedding_model() else {
-            return Err(off_error(&self.embed.resolved));
-        };
-        let batch = match &self.embed.resolved {
-            Resolved::On(spec) => spec.batch_size,
-            Resolved::Off { .. } => unreachable!("checked above"),
-        };
-        let keys = self.local_model_on();
-        self.cache()?;
-        let cache = self.embed.cache.as_ref().expect("opened above");
-        let sentences = self.ws.config().search.sentences();
-        let (waiting, missing) = vectors::missing_texts_newest(
-            &self.index,
-            cache,
-            &model,
-            INLINE_FILL_KEEP,
-            keys,
-            sentences,
-        )?;
-        let mut stats = FillStats {
-            missing: waiting,
-            computed: 0,
-            model: model.clone(),
-        };
-        for chunk in missing.chunks(batch.max(1)) {
-            if stats.computed > 0 && started.elapsed() >= budget {
-                break;
-            }
-            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
-            let computed = self.embedder()?.embed(&texts)?;
-            let items: Vec<([u8; 32], Vec<f32>)> =
-                chunk.iter().map(|(h, _)| *h).zip(computed).collect();
-            self.cache()?.put_many(&model, &items)?;
-            stats.computed += items.len();
-        }
-        Ok(stats)
-    }
+/// Which waiting texts a fill takes.
+enum Take {
+    /// All of them (at most this many, when given), in the index's order.
+    All(Option<usize>),
+    /// The newest versions' first, at most [`INLINE_FILL_KEEP`].
+    Newest,
 }
 
 impl Engine {
