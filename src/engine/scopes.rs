@@ -186,9 +186,13 @@ impl<'a> Scopes<'a> {
         tier: Option<Tier>,
         now: TxTime,
     ) -> Result<Vec<Scoped>> {
-        crate::core::validate::lookup_key(key)?;
-        let per = self.each_at(clocks, now, tier, |e, at| e.recall(key, &[], at))?;
-        Ok(shadow(per))
+        self.ask(Ask {
+            key: Some(key),
+            tags: &[],
+            clocks,
+            tier,
+            now,
+        })
     }
 
     /// A read of one key, or of every key carrying the tags: what `recall` asks from

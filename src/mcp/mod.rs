@@ -127,8 +127,7 @@ impl MemoryServer {
             };
             let asked = req.tier.unwrap_or(Tier::Inferred);
             let scope = request::level("scope", p.scope.as_deref())?;
-            let primary = engine.workspace().root().to_path_buf();
-            let target = workspaces::write_target(env, Some(&primary), &req.key, scope)?;
+            let target = write_target(engine, env, &req.key, scope)?;
             // Checked against the settings of the workspace written to, before it is
             // opened (or, a local scope's first write, made).
             let req = crate::engine::check(req, &target.config(env)?, now)?;
@@ -386,8 +385,7 @@ impl MemoryServer {
             let agent = agent_name(env, p.agent.as_deref(), client.as_deref());
             crate::core::validate::agent(&agent)?;
             let scope = request::level("scope", p.scope.as_deref())?;
-            let primary = engine.workspace().root().to_path_buf();
-            let target = workspaces::write_target(env, Some(&primary), &p.key, scope)?;
+            let target = write_target(engine, env, &p.key, scope)?;
             let mut engine = write_engine(engine, env, &target)?;
             let outcome =
                 engine.forget(&p.key, p.entry.as_deref(), (&agent, Writer::Model), now)?;

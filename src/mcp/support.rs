@@ -14,6 +14,18 @@ use crate::front::request;
 use crate::front::workspaces::Target;
 use crate::store::Workspace;
 
+/// Where a tool's write of `key` goes (`scope`, else the key's class), found from the
+/// server's own workspace; nothing is made until [`Target::ready`].
+pub(super) fn write_target(
+    engine: &Engine,
+    env: &Env,
+    key: &str,
+    scope: Option<crate::core::level::Level>,
+) -> Result<Target> {
+    let primary = engine.workspace().root().to_path_buf();
+    crate::front::workspaces::write_target(env, Some(&primary), key, scope)
+}
+
 /// The engine a tool's write to `target` goes through: the server's own when the
 /// target is its workspace, else that workspace's, opened for the call (once the request
 /// passed its checks: [`Target::ready`] has made a new local scope).
