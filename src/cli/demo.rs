@@ -87,7 +87,16 @@ pub fn run(out: &mut dyn Write) -> Result<()> {
         ));
         let found: Vec<_> =
             crate::engine::Scopes::lent(crate::core::level::Level::User, &mut engine)
-                .recall("event7:host", (va, Some(ao)), None, now)?
+                .recall(
+                    "event7:host",
+                    crate::engine::ReadAt {
+                        valid_at: va,
+                        as_of: Some(ao),
+                        now,
+                    },
+                    None,
+                )?
+                .rows
                 .into_iter()
                 .map(|s| s.version)
                 .collect();

@@ -12,8 +12,8 @@ use super::{
 use crate::core::level::Level;
 use crate::core::tier::Tier;
 use crate::core::time::TxTime;
-use crate::engine::{Ask, Scoped};
 use crate::engine::{Engine, Timeline, TimelineClock};
+use crate::engine::{Find, ReadAt, Scoped};
 use crate::error::{Error, Result};
 use crate::front::session::{self, Voice};
 use crate::front::workspaces;
@@ -34,18 +34,20 @@ pub(super) fn recall(
     let (valid_at, as_of) = read_times(at, now)?;
     crate::core::validate::lookup_key(key)?;
     let mut scopes = workspaces::open(env, cli.workspace.as_deref(), scope)?;
-    let found = scopes.ask(Ask {
-        key: Some(key),
-        tags: &[],
-        clocks: (valid_at, as_of),
+    let found = scopes.recall(
+        key,
+        ReadAt {
+            valid_at,
+            as_of,
+            now,
+        },
         tier,
-        now,
-    })?;
-    let as_of = scopes.stated_clocks((valid_at, as_of), now)?.as_of;
-    print_scoped(out, &found, json, scopes.stacked(), || {
+    )?;
+    let as_of = found.at.as_of;
+    print_scoped(out, &found.rows, json, scopes.stacked(), || {
         format!("mem7: no version of {key} is valid at {valid_at} as of {as_of}")
     })?;
-    if found.is_empty() {
+    if found.rows.is_empty() {
         print_near_keys(scopes.narrowest(), env, key, now)?;
         return Ok(EXIT_NOT_FOUND);
     }
@@ -110,9 +112,14 @@ pub(super) fn list(cli: &Cli, env: &Env, out: &mut dyn Write, a: &args::ListArgs
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let mut scopes = workspaces::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let versions = scopes.list((prefix, tags), (valid_at, as_of), tier, now)?;
-    let as_of = scopes.stated_clocks((valid_at, as_of), now)?.as_of;
-    print_scoped(out, &versions, json, scopes.stacked(), || {
+    let at = ReadAt {
+        valid_at,
+        as_of,
+        now,
+    };
+    let found = scopes.list((prefix, tags), at, tier)?;
+    let as_of = found.at.as_of;
+    print_scoped(out, &found.rows, json, scopes.stacked(), || {
         format!("mem7: no keys match at valid_at {valid_at} as of {as_of}")
     })?;
     Ok(EXIT_OK)
@@ -171,29 +178,31 @@ pub(super) fn search(
         ));
     }
     let mut scopes = workspaces::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let asked = as_of;
-    let as_of = scopes.stated_clocks((valid_at, asked), now)?.as_of;
     for layer in &mut scopes.layers {
         if !*raw && mode != crate::engine::SearchMode::Lexical {
             session::enable_embeddings(&mut layer.engine, env)?;
         }
     }
-    let req = crate::engine::SearchRequest {
+    let find = Find {
         text: query.clone(),
         raw: *raw,
-        valid_at,
-        as_of,
         tags: tags.clone(),
         key_prefix: key_prefix.clone(),
         limit: *limit,
         mode,
     };
-    let found = scopes.search((&req, asked), tier.wanted(), now);
+    let at = ReadAt {
+        valid_at,
+        as_of,
+        now,
+    };
+    let found = scopes.search(&find, at, tier.wanted());
     for layer in &mut scopes.layers {
         Voice::CLI.notes(&mut layer.engine);
         layer.engine.leave_embedder_to_exit();
     }
-    let hits = found?;
+    let found = found?;
+    let (hits, as_of) = (found.rows, found.at.as_of);
     // JSON always says each hit's scope; the text only when several are open.
     let stacked = scopes.stacked();
     let shown: Vec<_> = hits
@@ -316,7 +325,12 @@ pub(super) fn export(
     } else if stacked && format == crate::transfer::export::Format::Json {
         // Every scope, as `list --json` shows them (held in memory: scopes are small
         // beside a project's history; one workspace streams below).
-        let versions = scopes.list((None, &[]), (valid_at, as_of), None, now)?;
+        let at = ReadAt {
+            valid_at,
+            as_of,
+            now,
+        };
+        let versions = scopes.list((None, &[]), at, None)?.rows;
         crate::transfer::write_output(output.as_deref(), out, &mut |w| {
             for s in &versions {
                 w.write_all(wire::scoped_json_line(s).as_bytes())
@@ -364,26 +378,27 @@ pub(super) fn context_text(
     let now = env.now()?;
     let (valid_at, as_of) = read_times(at, now)?;
     let mut scopes = workspaces::open(env, cli.workspace.as_deref(), a.scope.level())?;
-    let asked = as_of;
-    let as_of = scopes.stated_clocks((valid_at, asked), now)?.as_of;
-    if query.is_some_and(|q| !q.trim().is_empty()) {
-        workspaces::enable_embeddings(&mut scopes, env, Voice::CLI);
-    }
-    let req = crate::front::block::ContextRequest {
+    let req = crate::engine::ContextRequest {
         query: query.map(str::to_string),
-        valid_at,
-        as_of,
+        at: ReadAt {
+            valid_at,
+            as_of,
+            now,
+        },
         max_chars,
         tier,
     };
-    let gathered = crate::front::block::gather(&mut scopes, &req, asked, now);
+    if req.question().is_some() {
+        workspaces::enable_embeddings(&mut scopes, env, Voice::CLI);
+    }
+    let gathered = scopes.context(&req);
     for layer in &mut scopes.layers {
         Voice::CLI.notes(&mut layer.engine);
     }
     let mut gathered = gathered?;
     // The block of a session's start (no question, no other time, every tier) leads
     // with where this checkout left off.
-    let plain = query.is_none_or(|q| q.trim().is_empty())
+    let plain = req.question().is_none()
         && at.valid_at.is_none()
         && at.as_of.is_none()
         && tier.is_none_or(|t| t == crate::core::Tier::Inferred);

@@ -3,6 +3,7 @@
 //! it never reads the environment and never prints.
 
 mod api;
+mod context;
 mod decide;
 mod deferred;
 mod fresh;
@@ -19,12 +20,13 @@ mod write;
 
 pub use crate::index::fusion::reciprocal_rank as fuse;
 pub use api::*;
+pub use context::{Context, ContextRequest};
 pub use deferred::Filler;
 pub use fresh::FreshCheck;
 pub use held::entry_agent;
 pub use import::{validate_import, validate_record};
 pub use note::Note;
-pub use scopes::{Ask, Held, Layer, Scoped, ScopedHit, Scopes};
+pub use scopes::{Answered, Ask, Find, Held, Layer, ReadAt, Scoped, ScopedHit, Scopes};
 pub use semantic::FillStats;
 pub use write::{Checked, check, validate_store};
 

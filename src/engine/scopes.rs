@@ -15,7 +15,7 @@
 use std::collections::HashSet;
 use std::ops::{Deref, DerefMut};
 
-use super::{Clocks, Engine, Narrow, SearchHit, SearchRequest, Window};
+use super::{Clocks, Engine, Narrow, SearchHit, SearchMode, SearchRequest, Window};
 use crate::core::Version;
 use crate::core::level::Level;
 use crate::core::tier::{self, Tier};
@@ -80,17 +80,53 @@ pub struct ScopedHit {
     pub shadowed: bool,
 }
 
+/// The clocks a read asks for, before any scope resolves them: each scope resolves
+/// them once, as it reads, and the answer states the narrowest scope's
+/// ([`Answered::at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadAt {
+    /// The valid time asked about.
+    pub valid_at: ValidTime,
+    /// The `as_of` asked; `None`: what each scope believes now.
+    pub as_of: Option<TxTime>,
+    /// This machine's clock, read once for the request.
+    pub now: TxTime,
+}
+
+/// A read's rows across the scopes, and the clocks its answer states: the narrowest
+/// scope's, as resolved for the read itself.
+#[derive(Clone, Debug)]
+pub struct Answered<T> {
+    pub at: Clocks,
+    pub rows: Vec<T>,
+}
+
+/// Each scope's versions, narrowest first.
+type PerScope = Vec<(Level, Vec<Version>)>;
+
 /// What a read of one key or of tags asks, as every front end gives it.
 #[derive(Clone, Copy, Debug)]
 pub struct Ask<'q> {
     /// The key to recall; `None` reads every key carrying `tags`.
     pub key: Option<&'q str>,
     pub tags: &'q [String],
-    /// The valid time asked, and the `as_of` asked (`None`: what each scope believes
-    /// now).
-    pub clocks: (ValidTime, Option<TxTime>),
+    pub at: ReadAt,
     pub tier: Option<Tier>,
-    pub now: TxTime,
+}
+
+/// What a search asks, as every front end gives it; [`Scopes::search`] adds each
+/// scope's clocks.
+#[derive(Clone, Debug, Default)]
+pub struct Find {
+    /// The words (or, with `raw`, tantivy query syntax) to look for.
+    pub text: String,
+    pub raw: bool,
+    /// Only versions carrying every one of these tags.
+    pub tags: Vec<String>,
+    pub key_prefix: Option<String>,
+    /// How many hits, 1 to [`MAX_HITS`].
+    pub limit: usize,
+    pub mode: SearchMode,
 }
 
 impl<'a> Scopes<'a> {
@@ -140,7 +176,7 @@ impl<'a> Scopes<'a> {
     }
 
     /// Each open scope's answer to a read, narrowest first.
-    pub fn each<T>(
+    fn each<T>(
         &mut self,
         mut read: impl FnMut(&mut Engine) -> Result<Vec<T>>,
     ) -> Result<Vec<(Level, Vec<T>)>> {
@@ -150,67 +186,67 @@ impl<'a> Scopes<'a> {
             .collect()
     }
 
-    /// Each open scope's versions from `read` at its own clocks (`as_of` resolved per
-    /// scope), of `tier` only. Filtered before shadowing: a scope whose versions the
-    /// filter drops does not answer for the key.
+    /// Each open scope's clocks for a read at `at`, narrowest first: each resolved once.
+    pub fn clocks(&self, at: ReadAt) -> Result<Vec<Clocks>> {
+        self.layers
+            .iter()
+            .map(|l| l.engine.clocks(at.valid_at, at.as_of, at.now))
+            .collect()
+    }
+
+    /// Each open scope's versions from `read` at its own clocks (`as_of` resolved once
+    /// per scope), of `tier` only, and the narrowest scope's clocks. Filtered before
+    /// shadowing: a scope whose versions the filter drops does not answer for the key.
     fn each_at(
         &mut self,
-        (valid_at, as_of): (ValidTime, Option<TxTime>),
-        now: TxTime,
+        at: ReadAt,
         tier: Option<Tier>,
         mut read: impl FnMut(&mut Engine, Clocks) -> Result<Vec<Version>>,
-    ) -> Result<Vec<(Level, Vec<Version>)>> {
-        self.each(|e| {
-            let at = e.clocks(valid_at, as_of, now)?;
-            let mut found = read(e, at)?;
+    ) -> Result<(Clocks, PerScope)> {
+        let clocks = self.clocks(at)?;
+        let mut per = Vec::with_capacity(clocks.len());
+        for (layer, &at) in self.layers.iter_mut().zip(&clocks) {
+            let mut found = read(&mut layer.engine, at)?;
             found.retain(|v| tier::keeps(tier, v.tier));
-            Ok(found)
-        })
+            per.push((layer.level, found));
+        }
+        Ok((clocks[0], per))
     }
 
-    /// The clocks a read states in its answer: the narrowest scope's.
-    pub fn stated_clocks(
-        &self,
-        (valid_at, as_of): (ValidTime, Option<TxTime>),
-        now: TxTime,
-    ) -> Result<Clocks> {
-        self.layers[0].engine.clocks(valid_at, as_of, now)
-    }
-
-    /// The versions of `key` matching (`valid_at`, `as_of`) in every scope: the
-    /// narrowest scope's first, then the shadowed ones of wider scopes.
+    /// The versions of `key` matching `at` in every scope: the narrowest scope's first,
+    /// then the shadowed ones of wider scopes.
     pub fn recall(
         &mut self,
         key: &str,
-        clocks: (ValidTime, Option<TxTime>),
+        at: ReadAt,
         tier: Option<Tier>,
-        now: TxTime,
-    ) -> Result<Vec<Scoped>> {
+    ) -> Result<Answered<Scoped>> {
         self.ask(Ask {
             key: Some(key),
             tags: &[],
-            clocks,
+            at,
             tier,
-            now,
         })
     }
 
     /// A read of one key, or of every key carrying the tags: what `recall` asks from
     /// any front end.
-    pub fn ask(&mut self, ask: Ask<'_>) -> Result<Vec<Scoped>> {
+    pub fn ask(&mut self, ask: Ask<'_>) -> Result<Answered<Scoped>> {
         match ask.key {
             Some(key) => {
                 crate::core::validate::lookup_key(key)?;
-                let per = self.each_at(ask.clocks, ask.now, ask.tier, |e, at| {
-                    e.recall(key, ask.tags, at)
-                })?;
-                Ok(shadow(per))
+                let (at, per) =
+                    self.each_at(ask.at, ask.tier, |e, at| e.recall(key, ask.tags, at))?;
+                Ok(Answered {
+                    at,
+                    rows: shadow(per),
+                })
             }
             None if ask.tags.is_empty() => Err(Error::input(
                 "a recall needs a key or tags",
                 "give a key (e.g. project:deploy_target) or tags; a list shows every key",
             )),
-            None => self.list((None, ask.tags), ask.clocks, ask.tier, ask.now),
+            None => self.list((None, ask.tags), ask.at, ask.tier),
         }
     }
 
@@ -224,17 +260,15 @@ impl<'a> Scopes<'a> {
     pub fn list(
         &mut self,
         (prefix, tags): (Option<&str>, &[String]),
-        clocks: (ValidTime, Option<TxTime>),
+        at: ReadAt,
         tier: Option<Tier>,
-        now: TxTime,
-    ) -> Result<Vec<Scoped>> {
-        let per = self.each_at(clocks, now, tier, |e, at| {
-            e.list(Narrow { prefix, tags }, at, None)
-        })?;
-        let mut all = shadow(per);
+    ) -> Result<Answered<Scoped>> {
+        let (at, per) =
+            self.each_at(at, tier, |e, at| e.list(Narrow { prefix, tags }, at, None))?;
+        let mut rows = shadow(per);
         // Stable: within a key, the answer (narrowest scope) before the shadowed.
-        all.sort_by(|a, b| a.version.key.cmp(&b.version.key));
-        Ok(all)
+        rows.sort_by(|a, b| a.version.key.cmp(&b.version.key));
+        Ok(Answered { at, rows })
     }
 
     /// [`Scopes::list`]'s rows in `window` only: with one scope open the index reads just
@@ -243,22 +277,29 @@ impl<'a> Scopes<'a> {
     pub fn list_window(
         &mut self,
         (prefix, tags): (Option<&str>, &[String]),
-        clocks: (ValidTime, Option<TxTime>),
+        at: ReadAt,
         tier: Option<Tier>,
-        (now, window): (TxTime, Window),
-    ) -> Result<Vec<Scoped>> {
+        window: Window,
+    ) -> Result<Answered<Scoped>> {
         if self.stacked() {
-            let all = self.list((prefix, tags), clocks, tier, now)?;
-            return Ok(all
-                .into_iter()
-                .skip(window.offset)
-                .take(window.limit)
-                .collect());
+            let all = self.list((prefix, tags), at, tier)?;
+            return Ok(Answered {
+                at: all.at,
+                rows: all
+                    .rows
+                    .into_iter()
+                    .skip(window.offset)
+                    .take(window.limit)
+                    .collect(),
+            });
         }
-        let per = self.each_at(clocks, now, tier, |e, at| {
+        let (at, per) = self.each_at(at, tier, |e, at| {
             e.list(Narrow { prefix, tags }, at, Some(window))
         })?;
-        Ok(shadow(per))
+        Ok(Answered {
+            at,
+            rows: shadow(per),
+        })
     }
 
     /// Every version of `key` in every scope (`as_of`: only those believed then),
@@ -297,35 +338,34 @@ impl<'a> Scopes<'a> {
 
     /// A search over every open scope (meaning search as each engine has it set): each
     /// scope's hits, one list best first; a hit whose key a narrower scope answers at
-    /// the read is shadowed and goes last. Each scope reads at its own `as_of`: `asked`,
-    /// else what that scope believes now (`req.as_of` is not used). The request's rules
-    /// hold for every front end: some words to look for, and between 1 and
-    /// [`MAX_HITS`] hits.
+    /// the read is shadowed and goes last. Each scope reads at its own clocks, resolved
+    /// once for its search and its shadow checks. The request's rules hold for every
+    /// front end: some words to look for, and between 1 and [`MAX_HITS`] hits.
     pub fn search(
         &mut self,
-        (req, asked): (&SearchRequest, Option<TxTime>),
+        find: &Find,
+        at: ReadAt,
         tier: Option<Tier>,
-        now: TxTime,
-    ) -> Result<Vec<ScopedHit>> {
-        if req.text.trim().is_empty() {
+    ) -> Result<Answered<ScopedHit>> {
+        if find.text.trim().is_empty() {
             return Err(Error::input(
                 "the query is empty",
                 "give some words to look for; a list shows every key",
             ));
         }
-        let limit = req.limit.clamp(1, MAX_HITS);
-        // Each scope's clocks, resolved once for its search and its shadow checks.
-        let clocks: Vec<Clocks> = self
-            .layers
-            .iter()
-            .map(|l| l.engine.clocks(req.valid_at, asked, now))
-            .collect::<Result<_>>()?;
+        let limit = find.limit.clamp(1, MAX_HITS);
+        let clocks = self.clocks(at)?;
         let mut found: Vec<ScopedHit> = Vec::new();
         for (layer, &at) in self.layers.iter_mut().zip(&clocks) {
             let req = SearchRequest {
+                text: find.text.clone(),
+                raw: find.raw,
+                valid_at: at.valid_at,
                 as_of: at.as_of,
+                tags: find.tags.clone(),
+                key_prefix: find.key_prefix.clone(),
                 limit,
-                ..req.clone()
+                mode: find.mode,
             };
             for hit in layer.engine.search_tier(&req, tier)? {
                 found.push(ScopedHit {
@@ -356,13 +396,16 @@ impl<'a> Scopes<'a> {
             });
             found.truncate(limit);
         }
-        Ok(found)
+        Ok(Answered {
+            at: clocks[0],
+            rows: found,
+        })
     }
 }
 
 /// Marks the versions of keys a narrower scope already answered as shadowed; keeps the
 /// scopes' order (narrowest first).
-pub fn shadow(per_scope: Vec<(Level, Vec<Version>)>) -> Vec<Scoped> {
+pub fn shadow(per_scope: PerScope) -> Vec<Scoped> {
     let mut answered: HashSet<String> = HashSet::new();
     let mut out = Vec::new();
     for (level, versions) in per_scope {

@@ -1,208 +1,19 @@
-//! The context block: a compact markdown summary of memory for an agent's first turn
-//! (`mem7 context`, the `memory_context` tool). It holds the facts that match the read
-//! (all of them, or those relevant to a query) within a character budget, the changes of
-//! the last 48 hours marked as history, and the rules for reading it. The standing rules
-//! a person set (keys under `rule:`, or tagged `rule`) open every block, whatever the
-//! query.
+//! The context block's words: a compact markdown summary of memory for an agent's first
+//! turn (`mem7 context`, the `memory_context` tool). What it holds is read by
+//! [`crate::engine::Scopes::context`]: the facts that match the read (all of them, or
+//! those relevant to a query), the changes of the last 48 hours, and the standing rules a
+//! person set (keys under `rule:`, or tagged `rule`), which open every block whatever the
+//! query. This module fits them in a character budget, with the rules for reading it.
 
-use crate::core::time::{TxTime, ValidTime};
-use std::collections::HashSet;
-
-use crate::core::level::Level;
+use crate::core::time::TxTime;
 use crate::core::{Tier, Version};
-use crate::engine::{Clocks, Engine, Narrow, Scopes, SearchRequest};
-use crate::error::Result;
+use crate::engine::{Context, ContextRequest};
 
 /// The default character budget of a block.
 pub const DEFAULT_MAX_CHARS: usize = 6000;
 
-/// How far back changes are shown as history.
-pub const RECENT_MICROS: i64 = 48 * 3600 * 1_000_000;
-
-/// At most this many facts are considered for a query (best matches first).
-const QUERY_CANDIDATES: usize = 100;
-
 /// Values longer than this are cut in the block (the full value is a `recall` away).
 const MAX_VALUE_CHARS: usize = 400;
-
-/// What a context read asks for.
-#[derive(Clone, Debug)]
-pub struct ContextRequest {
-    /// Only facts relevant to this text (full-text search); all facts when `None`.
-    pub query: Option<String>,
-    pub valid_at: ValidTime,
-    pub as_of: TxTime,
-    /// The block's length budget in characters (at least the rules and a summary).
-    pub max_chars: usize,
-    /// Only facts of this tier (the standing rules are always shown).
-    pub tier: Option<Tier>,
-}
-
-/// The facts and recent changes a block is made of.
-#[derive(Clone, Debug, Default)]
-pub struct Context {
-    /// The standing rules a person set (`rule:` keys, facts tagged `rule`), oldest
-    /// first: they open the block whatever the query.
-    pub rules: Vec<Version>,
-    /// Matching facts, most relevant (query) or most recently recorded (no query) first.
-    pub facts: Vec<Version>,
-    /// Versions recorded or retracted in the last 48 hours that no longer match the read:
-    /// what changed.
-    pub history: Vec<Version>,
-    /// With several scopes open: each shown version's scope, by its entry's hash (a
-    /// line then says its scope). Empty for one workspace.
-    pub scopes: Vec<(String, Level)>,
-    /// Where this checkout left off (captured sessions, docs/capture.md), as list
-    /// lines: they lead the block. Filled by the front end, which knows the checkout.
-    pub left_off: Vec<String>,
-}
-
-/// Reads the facts and the recent changes for `req` from one scope's index.
-fn gather_one(engine: &mut Engine, req: &ContextRequest) -> Result<Context> {
-    let at = Clocks {
-        valid_at: req.valid_at,
-        as_of: req.as_of,
-    };
-    let mut facts = match req.query.as_deref().map(str::trim) {
-        Some(q) if !q.is_empty() => answers_first(engine, q, req)?,
-        _ => {
-            let mut all = engine.list(Narrow::default(), at, None)?;
-            // Captured events have their own section ("where this checkout left
-            // off"); a query still finds them among the facts.
-            all.retain(|v| !crate::capture::is_captured(v));
-            all.sort_by(|a, b| b.tx_from.cmp(&a.tx_from).then_with(|| a.key.cmp(&b.key)));
-            all
-        }
-    };
-    facts.dedup_by(|a, b| a.source.hash == b.source.hash && a.valid_from == b.valid_from);
-    crate::core::many::newest_first_within_keys(&mut facts, |v| v);
-    let mut rules: Vec<Version> = engine
-        .list(Narrow::default(), at, None)?
-        .into_iter()
-        .filter(is_rule)
-        .collect();
-    rules.sort_by(|a, b| a.tx_from.cmp(&b.tx_from).then_with(|| a.key.cmp(&b.key)));
-    facts.retain(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier));
-    let since = TxTime::from_micros(req.as_of.micros().saturating_sub(RECENT_MICROS));
-    let with_query = req.query.as_deref().is_some_and(|q| !q.trim().is_empty());
-    let changed = engine.changed_between(since, req.as_of)?;
-    // With a query, only the history of keys the query found.
-    let history =
-        crate::core::read_rule::history(&changed, &facts, (req.valid_at, req.as_of), with_query)
-            .filter(|v| !is_rule(v) && crate::core::tier::keeps(req.tier, v.tier))
-            .filter(|v| !crate::capture::is_captured(v))
-            .cloned()
-            .collect();
-    Ok(Context {
-        rules,
-        facts,
-        history,
-        scopes: Vec::new(),
-        left_off: Vec::new(),
-    })
-}
-
-/// The facts and recent changes for `req` over every open scope: for each key the
-/// narrowest scope that holds it answers (its rules, facts and history); the wider
-/// scopes' versions of that key are left out, as shadowed. Facts keep each scope's
-/// order, interleaved by rank. Each scope reads at its own `as_of`: `asked`, else what
-/// that scope believes now (`req.as_of` is not used).
-pub fn gather(
-    scopes: &mut Scopes<'_>,
-    req: &ContextRequest,
-    asked: Option<TxTime>,
-    now: TxTime,
-) -> Result<Context> {
-    if !scopes.stacked() {
-        let engine = scopes.narrowest();
-        let at = engine.clocks(req.valid_at, asked, now)?;
-        let req = ContextRequest {
-            as_of: at.as_of,
-            ..req.clone()
-        };
-        return gather_one(engine, &req);
-    }
-    let mut merged = Context::default();
-    let mut answered: HashSet<String> = HashSet::new();
-    let mut ranked: Vec<(usize, Level, Version)> = Vec::new();
-    for layer in &mut scopes.layers {
-        let at = layer.engine.clocks(req.valid_at, asked, now)?;
-        let ctx = gather_one(
-            &mut layer.engine,
-            &ContextRequest {
-                as_of: at.as_of,
-                ..req.clone()
-            },
-        )?;
-        let level = layer.level;
-        let fresh = |v: &Version| !answered.contains(&v.key);
-        for v in ctx.rules.iter().filter(|v| fresh(v)) {
-            merged.scopes.push((v.source.hash.clone(), level));
-            merged.rules.push(v.clone());
-        }
-        for (rank, v) in ctx.facts.iter().filter(|v| fresh(v)).enumerate() {
-            merged.scopes.push((v.source.hash.clone(), level));
-            ranked.push((rank, level, v.clone()));
-        }
-        for v in ctx.history.iter().filter(|v| fresh(v)) {
-            merged.scopes.push((v.source.hash.clone(), level));
-            merged.history.push(v.clone());
-        }
-        answered.extend(ctx.facts.iter().chain(&ctx.rules).map(|v| v.key.clone()));
-    }
-    ranked.sort_by_key(|(rank, level, _)| (*rank, *level));
-    merged.facts = ranked.into_iter().map(|(_, _, v)| v).collect();
-    Ok(merged)
-}
-
-/// Whether a version is a standing rule a person set: its key is under `rule:`, or it
-/// is tagged `rule`, and no model inferred it (an inferred rule is a fact to confirm,
-/// shown with the facts and marked).
-pub fn is_rule(v: &Version) -> bool {
-    crate::core::tier::persons_rule(&v.key, &v.tags, v.tier)
-}
-
-/// The facts for a query, the answer first: the best match of the whole question, then
-/// (for a question about several things) the best match of each part in the order
-/// asked, then the rest of the whole question's matches. A part's answer is never left
-/// to rank below facts that match the question's other words better.
-fn answers_first(engine: &mut Engine, q: &str, req: &ContextRequest) -> Result<Vec<Version>> {
-    let mut search = |text: &str, limit: usize| -> Result<Vec<Version>> {
-        Ok(engine
-            .search(&SearchRequest {
-                text: text.to_string(),
-                raw: false,
-                valid_at: req.valid_at,
-                as_of: req.as_of,
-                tags: Vec::new(),
-                key_prefix: None,
-                limit,
-                mode: Default::default(),
-            })?
-            .into_iter()
-            .map(|h| h.version)
-            .collect())
-    };
-    let whole = search(q, QUERY_CANDIDATES)?;
-    let parts = crate::engine::question_parts(q);
-    if parts.is_empty() {
-        return Ok(whole);
-    }
-    let mut first: Vec<Version> = whole.first().cloned().into_iter().collect();
-    for part in &parts {
-        if let Some(best) = search(part, 1)?.into_iter().next()
-            && !first.iter().any(|v| v.source.hash == best.source.hash)
-        {
-            first.push(best);
-        }
-    }
-    let rest: Vec<Version> = whole
-        .into_iter()
-        .filter(|v| !first.iter().any(|f| f.source.hash == v.source.hash))
-        .collect();
-    first.extend(rest);
-    Ok(first)
-}
 
 /// An instant for people: the date alone at midnight UTC, else to the second.
 pub(crate) fn when(micros: i64) -> String {
@@ -308,8 +119,8 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
     }
     let mut out = format!(
         "## mem7 memory (valid at {}, as known at {})\n\n{rules}\n",
-        when(req.valid_at.micros()),
-        when(req.as_of.micros())
+        when(ctx.at.valid_at.micros()),
+        when(ctx.at.as_of.micros())
     );
     if !ctx.left_off.is_empty() {
         out.push_str(LEFT_OFF_TITLE);
@@ -320,8 +131,8 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
         out.push('\n');
     }
     if ctx.facts.is_empty() && ctx.history.is_empty() && ctx.rules.is_empty() {
-        match req.query.as_deref().map(str::trim) {
-            Some(q) if !q.is_empty() => out.push_str(&format!(
+        match req.question() {
+            Some(q) => out.push_str(&format!(
                 "No memories match \"{q}\" at this time: no record, by words or by meaning.\n"
             )),
             _ if !ctx.left_off.is_empty() => {
@@ -358,7 +169,7 @@ pub fn render(ctx: &Context, req: &ContextRequest) -> String {
             format!("### Changes in the last 48 hours ({})\n", ctx.history.len()),
             ctx.history
                 .iter()
-                .map(|v| scoped(v, history_line(v, req.as_of)))
+                .map(|v| scoped(v, history_line(v, ctx.at.as_of)))
                 .collect(),
         ),
     ];
@@ -416,6 +227,8 @@ pub fn claude_code_hook(block: &str) -> String {
 mod tests {
     use super::*;
     use crate::core::Source;
+    use crate::core::time::ValidTime;
+    use crate::engine::{Clocks, ReadAt};
 
     fn version(key: &str, value: &str, from: &str, to: i64) -> Version {
         Version {
@@ -437,18 +250,30 @@ mod tests {
     }
 
     fn req(max_chars: usize) -> ContextRequest {
+        let as_of = TxTime::parse("2026-05-01").unwrap();
         ContextRequest {
             query: None,
-            valid_at: ValidTime::parse("2026-05-01").unwrap(),
-            as_of: TxTime::parse("2026-05-01").unwrap(),
+            at: ReadAt {
+                valid_at: ValidTime::parse("2026-05-01").unwrap(),
+                as_of: Some(as_of),
+                now: as_of,
+            },
             max_chars,
             tier: None,
         }
     }
 
+    /// A block of nothing at 2026-05-01.
+    fn blank() -> Context {
+        Context::empty(Clocks {
+            valid_at: ValidTime::parse("2026-05-01").unwrap(),
+            as_of: TxTime::parse("2026-05-01").unwrap(),
+        })
+    }
+
     #[test]
     fn empty_block_says_no_memories() {
-        let block = render(&Context::default(), &req(DEFAULT_MAX_CHARS));
+        let block = render(&blank(), &req(DEFAULT_MAX_CHARS));
         assert!(block.contains("No memories"), "{block}");
         assert!(block.contains("overrides"), "{block}");
     }
@@ -458,10 +283,7 @@ mod tests {
         let facts: Vec<Version> = (0..100)
             .map(|i| version(&format!("k{i}"), "some value here", "2026-04-01", i64::MAX))
             .collect();
-        let ctx = Context {
-            facts,
-            ..Context::default()
-        };
+        let ctx = Context { facts, ..blank() };
         let block = render(&ctx, &req(1500));
         assert!(block.chars().count() <= 1500, "{}", block.chars().count());
         assert!(block.contains("`k0` = some value here · valid 2026-04-01 → ∞"));
@@ -488,7 +310,7 @@ mod tests {
                 guess,
                 version("ci:provider", "Buildkite", "2026-04-01", i64::MAX),
             ],
-            ..Context::default()
+            ..blank()
         };
         let block = render(&ctx, &req(DEFAULT_MAX_CHARS));
         let rules_at = block.find("### Rules you set (1)\n- start commits with the ticket key\n");
@@ -511,7 +333,7 @@ mod tests {
         let plain = render(
             &Context {
                 facts: vec![version("ci:provider", "Buildkite", "2026-04-01", i64::MAX)],
-                ..Context::default()
+                ..blank()
             },
             &req(DEFAULT_MAX_CHARS),
         );
@@ -531,7 +353,7 @@ mod tests {
                 i64::MAX,
             )],
             facts,
-            ..Context::default()
+            ..blank()
         };
         let block = render(&ctx, &req(900));
         assert!(

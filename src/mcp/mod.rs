@@ -37,9 +37,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::core::{Tier, Writer};
-use crate::engine::{Ask, Clocks, Engine, SearchRequest, StoreRequest};
+use crate::engine::{Ask, Clocks, ContextRequest, Engine, Find, StoreRequest};
 use crate::error::{Error, Result};
-use crate::front::block::{self, ContextRequest};
+use crate::front::block;
 use crate::front::env::Env;
 use crate::front::request;
 use crate::front::session::Session;
@@ -169,22 +169,22 @@ impl MemoryServer {
         Parameters(p): Parameters<RecallParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (Clocks { valid_at, as_of }, asked) =
-                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let at = read_at(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tags = p.tags.unwrap_or_default();
             let tier = request::tier("tier", p.tier.as_deref())?;
             let scope = request::level("scope", p.scope.as_deref())?;
             let mut scopes = workspaces::around(engine, env, scope)?;
-            let now = env.now()?;
-            let mut found = scopes.ask(Ask {
+            let found = scopes.ask(Ask {
                 key: p.key.as_deref(),
                 tags: &tags,
-                clocks: (valid_at, asked),
+                at,
                 tier,
-                now,
             })?;
+            let Clocks { valid_at, as_of } = found.at;
+            let mut found = found.rows;
             found.truncate(p.limit.unwrap_or(50).max(1));
             let stacked = scopes.stacked();
+            let now = at.now;
             let miss = || match &p.key {
                 Some(k) => (
                     format!("no version of {k} is valid at {valid_at} as of {as_of}"),
@@ -211,15 +211,12 @@ impl MemoryServer {
         Parameters(p): Parameters<SearchParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (Clocks { valid_at, as_of }, asked) =
-                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let at = read_at(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let query = p.query.clone();
             let tier = request::tier("tier", p.tier.as_deref())?;
-            let req = SearchRequest {
+            let find = Find {
                 text: p.query,
                 raw: false,
-                valid_at,
-                as_of,
                 tags: p.tags.unwrap_or_default(),
                 key_prefix: None,
                 limit: p.limit.unwrap_or(10),
@@ -228,8 +225,8 @@ impl MemoryServer {
             let scope = request::level("scope", p.scope.as_deref())?;
             let mut scopes = workspaces::around(engine, env, scope)?;
             workspaces::enable_embeddings(&mut scopes, env, VOICE);
-            let found = scopes.search((&req, asked), tier, env.now()?)?;
-            Ok(output::scoped_hits(&found, scopes.stacked(), &query))
+            let found = scopes.search(&find, at, tier)?;
+            Ok(output::scoped_hits(&found.rows, scopes.stacked(), &query))
         })
         .await
     }
@@ -243,28 +240,25 @@ impl MemoryServer {
         Parameters(p): Parameters<ContextParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (Clocks { valid_at, as_of }, asked) =
-                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let at = read_at(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let req = ContextRequest {
                 query: p.query,
-                valid_at,
-                as_of,
+                at,
                 max_chars: p.max_chars.unwrap_or(block::DEFAULT_MAX_CHARS),
                 tier: request::tier("tier", p.tier.as_deref())?,
             };
             let scope = request::level("scope", p.scope.as_deref())?;
             // A block with no question, at now, of every tier leads with where the
             // server's checkout left off (captured by hooks; docs/capture.md).
-            let plain = req.query.as_deref().is_none_or(|q| q.trim().is_empty())
+            let plain = req.question().is_none()
                 && p.valid_at.is_none()
                 && p.as_of.is_none()
                 && req.tier.is_none_or(|t| t == crate::core::Tier::Inferred);
-            let now = env.now()?;
             let mut scopes = workspaces::around(engine, env, scope)?;
             workspaces::enable_embeddings(&mut scopes, env, VOICE);
-            let mut ctx = block::gather(&mut scopes, &req, asked, now)?;
+            let mut ctx = scopes.context(&req)?;
             if plain {
-                ctx.left_off = crate::front::capture::left_off(&scopes, &env.cwd, now)?;
+                ctx.left_off = crate::front::capture::left_off(&scopes, &env.cwd, at.now)?;
             }
             let block = block::render(&ctx, &req);
             Ok(output::text(block))
@@ -281,18 +275,14 @@ impl MemoryServer {
         Parameters(p): Parameters<ListParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         self.run(move |engine, env| {
-            let (Clocks { valid_at, as_of }, asked) =
-                times(engine, env, p.valid_at.as_deref(), p.as_of.as_deref())?;
+            let at = read_at(env, p.valid_at.as_deref(), p.as_of.as_deref())?;
             let tier = request::tier("tier", p.tier.as_deref())?;
             let scope = request::level("scope", p.scope.as_deref())?;
             let tags = p.tags.unwrap_or_default();
             let mut scopes = workspaces::around(engine, env, scope)?;
-            let found = scopes.list(
-                (p.prefix.as_deref(), &tags),
-                (valid_at, asked),
-                tier,
-                env.now()?,
-            )?;
+            let found = scopes.list((p.prefix.as_deref(), &tags), at, tier)?;
+            let Clocks { valid_at, as_of } = found.at;
+            let found = found.rows;
             let miss = || {
                 (
                     format!("no keys match at valid_at {valid_at} as of {as_of}"),

@@ -6,8 +6,7 @@ use rmcp::service::RequestContext;
 
 use super::MAX_GET_LINES;
 use super::params::GetParams;
-use crate::core::time::TxTime;
-use crate::engine::{Clocks, Engine, Held};
+use crate::engine::{Engine, Held, ReadAt};
 use crate::error::{Error, Result};
 use crate::front::env::Env;
 use crate::front::request;
@@ -63,17 +62,17 @@ pub(super) fn agent_name(env: &Env, given: Option<&str>, client: Option<&str>) -
         .unwrap_or_else(|| "mcp".to_string())
 }
 
-/// The read clocks of a tool call; a missing `as_of` is what mem7 believes now
-/// ([`Engine::as_of`]), entries recorded ahead of this clock included.
-pub(super) fn times(
-    engine: &Engine,
-    env: &Env,
-    valid_at: Option<&str>,
-    as_of: Option<&str>,
-) -> Result<(Clocks, Option<TxTime>)> {
+/// The read clocks a tool call asks for, with this machine's clock read once; each
+/// scope resolves a missing `as_of` as it reads ([`Engine::as_of`]: what mem7 believes
+/// now, entries recorded ahead of this clock included).
+pub(super) fn read_at(env: &Env, valid_at: Option<&str>, as_of: Option<&str>) -> Result<ReadAt> {
     let now = env.now()?;
     let (valid_at, as_of) = request::read_times(("valid_at", valid_at), ("as_of", as_of), now)?;
-    Ok((engine.clocks(valid_at, as_of, now)?, as_of))
+    Ok(ReadAt {
+        valid_at,
+        as_of,
+        now,
+    })
 }
 
 /// `memory_get`: lines of a file of the workspace (the workspace's path checks,

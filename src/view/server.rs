@@ -23,7 +23,7 @@ use crate::core::chain::ChainKey;
 use crate::core::level::Level;
 use crate::core::time::TxTime;
 use crate::engine::Scoped;
-use crate::engine::{Engine, SearchRequest, Timeline, TimelineClock, Window};
+use crate::engine::{Engine, Find, ReadAt, Timeline, TimelineClock, Window};
 use crate::error::{Error, Result};
 use crate::front::auth::Expected;
 use crate::front::env::Env;
@@ -357,8 +357,11 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
             ("as_of", q.get("as_of")),
             now,
         )?;
-        let asked = as_of;
-        let as_of = engine.clocks(valid_at, asked, now)?.as_of;
+        let at = ReadAt {
+            valid_at,
+            as_of,
+            now,
+        };
         let page = page_number(&q)?;
         let mode = request::search_mode(q.get("mode"))?;
         let tags = q.all("tag");
@@ -377,20 +380,19 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
             workspaces::enable_embeddings(&mut open, ui.session.env(), Voice("mem7 ui"));
         }
         let narrow = (prefix.as_deref(), &tags[..]);
-        let (shown, has_next) = match &search {
+        let (shown, has_next, stated) = match &search {
             Some(text) => {
-                let req = SearchRequest {
+                let find = Find {
                     text: text.to_string(),
                     raw: false,
-                    valid_at,
-                    as_of,
                     tags: tags.clone(),
                     key_prefix: prefix.clone(),
                     limit: page.saturating_mul(PER_PAGE).saturating_add(1),
                     mode,
                 };
-                let all: Vec<Scoped> = open
-                    .search((&req, asked), None, now)?
+                let found = open.search(&find, at, None)?;
+                let all: Vec<Scoped> = found
+                    .rows
                     .into_iter()
                     .map(|h| Scoped {
                         level: h.level,
@@ -398,15 +400,15 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                         shadowed: h.shadowed,
                     })
                     .collect();
-                slice(&all, page)
+                let (shown, has_next) = slice(&all, page);
+                (shown, has_next, found.at)
             }
             // One page and one row more (to know whether there is a next page).
-            None => window(open.list_window(
-                narrow,
-                (valid_at, asked),
-                None,
-                (now, page_window(page)),
-            )?),
+            None => {
+                let found = open.list_window(narrow, at, None, page_window(page))?;
+                let (shown, has_next) = window(found.rows);
+                (shown, has_next, found.at)
+            }
         };
         // The scope column, when more than one scope answers.
         let scopes: Vec<(Level, bool)> = match open.stacked() {
@@ -422,7 +424,7 @@ async fn keys(State(ui): State<Arc<Ui>>, RawQuery(raw): RawQuery) -> Response {
                 page,
                 has_next,
                 valid_at,
-                as_of,
+                as_of: stated.as_of,
                 search: search.as_deref(),
                 scopes: &scopes,
             }),
