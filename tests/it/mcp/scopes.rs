@@ -211,3 +211,63 @@ async fn a_search_by_words_only_tells_the_model_why_in_its_own_words() {
         "{logged}"
     );
 }
+
+/// A read across scopes states the narrowest scope's clocks, resolved with the read, in
+/// every front end alike: with a local scope whose last entry was recorded a month ahead
+/// of the server's clock, a miss says "as of" that scope's belief, as the CLI's does (the
+/// server used to state its own workspace's, resolved a second time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_across_scopes_states_the_narrowest_scopes_clocks_as_the_cli_does() {
+    let sb = Sandbox::bare();
+    let user = sb.dir.path().join("home/.mem7/workspace");
+    let project = sb.dir.path().join("proj");
+    for dir in [&user, &project] {
+        let r = world::finish(
+            sb.command(&["init", dir.to_str().unwrap()], None)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let in_project = |args: &[&str], now: &str| {
+        let mut cmd = sb.command(args, Some(now));
+        cmd.env_remove("MEM7_WORKSPACE")
+            .env("MEM7_EMBED_PROVIDER", "none")
+            .current_dir(&project);
+        world::finish(cmd.output().unwrap())
+    };
+    let ahead = "2026-06-01T00:00:00Z";
+    let now = "2026-05-01T10:00:00Z";
+    let r = in_project(
+        &["store", "local:branch", "half done", "--scope", "local"],
+        ahead,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // What the CLI states for a miss, at the server's clock.
+    let stated = |stderr: &str| -> String {
+        let at = stderr.find(" as of ").expect(stderr) + " as of ".len();
+        stderr[at..].split_whitespace().next().unwrap().to_string()
+    };
+    let cli_recall = in_project(&["recall", "nope:x"], now);
+    assert_eq!(cli_recall.code, 4, "not found: {}", cli_recall.stderr);
+    let cli_list = in_project(&["list", "--prefix", "nope:"], now);
+    let (recall_as_of, list_as_of) = (stated(&cli_recall.stderr), stated(&cli_list.stderr));
+    assert!(
+        recall_as_of.starts_with("2026-06-01"),
+        "the local scope believes what it recorded ahead: {}",
+        cli_recall.stderr
+    );
+    assert_eq!(recall_as_of, list_as_of);
+
+    let mut cmd = sb.command(&["mcp"], Some(now));
+    cmd.env_remove("MEM7_WORKSPACE")
+        .env("MEM7_EMBED_PROVIDER", "none")
+        .current_dir(&project);
+    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
+    let client = ClientConfig::default().serve(transport).await.unwrap();
+    let (_, text) = call_full(&client, "memory_recall", json!({"key": "nope:x"})).await;
+    assert_eq!(stated(&text), recall_as_of, "{text}");
+    let (_, text) = call_full(&client, "memory_list", json!({"prefix": "nope:"})).await;
+    assert_eq!(stated(&text), recall_as_of, "{text}");
+    client.cancel().await.unwrap();
+}
