@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-pub use crate::store::vouch::Wake;
 use crate::error::Result;
 use crate::store::Workspace;
+pub use crate::store::vouch::Wake;
 
 /// How long the folder must be quiet before a change wakes the loop (the Linux watcher
 /// has its own, with a cap, in `store::vouch`).
@@ -30,8 +30,7 @@ impl Watcher {
         #[cfg(target_os = "linux")]
         let inner = crate::store::vouch::Watcher::start(ws)?;
         #[cfg(not(target_os = "linux"))]
-        let inner =
-            notified::Notified::new(&ws.root().join(crate::store::MEMORY_DIR), DEBOUNCE)?;
+        let inner = notified::Notified::new(&ws.root().join(crate::store::MEMORY_DIR), DEBOUNCE)?;
         Ok(Watcher { inner })
     }
 

@@ -46,7 +46,6 @@ pub use watcher::Watcher;
 
 use std::path::Path;
 
-
 /// The socket a watcher answers on, in the index folder.
 pub const SOCKET: &str = "vouch.sock";
 /// The lock that makes one process per workspace the watcher that answers.

@@ -340,8 +340,7 @@ pub(super) fn ask_here(
     since: Option<Token>,
 ) -> Option<Option<Answer>> {
     let shared = registered(index_dir)?;
-    let (answer, folder) =
-        shared.with(|s| s.vouching.then(|| (s.answer(since), s.folder)))?;
+    let (answer, folder) = shared.with(|s| s.vouching.then(|| (s.answer(since), s.folder)))?;
     // The watcher watches the folder it found; this must be the one the asker reads.
     let here = fs::symlink_metadata(memory).ok().map(|m| Folder::of(&m));
     Some((here == Some(folder)).then_some(answer))
