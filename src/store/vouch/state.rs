@@ -345,3 +345,80 @@ pub(super) fn ask_here(
     let here = fs::symlink_metadata(memory).ok().map(|m| Folder::of(&m));
     Some((here == Some(folder)).then_some(answer))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::fs::inotify::CreateFlags;
+
+    /// A watcher's state on a fresh folder, without its thread: whoever asks reads the
+    /// queue, as this process's own questions do.
+    fn watched_folder() -> (tempfile::TempDir, PathBuf, Shared) {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = dir.path().join("memory");
+        fs::create_dir(&memory).unwrap();
+        let queue = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).unwrap();
+        let (wd, folder) = add_watch(&queue, &memory).unwrap();
+        let shared = Shared::new(State::new(Arc::new(queue), memory.clone(), wd, folder));
+        (dir, memory, shared)
+    }
+
+    #[test]
+    fn a_question_reads_the_queue_first_names_day_files_only_and_wakes_the_loop() {
+        let (_dir, memory, shared) = watched_folder();
+        let first = shared.with(|s| s.answer(None)).now();
+        fs::write(memory.join("2026-12-01.md"), "x").unwrap();
+        fs::write(memory.join("notes.txt"), "x").unwrap();
+        // Asked at once: the writes have returned, so their events are in the answer.
+        let answer = shared.with(|s| s.answer(Some(first)));
+        assert_eq!(
+            answer,
+            Answer::Changed {
+                names: vec!["2026-12-01.md".into()],
+                now: answer.now()
+            }
+        );
+        // The question read the events; the loop is still woken for them, once.
+        assert_eq!(shared.next(Duration::from_secs(600)), Wake::Changed);
+        assert_eq!(shared.next(Duration::ZERO), Wake::Tick);
+        // Nothing since: nothing named.
+        let later = shared.with(|s| s.answer(Some(answer.now())));
+        assert!(matches!(later, Answer::Changed { ref names, .. } if names.is_empty()));
+    }
+
+    #[test]
+    fn a_replaced_folder_wakes_the_loop_and_no_earlier_token_is_answered() {
+        let (dir, memory, shared) = watched_folder();
+        let before = shared.with(|s| s.answer(None)).now();
+        fs::rename(&memory, dir.path().join("old")).unwrap();
+        fs::create_dir(&memory).unwrap();
+        let answer = shared.with(|s| s.answer(Some(before)));
+        assert!(matches!(answer, Answer::Unknown { .. }), "{answer:?}");
+        assert_eq!(shared.next(Duration::from_secs(600)), Wake::Changed);
+        // The new folder is the one watched: its changes are named from here on.
+        assert_eq!(
+            shared.with(|s| s.folder),
+            Folder::of(&fs::symlink_metadata(&memory).unwrap())
+        );
+        fs::write(memory.join("2026-12-02.md"), "x").unwrap();
+        let after = shared.with(|s| s.answer(Some(answer.now())));
+        assert!(
+            matches!(after, Answer::Changed { ref names, .. } if names == &["2026-12-02.md"]),
+            "{after:?}"
+        );
+    }
+
+    #[test]
+    fn another_watchers_token_is_not_answered() {
+        let (_dir, _memory, shared) = watched_folder();
+        let now = shared.with(|s| s.answer(None)).now();
+        let other = Token {
+            instance: now.instance ^ 1,
+            seq: now.seq,
+        };
+        assert!(matches!(
+            shared.with(|s| s.answer(Some(other))),
+            Answer::Unknown { .. }
+        ));
+    }
+}
