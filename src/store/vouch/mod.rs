@@ -15,7 +15,9 @@
 //! none, or today's). The others keep watching for their own wake-ups and try for the
 //! lock again at each wake, so one takes over when the first ends. A process that holds
 //! the lock asks itself in memory, under the same mutex the thread answers under, never
-//! through its socket ([`ask`]).
+//! through its socket ([`ask`]), with the same rules: the queue is read to its end
+//! first, and the folder watched must be the one the asker reads. Whoever reads the
+//! queue, the thread or a question, records what it read for the loop's wake-up.
 //!
 //! This is git's fsmonitor, without a cookie file: inotify queues a write's event before
 //! the write returns, and the watcher reads its queue to the end before it answers, so

@@ -324,6 +324,10 @@ pub(super) fn register(index_dir: Folder, shared: &Arc<Shared>) {
 
 /// This process's watcher for the workspace whose index folder is `index_dir`, if any.
 pub(super) fn registered(index_dir: &Path) -> Option<Arc<Shared>> {
+    // A command that watches nothing (every short-lived one) pays no `lstat` for it.
+    if watchers().is_empty() {
+        return None;
+    }
     let key = Folder::of(&fs::symlink_metadata(index_dir).ok()?);
     watchers()
         .iter()
