@@ -1,18 +1,24 @@
 //! Whether the index reflects the memory files: a resident watcher's word where one
-//! answers (`store::vouch`), checked against the rows of the files it names; else one
-//! `stat` per day file against the index's stamp.
+//! answers (`store::vouch`: this process's own in memory, else another's on its socket),
+//! checked against the rows of the files it names; else one `stat` per day file against
+//! the index's stamp.
 
 use crate::error::Result;
 use crate::index::Index;
-use crate::store::vouch::{self, Answer};
+use crate::store::vouch::{self, Answer, Asked};
 use crate::store::{MEMORY_DIR, Workspace};
 
 /// How a check that the index is current went (`MEM7_TRACE=startup` prints it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FreshCheck {
     /// A watcher named the files with events since the index's token; only those
-    /// (`checked`) were compared with their rows.
-    Vouched { checked: usize, fresh: bool },
+    /// (`checked`) were compared with their rows. `here`: this process's own watcher,
+    /// asked in memory (else another process's, on its socket).
+    Vouched {
+        checked: usize,
+        fresh: bool,
+        here: bool,
+    },
     /// Every day file was `stat`ed: no watcher answered (`watcher` false), or it could
     /// not say what changed since the token (`watcher` true; its new token is recorded
     /// when the files match).
@@ -35,9 +41,18 @@ impl FreshCheck {
     pub fn describe(self) -> String {
         let verdict = |fresh| if fresh { "current" } else { "behind the files" };
         match self {
-            FreshCheck::Vouched { checked, fresh } => format!(
-                "the index is {}: a watcher vouched for the files, {checked} of them changed since and checked",
-                verdict(fresh)
+            FreshCheck::Vouched {
+                checked,
+                fresh,
+                here,
+            } => format!(
+                "the index is {}: {} vouched for the files, {checked} of them changed since and checked",
+                verdict(fresh),
+                if here {
+                    "this process's own watcher (asked in memory)"
+                } else {
+                    "a watcher"
+                }
             ),
             FreshCheck::Scanned {
                 files,
@@ -69,6 +84,8 @@ pub(super) fn check(ws: &Workspace, index: &Index, trust_watcher: bool) -> Resul
     } else {
         None
     };
+    let by = asked.as_ref().map(|(_, by)| *by);
+    let asked = asked.map(|(answer, _)| answer);
     if let Some(Answer::Changed { names, now }) = &asked {
         let mut fresh = true;
         for name in names {
@@ -85,6 +102,7 @@ pub(super) fn check(ws: &Workspace, index: &Index, trust_watcher: bool) -> Resul
         return Ok(FreshCheck::Vouched {
             checked: names.len(),
             fresh,
+            here: by == Some(Asked::Here),
         });
     }
     let scan = ws.scan()?;

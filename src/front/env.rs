@@ -35,7 +35,8 @@ pub struct Env {
     pub embed: crate::embed::EmbedEnv,
     pub cwd: PathBuf,
     /// `MEM7_TRACE`: what to say about mem7's own work on standard error, as a
-    /// comma-separated list (`startup`: how each start-up knew its index was current).
+    /// comma-separated list (`startup`: how each start-up knew its index was current;
+    /// `requests`: how a long-running server knew it before each call).
     pub trace: Option<String>,
     /// This process must never wait for the writers' lock or a rebuild (a hook,
     /// docs/capture.md): its workspaces are opened [`store::Workspace::without_waiting`]. Set by the

@@ -257,6 +257,15 @@ impl Session {
             Ok(caught) => caught,
             Err(e) => return (Err(e), Vec::new()),
         };
+        if self.env.traces("requests")
+            && let Some(check) = engine.fresh_check()
+        {
+            eprintln!(
+                "mem7: trace: request in {}: {}",
+                engine.workspace().root().display(),
+                check.describe()
+            );
+        }
         self.voice.ahead(&mut engine, &caught.report.ahead, now);
         let result = f(&mut engine, now, &self.env);
         self.voice.ahead(&mut engine, &[], now);

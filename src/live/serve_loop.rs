@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::events::Wake;
 use super::fill::{self, LastError};
 use crate::core::time::TxTime;
 use crate::engine::{CatchUp, Engine, FillStats};
@@ -87,11 +88,12 @@ pub fn sync_every(
 /// A watcher on the workspace's memory files, with what the loop remembers between
 /// wakes.
 pub struct Watch {
+    /// The process's one watcher on the memory folder: it wakes the loop, and answers
+    /// other commands' start-ups (and this process's own checks) while the watch lives,
+    /// when no other process does (tried again on each wake, so one takes over when the
+    /// other ends).
     watcher: super::events::Watcher,
-    /// Answers other commands' start-ups while the watch lives, when no other process
-    /// does (tried again on each wake, so one takes over when the other ends).
-    vouching: store::vouch::Vouching,
-    /// Why it could not, to be said once.
+    /// Why it could not answer, to be said once.
     vouch_error: Option<Error>,
     fill_error: LastError,
     /// A server's fill, its model kept between wakes.
@@ -112,12 +114,10 @@ impl Watch {
     pub fn start(engine: &Engine) -> Result<Watch> {
         let memory = engine.workspace().root().join(store::MEMORY_DIR);
         std::fs::create_dir_all(&memory).map_err(|e| Error::io(&memory, e))?;
-        let watcher = super::events::Watcher::new(&memory, Duration::from_millis(200))?;
-        let mut vouching = store::vouch::Vouching::default();
-        let vouch_error = vouching.keep_up(engine.workspace());
+        let mut watcher = super::events::Watcher::start(engine.workspace())?;
+        let vouch_error = watcher.keep_up();
         Ok(Watch {
             watcher,
-            vouching,
             vouch_error,
             fill_error: LastError::default(),
             background: fill::Background::default(),
@@ -157,10 +157,10 @@ impl Watch {
                     .min(due.saturating_duration_since(Instant::now()))
             });
             let wake = self.watcher.next(wait);
-            if wake == super::events::Wake::Closed {
+            if wake == Wake::Closed {
                 return Ok(());
             }
-            if let Some(e) = self.vouching.keep_up(session.engine().workspace()) {
+            if let Some(e) = self.watcher.keep_up() {
                 log.vouch_failed(&e);
             }
             if let (Some(due), Some(every)) = (next_sync, opts.sync_every)
@@ -181,7 +181,7 @@ impl Watch {
                 // A wake without an event is the reconcile: it checks every day file,
                 // for what the watcher (this process's or another's) cannot see.
                 let caught = match (wake, opts.full_text) {
-                    (super::events::Wake::Tick, full_text) => engine.reconcile(now, full_text),
+                    (Wake::Tick, full_text) => engine.reconcile(now, full_text),
                     (_, true) => engine.catch_up(now),
                     (_, false) => engine.catch_up_versions(now),
                 };

@@ -6,6 +6,8 @@ use std::process::Stdio;
 
 use crate::world::{self, Sandbox, wait_for};
 
+mod one;
+
 /// Counts the versions of `key` in the current index generation, and whether the full
 /// text index holds every version.
 fn index_state(ws: &std::path::Path, key: &str) -> Option<(i64, bool)> {
@@ -408,6 +410,18 @@ fn a_stopped_watcher_holds_no_command_up() {
         assert!(status.success(), "kill {name} {pid}");
     };
     signal("-STOP");
+    // `kill` returns before every thread has stopped: a thread woken meanwhile could
+    // still answer. Stopped means every thread says so (`T` in /proc).
+    wait_for("every thread of the watcher to stop", || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .all(|task| {
+                let stat =
+                    std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
+                stat.rsplit_once(") ")
+                    .is_some_and(|(_, rest)| rest.starts_with('T'))
+            })
+    });
     append_in_place(
         &s.memory_dir().join("2026-11-03.md"),
         "while:stopped",

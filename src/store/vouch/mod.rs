@@ -1,41 +1,78 @@
 //! A resident watcher's word that nothing changed: how a start-up with nothing changed
-//! costs the same at 13,334 day files as at one.
+//! costs the same at 13,334 day files as at one; and the one watcher a long-running
+//! process keeps on its memory folder, which both wakes its loop and gives that word.
 //!
 //! A start-up otherwise `stat`s every day file, since a file written in place changes no
 //! folder's mtime. A process that stays up (`mem7 watch`, `mem7 mcp`, `mem7 serve`)
-//! watches the memory folder with inotify ([`Voucher`]) and answers, on a Unix socket in
-//! `.mem7/`, one question: *which day files had an event since this token?* The index
-//! keeps the token at which its `files` rows were last seen to match every file; so a
-//! command reads the token, asks, and `stat`s only the files named (usually none, or
-//! today's). This is git's fsmonitor, without a cookie file: inotify queues a write's
-//! event before the write returns, and the watcher reads its queue to the end before it
-//! answers, so every change made before the question is in the answer.
+//! watches the memory folder with one inotify queue and one thread ([`Watcher`], Linux).
+//! The thread wakes the process's loop when files change (debounced: once the folder is
+//! quiet for 200 ms, at least once a second under writes that never pause; also when the
+//! queue overflowed, or the folder was removed or replaced, which it then watches anew).
+//! And the first such process on a workspace takes `vouch.lock` and answers, on a Unix
+//! socket in `.mem7/`, one question: *which day files had an event since this token?*
+//! The index keeps the token at which its `files` rows were last seen to match every
+//! file; so a command reads the token, asks, and `stat`s only the files named (usually
+//! none, or today's). The others keep watching for their own wake-ups and try for the
+//! lock again at each wake, so one takes over when the first ends. A process that holds
+//! the lock asks itself in memory, under the same mutex the thread answers under, never
+//! through its socket ([`ask`]), with the same rules: the queue is read to its end
+//! first, and the folder watched must be the one the asker reads. Whoever reads the
+//! queue, the thread or a question, records what it read for the loop's wake-up.
+//!
+//! This is git's fsmonitor, without a cookie file: inotify queues a write's event before
+//! the write returns, and the watcher reads its queue to the end before it answers, so
+//! every change made before the question is in the answer. A token names the watcher
+//! (random per process) and how many times it had read its queue; tokens of another
+//! watcher, or from before the watcher's epoch (its queue overflowed, its folder was
+//! watched anew), are answered `unknown`.
 //!
 //! When the watcher cannot say (another watcher since the token, a queue that
 //! overflowed, a memory folder replaced or moved, a folder that is not the one the
 //! asker sees), the command scans as before; so it does when no watcher runs, or its
 //! socket is not what it should be (not a socket, or not made by the index folder's
-//! owner). A watcher vouches only on local file systems whose changes inotify sees
-//! (ext4, xfs, btrfs, tmpfs, …: not NFS, SMB or FUSE, where another machine writes
-//! unseen). What inotify misses even there (a write through a hard link outside
-//! `memory/`, or through a shared memory map) is caught by the watcher's periodic
-//! reconcile, which scans. `docs/internals/index.md` has the design and its measurements.
+//! owner; links are not followed). A watcher vouches only on local file systems whose
+//! changes inotify sees (ext4, xfs, btrfs, tmpfs, …). On NFS, SMB or FUSE, where another
+//! machine writes unseen, it does not take the part, but still watches: the writes made
+//! on this machine wake its loop at once, and the others are caught by the loop's
+//! periodic reconcile, which scans. What inotify misses even on a local file system (a
+//! write through a hard link outside `memory/`, or through a shared memory map) is
+//! caught the same way. `docs/internals/index.md` has the design and its measurements.
 
+#[cfg(target_os = "linux")]
+mod state;
 #[cfg(target_os = "linux")]
 mod watcher;
 
 #[cfg(target_os = "linux")]
-pub use watcher::Voucher;
+pub use watcher::Watcher;
 
 use std::path::Path;
-
-use crate::error::Error;
-use crate::store::Workspace;
 
 /// The socket a watcher answers on, in the index folder.
 pub const SOCKET: &str = "vouch.sock";
 /// The lock that makes one process per workspace the watcher that answers.
 pub const LOCK: &str = "vouch.lock";
+
+/// Why a long-running loop woke.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// Files changed (once the folder was quiet for a moment).
+    Changed,
+    /// Nothing happened for the whole interval: time to reconcile anyway, since
+    /// watchers miss events (editors that rename, network file systems, sleep).
+    Tick,
+    /// The watcher stopped.
+    Closed,
+}
+
+/// Who answered [`ask`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asked {
+    /// This process's own watcher, in memory.
+    Here,
+    /// Another process's, on the socket.
+    Socket,
+}
 
 /// A point in one watcher's stream of events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,10 +119,21 @@ impl Answer {
 }
 
 /// Asks the watcher of the workspace whose index folder is `index_dir` what changed in
-/// `memory` since `since`. `None` when no watcher answers (none runs, its socket is not a
-/// socket made by the index folder's owner, it is stopped or too slow): the caller scans.
+/// `memory` since `since`: this process's own, in memory, when it is the one that
+/// answers for the workspace; else the one on the socket. `None` when no watcher answers
+/// (none runs, its socket is not a socket made by the index folder's owner, it is
+/// stopped or too slow, it watches another folder than `memory`): the caller scans.
 #[cfg(target_os = "linux")]
-pub fn ask(index_dir: &Path, memory: &Path, since: Option<Token>) -> Option<Answer> {
+pub fn ask(index_dir: &Path, memory: &Path, since: Option<Token>) -> Option<(Answer, Asked)> {
+    if let Some(here) = state::ask_here(index_dir, memory, since) {
+        return here.map(|answer| (answer, Asked::Here));
+    }
+    ask_socket(index_dir, memory, since).map(|answer| (answer, Asked::Socket))
+}
+
+/// [`ask`] on the socket, as another process asks.
+#[cfg(target_os = "linux")]
+fn ask_socket(index_dir: &Path, memory: &Path, since: Option<Token>) -> Option<Answer> {
     use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
     use std::io::{BufRead, BufReader, Write};
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -142,37 +190,8 @@ pub fn ask(index_dir: &Path, memory: &Path, since: Option<Token>) -> Option<Answ
 
 /// No watcher answers where there is no inotify.
 #[cfg(not(target_os = "linux"))]
-pub fn ask(_index_dir: &Path, _memory: &Path, _since: Option<Token>) -> Option<Answer> {
+pub fn ask(_index_dir: &Path, _memory: &Path, _since: Option<Token>) -> Option<(Answer, Asked)> {
     None
-}
-
-/// Keeps this process the workspace's watcher when it can: it takes the part at start,
-/// and again once the process that had it is gone (start-ups scan meanwhile).
-#[derive(Default)]
-pub struct Vouching {
-    #[cfg(target_os = "linux")]
-    voucher: Option<Voucher>,
-    /// A failure was returned once: not tried again.
-    failed: bool,
-}
-
-impl Vouching {
-    /// Takes the part if no process has it. The first failure is returned, to be said
-    /// once; after it, nothing is tried again.
-    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
-    pub fn keep_up(&mut self, ws: &Workspace) -> Option<Error> {
-        #[cfg(target_os = "linux")]
-        if self.voucher.is_none() && !self.failed {
-            match Voucher::start(ws) {
-                Ok(voucher) => self.voucher = voucher,
-                Err(e) => {
-                    self.failed = true;
-                    return Some(e);
-                }
-            }
-        }
-        None
-    }
 }
 
 /// Which folder: its device and inode.
