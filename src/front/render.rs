@@ -113,7 +113,7 @@ pub fn near_keys_hint(near: &[crate::text::names::NearKey]) -> Option<String> {
     }
     let list = near
         .iter()
-        .map(|n| format!("{} ({})", n.key, n.nearness.describe()))
+        .map(|n| format!("{} ({})", n.key, super::said::nearness(n.nearness)))
         .collect::<Vec<_>>()
         .join(", ");
     Some(format!("near keys: {list}"))

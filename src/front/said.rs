@@ -1,0 +1,119 @@
+//! What the layers below report as data, in words for people: the entries a catch-up met
+//! recorded ahead of this machine's clock, how a start-up found the index, why a key is
+//! near another. The engine, the index and the text heuristics return records, enums and
+//! times; the sentences are chosen here, once, for every front end (`tests/it/layout.rs`
+//! fails a wording function below the front ends).
+
+use crate::core::time::{TxTime, span_text};
+use crate::engine::{AHEAD_KEPT, Ahead, FreshCheck};
+use crate::text::names::Nearness;
+
+/// One entry recorded ahead of `now`: "memory/…:3 was recorded 2026-12-05T00:00:00Z,
+/// 3 days 13 hours ahead of this machine's clock (2026-12-01T11:00:00Z)".
+pub fn ahead(a: &Ahead, now: TxTime) -> String {
+    format!(
+        "{}:{} was recorded {}, {} ahead of this machine's clock ({now})",
+        a.file,
+        a.line,
+        a.recorded,
+        span_text(a.recorded.micros().saturating_sub(now.micros()))
+    )
+}
+
+/// How many entries recorded ahead of the clock are named one per line; a pull from a
+/// machine far ahead can bring hundreds.
+const AHEAD_LINES: usize = 5;
+
+/// What to tell a person about entries recorded ahead of `now`: one line each, at most
+/// [`AHEAD_LINES`] of them, then how many more ("at least" when the engine stopped
+/// listing them at [`AHEAD_KEPT`]).
+pub fn ahead_lines(ahead: &[Ahead], now: TxTime) -> Vec<String> {
+    let at_least = if ahead.len() >= AHEAD_KEPT {
+        "at least "
+    } else {
+        ""
+    };
+    let mut lines: Vec<String> = ahead
+        .iter()
+        .take(AHEAD_LINES)
+        .map(|a| self::ahead(a, now))
+        .collect();
+    if ahead.len() > AHEAD_LINES {
+        lines.push(format!(
+            "{at_least}{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
+            ahead.len() - AHEAD_LINES
+        ));
+    }
+    lines
+}
+
+/// How a start-up found the index, in a sentence (`MEM7_TRACE=startup`).
+pub fn fresh_check(check: FreshCheck) -> String {
+    let verdict = |fresh| if fresh { "current" } else { "behind the files" };
+    match check {
+        FreshCheck::Vouched { checked, fresh } => format!(
+            "the index is {}: a watcher vouched for the files, {checked} of them changed since and checked",
+            verdict(fresh)
+        ),
+        FreshCheck::Scanned {
+            files,
+            watcher,
+            fresh,
+        } => format!(
+            "the index is {}: {files} day files checked one by one ({})",
+            verdict(fresh),
+            if watcher {
+                "the watcher could not say what changed since the index's token"
+            } else {
+                "no watcher answers for this workspace"
+            }
+        ),
+    }
+}
+
+/// Why a key is near the one asked for, for a person or a model.
+pub fn nearness(n: Nearness) -> String {
+    match n {
+        Nearness::SameIgnoringCase => "the same key ignoring case and separators".into(),
+        Nearness::Edit(1) => "one character away".into(),
+        Nearness::Edit(n) => format!("{n} characters away"),
+        Nearness::Meaning(std::cmp::Reverse(m)) => {
+            format!("near in meaning, {:.2}", f32::from(m) / 1000.0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(file: &str, recorded: &str) -> Ahead {
+        Ahead {
+            file: file.into(),
+            line: 1,
+            recorded: TxTime::parse(recorded).unwrap(),
+        }
+    }
+
+    #[test]
+    fn entries_ahead_are_named_five_at_a_time_with_the_span() {
+        let now = TxTime::parse("2026-12-01T10:00:00Z").unwrap();
+        let one = ahead_lines(&[at("memory/2026-12-05.md", "2026-12-05T00:00:00Z")], now);
+        assert_eq!(
+            one,
+            [
+                "memory/2026-12-05.md:1 was recorded 2026-12-05T00:00:00Z, 3 days 14 hours ahead of this machine's clock (2026-12-01T10:00:00Z)"
+            ]
+        );
+        let many: Vec<Ahead> = (0..7)
+            .map(|_| at("memory/2026-12-02.md", "2026-12-02T11:00:07Z"))
+            .collect();
+        let lines = ahead_lines(&many, now);
+        assert_eq!(lines.len(), 6);
+        assert!(lines[0].contains(", 1 day 1 hour ahead"), "{}", lines[0]);
+        assert_eq!(
+            lines[5],
+            "2 more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all"
+        );
+    }
+}
