@@ -1,9 +1,10 @@
 //! What the layers below report as data, in words for people: the entries a catch-up met
 //! recorded ahead of this machine's clock, how a start-up found the index, why a key is
-//! near another. The engine, the index and the text heuristics return records, enums and
+//! near another, a project's setting that takes no effect until approved. The engine, the index and the text heuristics return records, enums and
 //! times; the sentences are chosen here, once, for every front end (`tests/it/layout.rs`
 //! fails a wording function below the front ends).
 
+use crate::config::{Ignored, Says};
 use crate::core::time::{TxTime, span_text};
 use crate::engine::{AHEAD_KEPT, Ahead, FreshCheck};
 use crate::text::names::Nearness;
@@ -83,6 +84,28 @@ pub fn nearness(n: Nearness) -> String {
     }
 }
 
+/// A project's setting that takes no effect until approved, and what it says:
+/// "scopes.user: leaves out pref:* (your facts would go to the project)".
+pub fn ignored(i: &Ignored) -> String {
+    let says = match &i.says {
+        Says::Value(value) => value.clone(),
+        Says::UserKeys(keys) => format!(
+            "{} (a project never routes facts into your own workspace)",
+            keys.join(", ")
+        ),
+        Says::LeavesOut { keys, local } => format!(
+            "leaves out {} ({} would go to the project)",
+            keys.join(", "),
+            if *local {
+                "this checkout's notes"
+            } else {
+                "your facts"
+            }
+        ),
+    };
+    format!("{}: {says}", i.setting)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +116,34 @@ mod tests {
             line: 1,
             recorded: TxTime::parse(recorded).unwrap(),
         }
+    }
+
+    #[test]
+    fn an_ignored_setting_says_what_it_would_change() {
+        let keys = vec!["pref:*".to_string(), "me:*".to_string()];
+        let said = |setting, says| ignored(&Ignored { setting, says });
+        assert_eq!(
+            said("max_value_bytes", Says::Value("9000".into())),
+            "max_value_bytes: 9000"
+        );
+        assert_eq!(
+            said("scopes.user", Says::UserKeys(keys.clone())),
+            "scopes.user: pref:*, me:* (a project never routes facts into your own workspace)"
+        );
+        assert_eq!(
+            said(
+                "scopes.user",
+                Says::LeavesOut {
+                    keys: keys.clone(),
+                    local: false
+                }
+            ),
+            "scopes.user: leaves out pref:*, me:* (your facts would go to the project)"
+        );
+        assert_eq!(
+            said("scopes.local", Says::LeavesOut { keys, local: true }),
+            "scopes.local: leaves out pref:*, me:* (this checkout's notes would go to the project)"
+        );
     }
 
     #[test]

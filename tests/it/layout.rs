@@ -615,12 +615,6 @@ const WORDS_BELOW: &[(&str, &str, &str)] = &[
         "a seal entry's body is memory written by the engine (\"accepted 2 entries as they \
          are now\"), and the CLI says the same count; it counts verify's findings",
     ),
-    (
-        "config.rs",
-        "listed",
-        "debt: a project's ignored settings are worded in config (`Ignored::says`); \
-         moving them needs `Ignored` as data first",
-    ),
 ];
 
 /// The people's words one source text builds, as (line, item, how found): a `Display`
