@@ -26,7 +26,7 @@ pub fn ahead(a: &Ahead, now: TxTime) -> String {
 const AHEAD_LINES: usize = 5;
 
 /// What to tell a person about entries recorded ahead of `now`: one line each, at most
-/// [`AHEAD_LINES`] of them, then how many more ("at least" when the engine stopped
+/// `AHEAD_LINES` (5) of them, then how many more ("at least" when the engine stopped
 /// listing them at [`AHEAD_KEPT`]).
 pub fn ahead_lines(ahead: &[Ahead], now: TxTime) -> Vec<String> {
     let at_least = if ahead.len() >= AHEAD_KEPT {
