@@ -90,7 +90,7 @@ pub fn look_alike_hint(
     let first = similar.first()?;
     let list = similar
         .iter()
-        .map(|l| format!("`{}` ({})", l.key, l.why))
+        .map(|l| format!("`{}` ({})", l.key, super::said::alike(&l.why)))
         .collect::<Vec<_>>()
         .join(", ");
     let to = &first.key;

@@ -1,12 +1,13 @@
 //! What the layers below report as data, in words for people: the entries a catch-up met
 //! recorded ahead of this machine's clock, how a start-up found the index, why a key is
-//! near another, a project's setting that takes no effect until approved. The engine, the index and the text heuristics return records, enums and
+//! near another or looks like the same slot, a project's setting that takes no effect until approved. The engine, the index and the text heuristics return records, enums and
 //! times; the sentences are chosen here, once, for every front end (`tests/it/layout.rs`
 //! fails a wording function below the front ends).
 
 use crate::config::{Ignored, Says};
 use crate::core::time::{TxTime, span_text};
-use crate::engine::{AHEAD_KEPT, Ahead, FreshCheck};
+use crate::engine::{AHEAD_KEPT, Ahead, Alike, FreshCheck};
+use crate::text::drift::SameBy;
 use crate::text::names::Nearness;
 
 /// One entry recorded ahead of `now`: "memory/…:3 was recorded 2026-12-05T00:00:00Z,
@@ -84,6 +85,39 @@ pub fn nearness(n: Nearness) -> String {
     }
 }
 
+/// Why a key looks like the same slot as another, for a person or a model.
+pub fn alike(why: &Alike) -> String {
+    match why {
+        Alike::SameIgnoringCase => "the same key ignoring case and separators".into(),
+        Alike::AsciiTwin => "the key mixes scripts or uses full-width letters: this is the \
+                             ASCII key it looks like"
+            .into(),
+        Alike::Words(SameBy::Words) => "the same words".into(),
+        Alike::Words(SameBy::ExtraLight(extra)) => {
+            format!("the same words but {}", extra.join(" "))
+        }
+        Alike::Words(SameBy::OnlyLight) => "the same words but light ones".into(),
+        Alike::Words(SameBy::LongerName(extra)) => {
+            format!("the same attribute of a longer name ({})", extra.join(" "))
+        }
+        Alike::Words(SameBy::Abbreviated { word, spelled }) => {
+            format!("`{word}` is `{}` abbreviated", spelled.join(" "))
+        }
+        Alike::Words(SameBy::Synonyms(x, y)) => format!("`{x}` and `{y}` are synonyms"),
+        Alike::NearWords { mine, theirs, near } => {
+            format!("`{mine}` and `{theirs}` are near in meaning ({near:.2})")
+        }
+        Alike::Qualifier {
+            generic,
+            specific,
+            near,
+        } => format!(
+            "`{specific}` names what the generic `{generic}` did, and the keys are near in \
+             meaning ({near:.2})"
+        ),
+    }
+}
+
 /// A project's setting that takes no effect until approved, and what it says:
 /// "scopes.user: leaves out pref:* (your facts would go to the project)".
 pub fn ignored(i: &Ignored) -> String {
@@ -115,6 +149,64 @@ mod tests {
             file: file.into(),
             line: 1,
             recorded: TxTime::parse(recorded).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_look_alike_says_why_in_the_words_it_always_had() {
+        let w = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let cases = [
+            (
+                Alike::SameIgnoringCase,
+                "the same key ignoring case and separators",
+            ),
+            (
+                Alike::AsciiTwin,
+                "the key mixes scripts or uses full-width letters: this is the ASCII key it looks like",
+            ),
+            (Alike::Words(SameBy::Words), "the same words"),
+            (
+                Alike::Words(SameBy::ExtraLight(w(&["the", "of"]))),
+                "the same words but the of",
+            ),
+            (
+                Alike::Words(SameBy::OnlyLight),
+                "the same words but light ones",
+            ),
+            (
+                Alike::Words(SameBy::LongerName(w(&["api", "gateway"]))),
+                "the same attribute of a longer name (api gateway)",
+            ),
+            (
+                Alike::Words(SameBy::Abbreviated {
+                    word: "ci".into(),
+                    spelled: w(&["continuous", "integration"]),
+                }),
+                "`ci` is `continuous integration` abbreviated",
+            ),
+            (
+                Alike::Words(SameBy::Synonyms("owner".into(), "steward".into())),
+                "`owner` and `steward` are synonyms",
+            ),
+            (
+                Alike::NearWords {
+                    mine: "steward".into(),
+                    theirs: "owner".into(),
+                    near: 0.704,
+                },
+                "`steward` and `owner` are near in meaning (0.70)",
+            ),
+            (
+                Alike::Qualifier {
+                    generic: "system".into(),
+                    specific: "broker".into(),
+                    near: 0.815,
+                },
+                "`broker` names what the generic `system` did, and the keys are near in meaning (0.81)",
+            ),
+        ];
+        for (why, words) in cases {
+            assert_eq!(alike(&why), words);
         }
     }
 
