@@ -6,7 +6,8 @@
 //! - [`request`]: one parser per argument, for flags and tool arguments alike.
 //! - [`render`]: answers as text for people; [`wire`]: as JSON for programs;
 //!   [`said`]: what the layers below report as data (entries ahead of the clock, a
-//!   start-up's check, a near key's nearness), in words.
+//!   start-up's check, why a key is near or looks alike, a project's ignored setting),
+//!   in words.
 //! - [`auth`]: the servers' bearer token.
 //! - [`block`]: the context block a session starts with.
 //! - [`session`]: opening the engine for a front end, one session shared by requests,
