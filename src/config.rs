@@ -248,11 +248,23 @@ pub enum Standing {
 }
 
 /// A setting a project's `mem7.yaml` widens, which took no effect until approved: its
-/// name in the file and what the file says, for a person.
+/// name in the file and what the file says, as data (`front::said::ignored` words it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ignored {
     pub setting: &'static str,
-    pub says: String,
+    pub says: Says,
+}
+
+/// What an ignored setting of a project says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Says {
+    /// Its value, as the file gives it.
+    Value(String),
+    /// Classes it adds to the user scope, which a project never routes facts into.
+    UserKeys(Vec<String>),
+    /// Classes of the user scope (or, `local`, of this checkout's) it leaves out, so
+    /// that those facts would go to the project.
+    LeavesOut { keys: Vec<String>, local: bool },
 }
 
 impl Config {
@@ -327,17 +339,19 @@ impl Config {
     }
 }
 
+/// Names a project's setting that does not take effect, with its value.
+fn ignore(ignored: &mut Vec<Ignored>, setting: &'static str, value: String) {
+    ignore_as(ignored, setting, Says::Value(value));
+}
+
 /// Names a project's setting that does not take effect, with what it says.
-fn ignore(ignored: &mut Vec<Ignored>, setting: &'static str, says: String) {
+fn ignore_as(ignored: &mut Vec<Ignored>, setting: &'static str, says: Says) {
     ignored.push(Ignored { setting, says });
 }
 
-/// Keys, as one list for people.
-fn listed(keys: &[&String]) -> String {
-    keys.iter()
-        .map(|s| s.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Keys, owned.
+fn owned(keys: &[&String]) -> Vec<String> {
+    keys.iter().map(|s| s.to_string()).collect()
 }
 
 /// The user scope's classes: the user's own (`user_keys`), or (approved) those of them
@@ -351,24 +365,17 @@ fn owned_user_keys(
     if let Some(p) = &project.scopes.user {
         let extra: Vec<&String> = p.iter().filter(|k| !user_keys.contains(k)).collect();
         if !extra.is_empty() {
-            ignore(
-                ignored,
-                "scopes.user",
-                format!(
-                    "{} (a project never routes facts into your own workspace)",
-                    listed(&extra)
-                ),
-            );
+            ignore_as(ignored, "scopes.user", Says::UserKeys(owned(&extra)));
         }
         let dropped: Vec<&String> = user_keys.iter().filter(|k| !p.contains(k)).collect();
         if !approved && !dropped.is_empty() {
-            ignore(
+            ignore_as(
                 ignored,
                 "scopes.user",
-                format!(
-                    "leaves out {} (your facts would go to the project)",
-                    listed(&dropped)
-                ),
+                Says::LeavesOut {
+                    keys: owned(&dropped),
+                    local: false,
+                },
             );
         }
     }
@@ -397,13 +404,13 @@ fn owned_local_keys(
     if let Some(p) = &project.scopes.local {
         let dropped: Vec<&String> = user_local.iter().filter(|k| !p.contains(k)).collect();
         if !approved && !dropped.is_empty() {
-            ignore(
+            ignore_as(
                 ignored,
                 "scopes.local",
-                format!(
-                    "leaves out {} (this checkout's notes would go to the project)",
-                    listed(&dropped)
-                ),
+                Says::LeavesOut {
+                    keys: owned(&dropped),
+                    local: true,
+                },
             );
         }
         for k in p {

@@ -160,7 +160,7 @@ fn log_catch_up(out: &mut dyn Write, c: &CatchUp, clock: TxTime) -> Result<()> {
     for w in &c.report.warnings {
         text.push_str(&format!("{now} warning: {w}\n"));
     }
-    for line in crate::engine::describe_ahead(&c.report.ahead, clock) {
+    for line in crate::front::said::ahead_lines(&c.report.ahead, clock) {
         text.push_str(&format!("{now} note: {line}\n"));
     }
     write_out(out, &text)

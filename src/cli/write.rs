@@ -53,7 +53,10 @@ pub(super) fn allow(
                 )
             };
             for i in ws.ignored_settings() {
-                msg.push_str(&format!("  now in effect: {}: {}\n", i.setting, i.says));
+                msg.push_str(&format!(
+                    "  now in effect: {}\n",
+                    crate::front::said::ignored(i)
+                ));
             }
             msg
         }

@@ -140,6 +140,37 @@ pub fn hold_after(ahead_after: TxTime) -> TxTime {
     )
 }
 
+/// How far apart two instants are, in words, to the two largest units ("3 days 13
+/// hours", "7 minutes", "less than a second"). The one wording of a span: `verify`'s
+/// finding about an entry recorded ahead of the clock says it in its report, and the
+/// front ends say it in their notes (`front::said`); kept here, below both, so that
+/// neither reaches into the other or into `index` for it.
+pub fn span_text(micros: i64) -> String {
+    let secs = (micros / 1_000_000).max(0);
+    let units = [
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+        ("second", 1),
+    ];
+    let mut parts = Vec::new();
+    let mut rest = secs;
+    for (name, size) in units {
+        let n = rest / size;
+        if n > 0 && parts.len() < 2 {
+            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+            rest -= n * size;
+        } else if !parts.is_empty() {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        "less than a second".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
 /// A time that could not be understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", describe(.text, *.out_of_range))]

@@ -12,7 +12,7 @@ pub use crate::index::fulltext::{SearchMode, SearchRequest};
 pub use crate::index::load_file;
 pub use crate::index::query::question_parts;
 pub use crate::index::{
-    Ahead, IndexCheck, Progress, RebuildReason, SearchHit, Warning, describe_ahead,
+    AHEAD_KEPT, Ahead, IndexCheck, Progress, RebuildReason, SearchHit, Warning,
 };
 
 /// The two clocks of a read, resolved: the valid time asked about, and the transaction

@@ -8,7 +8,8 @@ use crate::index::Index;
 use crate::store::vouch::{self, Answer, Asked};
 use crate::store::{MEMORY_DIR, Workspace};
 
-/// How a check that the index is current went (`MEM7_TRACE=startup` prints it).
+/// How a check that the index is current went (`MEM7_TRACE=startup` prints it, in the
+/// words of `front::said::fresh_check`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FreshCheck {
     /// A watcher named the files with events since the index's token; only those
@@ -34,39 +35,6 @@ impl FreshCheck {
     pub fn fresh(self) -> bool {
         match self {
             FreshCheck::Vouched { fresh, .. } | FreshCheck::Scanned { fresh, .. } => fresh,
-        }
-    }
-
-    /// In a sentence, for `MEM7_TRACE=startup`.
-    pub fn describe(self) -> String {
-        let verdict = |fresh| if fresh { "current" } else { "behind the files" };
-        match self {
-            FreshCheck::Vouched {
-                checked,
-                fresh,
-                here,
-            } => format!(
-                "the index is {}: {} vouched for the files, {checked} of them changed since and checked",
-                verdict(fresh),
-                if here {
-                    "this process's own watcher (asked in memory)"
-                } else {
-                    "a watcher"
-                }
-            ),
-            FreshCheck::Scanned {
-                files,
-                watcher,
-                fresh,
-            } => format!(
-                "the index is {}: {files} day files checked one by one ({})",
-                verdict(fresh),
-                if watcher {
-                    "the watcher could not say what changed since the index's token"
-                } else {
-                    "no watcher answers for this workspace"
-                }
-            ),
         }
     }
 }

@@ -150,7 +150,34 @@ pub enum SealOutcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LookAlike {
     pub key: String,
-    pub why: String,
+    pub why: Alike,
+}
+
+/// Why a key looks like the same slot as another, as data (`front::said::alike` words
+/// it for a person or a model).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Alike {
+    /// The same key ignoring case and separators.
+    SameIgnoringCase,
+    /// The new key mixes scripts or uses full-width letters, and this is the ASCII key
+    /// it looks like.
+    AsciiTwin,
+    /// Their words name the same slot.
+    Words(crate::text::drift::SameBy),
+    /// The words left after pairing (`mine`, `theirs`) are near in meaning (cosine
+    /// `near`), and so are the keys.
+    NearWords {
+        mine: String,
+        theirs: String,
+        near: f32,
+    },
+    /// One key names by `specific` what the other's generic `generic` did, and the keys
+    /// are near in meaning (cosine `near`).
+    Qualifier {
+        generic: String,
+        specific: String,
+        near: f32,
+    },
 }
 
 /// What `rekey` moves (or would move).

@@ -64,7 +64,7 @@ impl Engine {
             .into_iter()
             .map(|k| LookAlike {
                 key: k,
-                why: "the same key ignoring case and separators".into(),
+                why: Alike::SameIgnoringCase,
             })
             .collect();
         // A disguised key (mixed scripts, full-width forms) names its ASCII twin, whether
@@ -76,7 +76,7 @@ impl Engine {
                 0,
                 LookAlike {
                     key: twin,
-                    why: "the key mixes scripts or uses full-width letters: this is the ASCII key it looks like".into(),
+                    why: Alike::AsciiTwin,
                 },
             );
         }
@@ -98,7 +98,10 @@ impl Engine {
             }
             let theirs = KeyWords::of(&k);
             match drift::judge(&mine, &theirs) {
-                Verdict::Same(why) => out.push(LookAlike { key: k, why }),
+                Verdict::Same(by) => out.push(LookAlike {
+                    key: k,
+                    why: Alike::Words(by),
+                }),
                 // The model is asked about the keys sharing the most words first, and
                 // about a few only: a store never embeds thousands of texts.
                 Verdict::AskMeaning { mine: a, theirs: b } if ask.len() < DRIFT_ASKED => {
@@ -199,27 +202,31 @@ impl Asked {
 
 /// Whether two keys left for the model name one slot, by what was `asked`: the
 /// leftover words and the keys as phrases both near enough in meaning, or (a generic
-/// word swapped for a specific one) the keys near enough; the reason when they are.
+/// word swapped for a specific one) the keys near enough; why, when they are.
 /// Every text of [`Asked::texts`] has its vector in `vectors`.
 pub(super) fn near_enough(
     vectors: &std::collections::HashMap<String, Vec<f32>>,
     (phrase, theirs): (&str, &KeyWords),
     asked: &Asked,
-) -> Option<String> {
+) -> Option<Alike> {
     let near = |x: &str, y: &str| crate::embed::dot(&vectors[x], &vectors[y]);
     let whole = near(phrase, &theirs.phrase());
     match asked {
         Asked::Words(a, b) => {
             let words = near(a, b);
-            (words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR)
-                .then(|| format!("`{a}` and `{b}` are near in meaning ({words:.2})"))
+            (words >= DRIFT_WORDS_NEAR && whole >= DRIFT_KEY_NEAR).then(|| Alike::NearWords {
+                mine: a.clone(),
+                theirs: b.clone(),
+                near: words,
+            })
         }
-        Asked::Qualifier(generic, specific) => (whole >= DRIFT_QUALIFIER_NEAR).then(|| {
-            format!(
-                "`{specific}` names what the generic `{generic}` did, and the keys are near \
-                 in meaning ({whole:.2})"
-            )
-        }),
+        Asked::Qualifier(generic, specific) => {
+            (whole >= DRIFT_QUALIFIER_NEAR).then(|| Alike::Qualifier {
+                generic: generic.clone(),
+                specific: specific.clone(),
+                near: whole,
+            })
+        }
     }
 }
 

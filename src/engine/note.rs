@@ -5,7 +5,7 @@
 
 /// One thing worth saying about an answer, said once per process (or per call, in a
 /// server).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Note {
     /// Meaning search is off in this workspace for the reason given (no model, say), so
     /// a search answered by words only. Said once per workspace.
@@ -31,6 +31,6 @@ pub enum Note {
     LateLookAlike {
         key: String,
         similar: String,
-        why: String,
+        why: super::Alike,
     },
 }

@@ -4,7 +4,10 @@
 //!
 //! - [`env`](mod@env): the process's environment, captured once.
 //! - [`request`]: one parser per argument, for flags and tool arguments alike.
-//! - [`render`]: answers as text for people; [`wire`]: as JSON for programs.
+//! - [`render`]: answers as text for people; [`wire`]: as JSON for programs;
+//!   [`said`]: what the layers below report as data (entries ahead of the clock, a
+//!   start-up's check, why a key is near or looks alike, a project's ignored setting),
+//!   in words.
 //! - [`auth`]: the servers' bearer token.
 //! - [`block`]: the context block a session starts with.
 //! - [`session`]: opening the engine for a front end, one session shared by requests,
@@ -24,6 +27,7 @@ pub mod notes;
 pub mod owners;
 pub mod render;
 pub mod request;
+pub mod said;
 pub mod session;
 pub mod wire;
 pub mod workspaces;

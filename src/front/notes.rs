@@ -28,8 +28,9 @@ pub fn for_person(note: &Note) -> String {
              (their vectors are being computed); a look-alike found is said then"
         ),
         Note::LateLookAlike { key, similar, why } => format!(
-            "{key}, stored earlier, looks like the existing {similar} ({why}): \
-             `mem7 rekey {key} {similar}` moves it if they are one fact"
+            "{key}, stored earlier, looks like the existing {similar} ({}): \
+             `mem7 rekey {key} {similar}` moves it if they are one fact",
+            super::said::alike(why)
         ),
     }
 }
@@ -69,8 +70,9 @@ pub fn for_model(note: &Note) -> String {
              a later answer says so if one names the same fact"
         ),
         Note::LateLookAlike { key, similar, why } => format!(
-            "note: `{key}` (stored earlier) looks like the existing `{similar}` ({why}); if \
-             they are one fact, memory_rekey moves `{key}` to `{similar}`"
+            "note: `{key}` (stored earlier) looks like the existing `{similar}` ({}); if \
+             they are one fact, memory_rekey moves `{key}` to `{similar}`",
+            super::said::alike(why)
         ),
     }
 }
@@ -107,7 +109,11 @@ mod tests {
             Note::LateLookAlike {
                 key: "team:steward".into(),
                 similar: "team:owner".into(),
-                why: "`steward` and `owner` are near in meaning (0.70)".into(),
+                why: crate::engine::Alike::NearWords {
+                    mine: "steward".into(),
+                    theirs: "owner".into(),
+                    near: 0.7,
+                },
             },
         ];
         for note in &all {

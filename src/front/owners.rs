@@ -72,7 +72,7 @@ pub fn ignored_line(ws: &Workspace) -> String {
     let what: Vec<String> = ws
         .ignored_settings()
         .iter()
-        .map(|i| format!("{}: {}", i.setting, i.says))
+        .map(super::said::ignored)
         .collect();
     format!(
         "{} asks for settings that widen what mem7 may do here, ignored until you approve the file on this machine: {}. Read it, then run `mem7 allow {}`",

@@ -90,7 +90,7 @@ pub fn look_alike_hint(
     let first = similar.first()?;
     let list = similar
         .iter()
-        .map(|l| format!("`{}` ({})", l.key, l.why))
+        .map(|l| format!("`{}` ({})", l.key, super::said::alike(&l.why)))
         .collect::<Vec<_>>()
         .join(", ");
     let to = &first.key;
@@ -113,7 +113,7 @@ pub fn near_keys_hint(near: &[crate::text::names::NearKey]) -> Option<String> {
     }
     let list = near
         .iter()
-        .map(|n| format!("{} ({})", n.key, n.nearness.describe()))
+        .map(|n| format!("{} ({})", n.key, super::said::nearness(n.nearness)))
         .collect::<Vec<_>>()
         .join(", ");
     Some(format!("near keys: {list}"))

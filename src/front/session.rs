@@ -62,7 +62,7 @@ impl Voice {
     pub fn ahead(self, engine: &mut Engine, met: &[crate::engine::Ahead], now: TxTime) {
         let mut ahead = met.to_vec();
         ahead.extend(engine.take_ahead());
-        for line in crate::engine::describe_ahead(&ahead, now) {
+        for line in super::said::ahead_lines(&ahead, now) {
             self.note(&line);
         }
     }
@@ -95,9 +95,10 @@ pub fn open_workspace(env: &Env, ws: crate::store::Workspace) -> Result<Engine> 
     let now = env.now()?;
     let mut engine = Engine::open_workspace_at(ws, env.chain_key()?, now)?;
     if env.traces("startup") {
-        let how = engine
-            .fresh_check()
-            .map_or_else(|| "the index was built anew".to_string(), |c| c.describe());
+        let how = engine.fresh_check().map_or_else(
+            || "the index was built anew".to_string(),
+            super::said::fresh_check,
+        );
         eprintln!(
             "mem7: trace: start-up of {}: {how}",
             engine.workspace().root().display()
@@ -263,7 +264,7 @@ impl Session {
             eprintln!(
                 "mem7: trace: request in {}: {}",
                 engine.workspace().root().display(),
-                check.describe()
+                super::said::fresh_check(check)
             );
         }
         self.voice.ahead(&mut engine, &caught.report.ahead, now);

@@ -313,6 +313,7 @@ pub fn store_value(
     reader: Reader,
     scope: Option<Level>,
 ) -> Value {
+    let whys: Vec<String> = similar.iter().map(|l| super::said::alike(&l.why)).collect();
     let (status, closed, v) = match outcome {
         StoreOutcome::Stored { version, closed } => (StoreStatus::Stored, *closed, version),
         StoreOutcome::Unchanged { version } => (StoreStatus::Unchanged, 0, version),
@@ -326,10 +327,8 @@ pub fn store_value(
         },
         similar: similar
             .iter()
-            .map(|l| SimilarJson {
-                key: &l.key,
-                why: &l.why,
-            })
+            .zip(&whys)
+            .map(|(l, why)| SimilarJson { key: &l.key, why })
             .collect(),
         hint: look_alike_hint(&v.key, similar, reader),
         scope: scope.map(ScopeName::from),

@@ -1,6 +1,6 @@
-//! What bringing the index up to date tells the caller: how far a rebuild is, why it ran,
-//! the problems found in the files, the entries recorded ahead of this machine's clock,
-//! and how to say so in words.
+//! What bringing the index up to date tells the caller, as data: how far a rebuild is,
+//! why it ran, the problems found in the files, the entries recorded ahead of this
+//! machine's clock. The front ends word it (`front::said`).
 
 use crate::core::time::TxTime;
 
@@ -29,8 +29,11 @@ pub enum Progress {
     Finishing,
 }
 
-/// Why a catch-up gave way to a full rebuild; its text is what `mem7` says
-/// (`reindexed (…)`, `watch`'s `rebuilt the index (…)`).
+/// Why a catch-up gave way to a full rebuild. Its text is the cause an error names where
+/// it is raised (the engine's busy error, when a writer that must not wait finds the
+/// index needing a rebuild), and the front ends say the same cause in the same words
+/// (`reindexed (…)`, `watch`'s `rebuilt the index (…)`): the one wording below the
+/// front ends that is not an error's alone (`tests/it/layout.rs`, `WORDS_BELOW`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RebuildReason {
     /// There was no index, or none this version of mem7 can use: the ordinary first run,
@@ -100,71 +103,6 @@ pub struct Ahead {
     pub recorded: TxTime,
 }
 
-impl Ahead {
-    /// "memory/…:3 was recorded 2026-12-05T00:00:00Z, 3 days 13 hours ahead of this
-    /// machine's clock"
-    pub fn describe(&self, now: TxTime) -> String {
-        format!(
-            "{}:{} was recorded {}, {} ahead of this machine's clock ({now})",
-            self.file,
-            self.line,
-            self.recorded,
-            span_text(self.recorded.micros().saturating_sub(now.micros()))
-        )
-    }
-}
-
 /// How many entries recorded ahead of the clock one catch-up or rebuild lists; beyond
-/// that it stops listing them (and [`describe_ahead`] says "at least").
+/// that it stops listing them (and the front ends say "at least").
 pub const AHEAD_KEPT: usize = 10_000;
-
-/// What to tell a person about entries recorded ahead of `now`: one line each, at most
-/// `AHEAD_LINES` of them, then how many more (a pull from a machine far ahead can bring
-/// hundreds).
-pub fn describe_ahead(ahead: &[Ahead], now: TxTime) -> Vec<String> {
-    let at_least = if ahead.len() >= AHEAD_KEPT {
-        "at least "
-    } else {
-        ""
-    };
-    const AHEAD_LINES: usize = 5;
-    let mut lines: Vec<String> = ahead
-        .iter()
-        .take(AHEAD_LINES)
-        .map(|a| a.describe(now))
-        .collect();
-    if ahead.len() > AHEAD_LINES {
-        lines.push(format!(
-            "{at_least}{} more entries were recorded ahead of this machine's clock; `mem7 verify` lists them all",
-            ahead.len() - AHEAD_LINES
-        ));
-    }
-    lines
-}
-
-/// A duration in words, to the two largest units ("3 days 13 hours", "7 minutes").
-pub fn span_text(micros: i64) -> String {
-    let secs = (micros / 1_000_000).max(0);
-    let units = [
-        ("day", 86_400),
-        ("hour", 3_600),
-        ("minute", 60),
-        ("second", 1),
-    ];
-    let mut parts = Vec::new();
-    let mut rest = secs;
-    for (name, size) in units {
-        let n = rest / size;
-        if n > 0 && parts.len() < 2 {
-            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
-            rest -= n * size;
-        } else if !parts.is_empty() {
-            break;
-        }
-    }
-    if parts.is_empty() {
-        "less than a second".to_string()
-    } else {
-        parts.join(" ")
-    }
-}

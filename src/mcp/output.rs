@@ -34,7 +34,10 @@ pub fn versions(versions: &[Version], miss: impl FnOnce() -> (String, Vec<NearKe
     let versions_value = wire::versions_value(versions);
     if versions.is_empty() {
         let (said, near) = miss();
-        let whys: Vec<String> = near.iter().map(|n| n.nearness.describe()).collect();
+        let whys: Vec<String> = near
+            .iter()
+            .map(|n| crate::front::said::nearness(n.nearness))
+            .collect();
         let structured = wire::to_value(&VersionsOut {
             versions: versions_value,
             near_keys: near

@@ -213,11 +213,29 @@ const CONTRASTS: &[&[&str]] = &[
     &["start", "end", "stop"],
 ];
 
+/// Why two keys name the same slot by their words alone, as data (the front ends word
+/// it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SameBy {
+    /// The same words.
+    Words,
+    /// The same words, one key with these light words more.
+    ExtraLight(Vec<String>),
+    /// The same words but light ones on both sides.
+    OnlyLight,
+    /// The same attribute of a longer name, which has these words more.
+    LongerName(Vec<String>),
+    /// `word` is `spelled` abbreviated.
+    Abbreviated { word: String, spelled: Vec<String> },
+    /// The two words are synonyms.
+    Synonyms(String, String),
+}
+
 /// How two keys compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// The same slot, and why (words for a person or a model).
-    Same(String),
+    /// The same slot, and why.
+    Same(SameBy),
     /// Maybe the same slot: the model decides whether `mine` and `theirs` (the words
     /// left after pairing) mean the same.
     AskMeaning { mine: String, theirs: String },
@@ -275,6 +293,11 @@ impl KeyWords {
     fn attribute(&self) -> &[String] {
         self.segments.last().map_or(&[], Vec::as_slice)
     }
+}
+
+/// Words, owned.
+fn owned(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
 }
 
 /// Splits a segment at `_ -`, spaces and lower-to-upper camelCase steps, lower-cased.
@@ -478,7 +501,7 @@ pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
     });
     let shared = total_a - left_a.len();
     if left_a.is_empty() && left_b.is_empty() {
-        return Verdict::Same("the same words".into());
+        return Verdict::Same(SameBy::Words);
     }
     if shared == 0 {
         return Verdict::Different;
@@ -491,7 +514,7 @@ pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
             (&left_a, new)
         };
         if extra.iter().all(light) {
-            return Verdict::Same(format!("the same words but {}", extra.join(" ")));
+            return Verdict::Same(SameBy::ExtraLight(owned(extra)));
         }
         // The longer key qualifies its entity only: its attribute is the other's.
         let shorter = if left_a.is_empty() { new } else { old };
@@ -501,10 +524,7 @@ pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
                 .any(|w| longer.attribute().iter().any(|x| x == w))
             && longer.attribute() == shorter.attribute()
         {
-            return Verdict::Same(format!(
-                "the same attribute of a longer name ({})",
-                extra.join(" ")
-            ));
+            return Verdict::Same(SameBy::LongerName(owned(extra)));
         }
         return Verdict::Different;
     }
@@ -512,23 +532,26 @@ pub fn judge(new: &KeyWords, old: &KeyWords) -> Verdict {
     {
         let rest = |side: &[&str]| side.iter().all(|w| *w == word || spelled.contains(w));
         if rest(&left_a) && rest(&left_b) {
-            return Verdict::Same(format!("`{word}` is `{}` abbreviated", spelled.join(" ")));
+            return Verdict::Same(SameBy::Abbreviated {
+                word: word.to_string(),
+                spelled: owned(&spelled),
+            });
         }
     }
     if let ([x], [y]) = (left_a.as_slice(), left_b.as_slice())
         && synonyms(x, y)
     {
-        return Verdict::Same(format!("`{x}` and `{y}` are synonyms"));
+        return Verdict::Same(SameBy::Synonyms(x.to_string(), y.to_string()));
     }
     let heavy_a: Vec<&str> = left_a.iter().copied().filter(|w| !light(w)).collect();
     let heavy_b: Vec<&str> = left_b.iter().copied().filter(|w| !light(w)).collect();
     if let ([x], [y]) = (heavy_a.as_slice(), heavy_b.as_slice())
         && synonyms(x, y)
     {
-        return Verdict::Same(format!("`{x}` and `{y}` are synonyms"));
+        return Verdict::Same(SameBy::Synonyms(x.to_string(), y.to_string()));
     }
     if heavy_a.is_empty() && heavy_b.is_empty() {
-        return Verdict::Same("the same words but light ones".into());
+        return Verdict::Same(SameBy::OnlyLight);
     }
     if left_a.len() > 2 || left_b.len() > 2 {
         return Verdict::Different;

@@ -16,20 +16,6 @@ pub enum Nearness {
     Meaning(std::cmp::Reverse<u16>),
 }
 
-impl Nearness {
-    /// Words for a person or a model.
-    pub fn describe(self) -> String {
-        match self {
-            Nearness::SameIgnoringCase => "the same key ignoring case and separators".into(),
-            Nearness::Edit(1) => "one character away".into(),
-            Nearness::Edit(n) => format!("{n} characters away"),
-            Nearness::Meaning(std::cmp::Reverse(m)) => {
-                format!("near in meaning, {:.2}", f32::from(m) / 1000.0)
-            }
-        }
-    }
-}
-
 /// An existing key near another.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NearKey {

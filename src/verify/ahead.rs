@@ -104,7 +104,7 @@ pub(super) fn ahead_at(
         kind: FindingKind::Ahead,
         message: format!(
             "recorded {recorded}, {} ahead of this machine's clock ({now}); reads include it, and writes here are recorded after it",
-            crate::index::span_text(recorded.micros() - now.micros())
+            crate::core::time::span_text(recorded.micros() - now.micros())
         ),
         computed: None,
     })

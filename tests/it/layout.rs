@@ -1,9 +1,10 @@
 //! The house's layout as tests (issues 13 and 37): every source file opens with a `//!`
 //! line that says what it owns; every import between top-level modules of `src/` points
 //! down the layers (`RANKS`), so none can form a cycle; the front ends read through the
-//! engine's door; comments cite only documents in the repository; the integration tests
-//! are one binary of modules, no test file over 1,500 lines; and every stored proptest
-//! failure sits where its test reads it.
+//! engine's door; people's words are built only in the front ends (`WORDS_BELOW` names
+//! what stays below, and why); comments cite only documents in the repository; the
+//! integration tests are one binary of modules, no test file over 1,500 lines; and every
+//! stored proptest failure sits where its test reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -573,5 +574,214 @@ fn no_function_answers_more_than_one_question() {
     assert_eq!(
         long_functions(&synthetic),
         vec![("long".to_string(), LONGEST_FUNCTION + 7)]
+    );
+}
+
+/// Doc-comment words that say a function words something for people (whole words).
+const WORDING_DOCS: &str = r"\b(for a person|for people|in words|tell a person|as people read)\b";
+
+/// Wording that stays below the front ends, each with its reason: (file under `src/`,
+/// the function or type, why). Kept small; a stale entry fails too.
+const WORDS_BELOW: &[(&str, &str, &str)] = &[
+    (
+        "core/time.rs",
+        "span_text",
+        "a duration in words, said by verify's finding about an entry ahead of the clock \
+         (its report's content) and by the front ends' notes: one wording at rank 0, so \
+         that neither reaches into the other or into index for it",
+    ),
+    (
+        "core/integrity.rs",
+        "message",
+        "a chain finding's message is verify's report, which `verify --json` carries as \
+         it is: the report is the content, worded where the findings are made",
+    ),
+    (
+        "index/report.rs",
+        "RebuildReason",
+        "the cause an error names where it is raised (the engine's busy error, for a \
+         writer that must not wait for a rebuild); the front ends' `reindexed (…)` says \
+         the same cause in the same words",
+    ),
+    (
+        "store/guard.rs",
+        "describe",
+        "the file an error refuses to write through (raised in store), and the one \
+         verify's finding names: words of the error channel and of verify's report",
+    ),
+    (
+        "verify/mod.rs",
+        "count_accepted",
+        "a seal entry's body is memory written by the engine (\"accepted 2 entries as they \
+         are now\"), and the CLI says the same count; it counts verify's findings",
+    ),
+];
+
+/// The people's words one source text builds, as (line, item, how found): a `Display`
+/// impl that writes a phrase (a string literal with two words), a function named
+/// `describe…`, or a function whose doc comment says it words something for people
+/// ([`WORDING_DOCS`]). An error's words are the error channel: functions an
+/// `#[error(…)]` attribute calls and `Display` impls of types named `…Error` pass. The
+/// text stops at `#[cfg(test)]`.
+fn wording(text: &str) -> Vec<(usize, String, &'static str)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.trim() == "#[cfg(test)]")
+        .unwrap_or(lines.len());
+    let lines = &lines[..end];
+    let called = regex::Regex::new(r"([a-z_][a-z0-9_]*)\(").unwrap();
+    let for_errors: BTreeSet<String> = lines
+        .iter()
+        .filter(|l| l.trim_start().starts_with("#[error("))
+        .flat_map(|l| called.captures_iter(l).map(|c| c[1].to_string()))
+        .collect();
+    let display =
+        regex::Regex::new(r"^\s*impl\b.*\bDisplay\s+for\s+([A-Za-z_][A-Za-z0-9_]*)").unwrap();
+    let phrase = regex::Regex::new(r#""[^"]*[A-Za-z]+ [A-Za-z]+[^"]*""#).unwrap();
+    let docs = regex::Regex::new(WORDING_DOCS).unwrap();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(c) = display.captures(line) {
+            let name = c[1].to_string();
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let close = lines[i + 1..]
+                .iter()
+                .position(|l| l.strip_prefix(indent).is_some_and(|r| r.starts_with('}')))
+                .map_or(lines.len(), |o| i + 1 + o);
+            let writes_phrase = lines[i..close]
+                .iter()
+                .any(|l| phrase.is_match(l.split("//").next().unwrap_or("")));
+            if writes_phrase && !name.ends_with("Error") {
+                found.push((i + 1, name, "a Display that writes a phrase"));
+            }
+            continue;
+        }
+        let Some(name) = fn_name(line.trim_start()) else {
+            continue;
+        };
+        if for_errors.contains(&name) {
+            continue;
+        }
+        // The doc comment above the fn (attributes between), as one text.
+        let above = lines[..i]
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .take_while(|l| l.starts_with("///") || l.starts_with("#["))
+            .count();
+        let doc: String = lines[i - above..i]
+            .iter()
+            .filter_map(|l| l.trim().strip_prefix("///"))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase();
+        if name.starts_with("describe") {
+            found.push((i + 1, name, "a function named describe…"));
+        } else if docs.is_match(&doc) {
+            found.push((
+                i + 1,
+                name,
+                "a function whose doc says it words something for people",
+            ));
+        }
+    }
+    found
+}
+
+/// People's words are chosen in the front ends (issue 37): the layers below `front`
+/// return data (records, enums, times) and `front` (`front/said.rs`, `render.rs`,
+/// `notes.rs`) words it, so that one sentence is written once and a lower layer never
+/// reaches up, or sideways into `index`, for a sentence. Errors are the exception: they
+/// are worded where they are raised. What else stays below is named in [`WORDS_BELOW`]
+/// with its reason.
+#[test]
+fn peoples_words_are_built_only_in_the_front_ends() {
+    let rank = |m: &str| RANKS.iter().find(|(n, _)| *n == m).map(|(_, r)| *r);
+    let front = rank("front").unwrap();
+    let mut problems = Vec::new();
+    let mut allowed_seen = BTreeSet::new();
+    for path in all_sources() {
+        let Some(top) = top_module(&path) else {
+            continue;
+        };
+        if rank(&top).is_none_or(|r| r >= front) {
+            continue;
+        }
+        let rel = path.strip_prefix(src()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (line, item, how) in wording(&text) {
+            if WORDS_BELOW.iter().any(|(f, n, _)| *f == rel && *n == item) {
+                allowed_seen.insert((rel.clone(), item));
+                continue;
+            }
+            problems.push(format!(
+                "src/{rel}:{line}: `{item}`, {how}: return data and word it in a front end (front/said.rs), or name it in WORDS_BELOW with the reason it must stay"
+            ));
+        }
+    }
+    for (f, n, _) in WORDS_BELOW {
+        if !allowed_seen.contains(&(f.to_string(), n.to_string())) {
+            problems.push(format!(
+                "WORDS_BELOW names src/{f} `{n}`, which builds no words there now: remove the entry"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check itself: a Display writing a phrase, a `describe`, a function whose doc
+    // says it is for people are found by line; a Display writing a token, an error's
+    // Display and the function its `#[error]` calls, and tests pass.
+    let synthetic = "\
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, \"{} was edited\", self.0)
+    }
+}
+impl std::fmt::Display for Hash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+impl Display for ParseError {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(\"cannot read it\")
+    }
+}
+#[error(\"{}\", explain(.text))]
+pub struct TimeError;
+fn explain(text: &str) -> String {
+    format!(\"cannot read {text}\")
+}
+impl Ahead {
+    pub fn describe(&self) -> String {
+        String::new()
+    }
+}
+/// A duration (what a person reads
+/// in words).
+#[must_use]
+pub fn span(micros: i64) -> String {
+    String::new()
+}
+/// The key's words, spaced, and plain words before it.
+fn phrase(&self) -> String {
+    String::new()
+}
+#[cfg(test)]
+mod tests {
+    fn describe_all() {}
+}
+";
+    let found: Vec<(usize, String)> = wording(synthetic)
+        .into_iter()
+        .map(|(l, n, _)| (l, n))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (1, "Reason".to_string()),
+            (22, "describe".to_string()),
+            (29, "span".to_string())
+        ]
     );
 }
