@@ -38,6 +38,7 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         coverage: weight(f.coverage, d.coverage),
         date: weight(f.date, d.date),
         word_floor: weight(f.word_floor, d.word_floor),
+        owner: weight(f.owner, d.owner),
     }
 }
 

@@ -58,6 +58,10 @@ pub struct Fusion {
     /// best, whichever is lower: word hits within a few percent of the best are near
     /// ties, not the whole range apart.
     pub word_floor: f32,
+    /// What a fact gains when the question names its owner: a name of the question
+    /// (`Caroline` of `What did Caroline research?`) is a part of the fact's entity
+    /// (`caroline` of `caroline:d1_3`, `alice` of `team:alice:role`; see [`owned`]).
+    pub owner: f32,
 }
 
 impl Default for Fusion {
@@ -74,6 +78,7 @@ impl Default for Fusion {
             coverage: 1.0,
             date: 0.3,
             word_floor: 0.8,
+            owner: 0.5,
         }
     }
 }
@@ -141,6 +146,31 @@ pub fn lend_beside(
     }
     ranked.sort_by(|a, b| best_first((a.score, a), (b.score, b)));
     Ok(())
+}
+
+/// Adds `f.owner` to each candidate whose entity (the key before its last `:`) has a
+/// part among `names` (the names the question names, lower-case), and keeps the order
+/// best first: a question that names a person or a thing is about the facts kept under
+/// it, whatever else their words share with it. The gain comes after all lending, so it
+/// reorders candidates and never brings a fact in; a key without an entity gains nothing.
+pub fn owned(ranked: &mut [SearchHit], names: &[String], f: &Fusion) {
+    if f.owner <= 0.0 || names.is_empty() {
+        return;
+    }
+    let mut gained = false;
+    for h in ranked.iter_mut() {
+        let named = entity(&h.version.key).is_some_and(|e| {
+            e.split(|c: char| !c.is_alphanumeric())
+                .any(|part| names.iter().any(|n| n.eq_ignore_ascii_case(part)))
+        });
+        if named {
+            h.score += f.owner;
+            gained = true;
+        }
+    }
+    if gained {
+        ranked.sort_by(|a, b| best_first((a.score, a), (b.score, b)));
+    }
 }
 
 /// Fuses the word side's and the meaning side's hits (each best first, as deep as the

@@ -491,3 +491,38 @@ fn facts_written_together_lend_each_other_a_little() {
         "without lending, the tie"
     );
 }
+
+#[test]
+fn a_question_that_names_an_owner_finds_the_owners_fact_first() {
+    let s = Sandbox::new();
+    // Bob's fact shares more of the question's words; the question names Alice, and
+    // `alice:pets` is kept under her. Days apart, so that no fact lends to another.
+    let facts = [
+        ("alice:pets", "Adopted a beagle"),
+        ("bob:pets", "Adopted a cat from the shelter last spring"),
+        ("alice:work", "Works on the billing team"),
+        ("bob:work", "Runs the search team"),
+        ("alice:home", "Lives in Lisbon"),
+        ("bob:home", "Lives in Porto"),
+    ];
+    for (i, (k, v)) in facts.iter().enumerate() {
+        s.ok(
+            &["store", k, v],
+            Some(&format!("2026-04-0{}T10:00:00Z", i + 1)),
+        );
+    }
+    let query = "What pet did Alice adopt from the shelter last spring?";
+    let first_two = |s: &Sandbox| {
+        let keys = s
+            .ok(&["search", query, "--json", "--mode", "lexical"], Some(NOW))
+            .strings("key");
+        keys[..2].to_vec()
+    };
+    assert_eq!(first_two(&s), ["alice:pets", "bob:pets"]);
+    std::fs::write(s.ws.join("mem7.yaml"), "search:\n  fusion:\n    owner: 0\n").unwrap();
+    assert_eq!(
+        first_two(&s),
+        ["bob:pets", "alice:pets"],
+        "without the owner's gain, the better word match"
+    );
+}
