@@ -350,6 +350,7 @@ impl Engine {
             .map(|w| w.text)
             .collect();
         fusion::owned(&mut ranked, &names, fusion);
+        fusion::lend_entity_next(&mut ranked, fusion, &mut |hit| index.entity_next(hit, req))?;
         ranked.truncate(req.limit);
         Ok(ranked)
     }

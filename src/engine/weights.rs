@@ -39,6 +39,8 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         date: weight(f.date, d.date),
         word_floor: weight(f.word_floor, d.word_floor),
         owner: weight(f.owner, d.owner),
+        entity_next: weight(f.entity_next, d.entity_next),
+        entity_lenders: f.entity_lenders.unwrap_or(d.entity_lenders).min(1_000),
     }
 }
 
