@@ -116,7 +116,7 @@ pub struct SearchSettings {
     pub weights: WeightSettings,
     /// How word and meaning results are fused (`fusion:` with `lexical`, `semantic`,
     /// `coverage`, `date`, `same_time`, `same_entity`, `beside`, `lenders`, `pool`,
-    /// `meaning_pool`, `word_floor`).
+    /// `meaning_pool`, `word_floor`, `owner`, `entity_next`, `entity_lenders`).
     pub fusion: FusionSettings,
     /// The most sentences of a fact that get a vector of their own beside the whole
     /// text's (meaning search scores a fact by the nearest of its vectors); 0 gives
@@ -151,6 +151,9 @@ pub struct FusionSettings {
     pub coverage: Option<f32>,
     pub date: Option<f32>,
     pub word_floor: Option<f32>,
+    pub owner: Option<f32>,
+    pub entity_next: Option<f32>,
+    pub entity_lenders: Option<usize>,
 }
 
 /// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set

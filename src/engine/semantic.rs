@@ -344,6 +344,13 @@ impl Engine {
         fusion::lend_beside(&mut ranked, fusion, &mut |hit| {
             index.written_beside(hit, req)
         })?;
+        let names: Vec<String> = crate::index::query::analyse(&req.text, 1.0, &|_| false)
+            .into_iter()
+            .filter(|w| w.name)
+            .map(|w| w.text)
+            .collect();
+        fusion::owned(&mut ranked, &names, fusion);
+        fusion::lend_entity_next(&mut ranked, fusion, &mut |hit| index.entity_next(hit, req))?;
         ranked.truncate(req.limit);
         Ok(ranked)
     }

@@ -38,6 +38,9 @@ pub fn fusion_of(settings: &SearchSettings) -> fusion::Fusion {
         coverage: weight(f.coverage, d.coverage),
         date: weight(f.date, d.date),
         word_floor: weight(f.word_floor, d.word_floor),
+        owner: weight(f.owner, d.owner),
+        entity_next: weight(f.entity_next, d.entity_next),
+        entity_lenders: f.entity_lenders.unwrap_or(d.entity_lenders).min(1_000),
     }
 }
 

@@ -58,6 +58,16 @@ pub struct Fusion {
     /// best, whichever is lower: word hits within a few percent of the best are near
     /// ties, not the whole range apart.
     pub word_floor: f32,
+    /// What a fact gains when the question names its owner: a name of the question
+    /// (`Caroline` of `What did Caroline research?`) is a part of the fact's entity
+    /// (`caroline` of `caroline:d1_3`, `alice` of `team:alice:role`; see [`owned`]).
+    pub owner: f32,
+    /// The share of a top candidate's score lent to the fact its entity had written
+    /// next (see [`lend_entity_next`]). Off by default: on LoCoMo 0.1 lifted hit@10 on
+    /// both halves but cost the held-out half's hit@5 (docs/internals/retrieval.md).
+    pub entity_next: f32,
+    /// How many of the best candidates lend to their entity's next fact.
+    pub entity_lenders: usize,
 }
 
 impl Default for Fusion {
@@ -74,6 +84,9 @@ impl Default for Fusion {
             coverage: 1.0,
             date: 0.3,
             word_floor: 0.8,
+            owner: 0.5,
+            entity_next: 0.0,
+            entity_lenders: 10,
         }
     }
 }
@@ -134,6 +147,65 @@ pub fn lend_beside(
         }
     }
     // Only candidates borrow: a fact that matches neither side is never a result.
+    for h in ranked.iter_mut() {
+        if let Some(share) = lent.remove(&h.id) {
+            h.score += share;
+        }
+    }
+    ranked.sort_by(|a, b| best_first((a.score, a), (b.score, b)));
+    Ok(())
+}
+
+/// Adds `f.owner` to each candidate whose entity (the key before its last `:`) has a
+/// part among `names` (the names the question names, lower-case), and keeps the order
+/// best first: a question that names a person or a thing is about the facts kept under
+/// it, whatever else their words share with it. The gain comes after all lending, so it
+/// reorders candidates and never brings a fact in; a key without an entity gains nothing.
+pub fn owned(ranked: &mut [SearchHit], names: &[String], f: &Fusion) {
+    if f.owner <= 0.0 || names.is_empty() {
+        return;
+    }
+    let mut gained = false;
+    for h in ranked.iter_mut() {
+        let named = entity(&h.version.key).is_some_and(|e| {
+            e.split(|c: char| !c.is_alphanumeric())
+                .any(|part| names.iter().any(|n| n.eq_ignore_ascii_case(part)))
+        });
+        if named {
+            h.score += f.owner;
+            gained = true;
+        }
+    }
+    if gained {
+        ranked.sort_by(|a, b| best_first((a.score, a), (b.score, b)));
+    }
+}
+
+/// Lends each of the best `f.entity_lenders` candidates' scores (a share
+/// `f.entity_next`) to the fact recorded next after it under the same entity
+/// (`next(hit)`: the key before its last `:` and a `:`, within a day, through the same
+/// filters), when that is a candidate too: what the same person or thing had written
+/// next often completes it (a speaker's next turn answers what the other asked between
+/// them). Keeps the order best first.
+pub fn lend_entity_next(
+    ranked: &mut [SearchHit],
+    f: &Fusion,
+    next: &mut dyn FnMut(&SearchHit) -> crate::error::Result<Option<SearchHit>>,
+) -> crate::error::Result<()> {
+    if f.entity_next <= 0.0 || f.entity_lenders == 0 {
+        return Ok(());
+    }
+    let mut lent: HashMap<u64, f32> = HashMap::new();
+    for hit in ranked.iter().take(f.entity_lenders) {
+        if let Some(n) = next(hit)? {
+            let share = f.entity_next * hit.score.max(0.0);
+            let slot = lent.entry(n.id).or_insert(0.0);
+            *slot = slot.max(share);
+        }
+    }
+    if lent.is_empty() {
+        return Ok(());
+    }
     for h in ranked.iter_mut() {
         if let Some(share) = lent.remove(&h.id) {
             h.score += share;

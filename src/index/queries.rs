@@ -80,49 +80,78 @@ impl Index {
         hit: &SearchHit,
         req: &fulltext::SearchRequest,
     ) -> Result<Vec<SearchHit>> {
+        let mut out = Vec::new();
+        out.extend(self.written_next(hit, req, true, None)?);
+        out.extend(self.written_next(hit, req, false, None)?);
+        Ok(out)
+    }
+
+    /// The version of `hit`'s entity (a key starting with the entity and `:`) recorded
+    /// next after it, within a day, that `req`'s clocks and filters let through: what the
+    /// same person or thing said or had written next (`index::fusion::lend_entity_next`).
+    pub fn entity_next(
+        &self,
+        hit: &SearchHit,
+        req: &fulltext::SearchRequest,
+    ) -> Result<Option<SearchHit>> {
+        match super::fusion::entity(&hit.version.key) {
+            Some(e) => self.written_next(hit, req, false, Some(&format!("{e}:"))),
+            None => Ok(None),
+        }
+    }
+
+    /// The version recorded next before (`before`) or after `hit` within a day, through
+    /// `req`'s clocks and filters, its key starting with `within` when given.
+    fn written_next(
+        &self,
+        hit: &SearchHit,
+        req: &fulltext::SearchRequest,
+        before: bool,
+        within: Option<&str>,
+    ) -> Result<Option<SearchHit>> {
         const DAY: i64 = 86_400_000_000;
         let tx = hit.version.tx_from.micros();
-        let mut out = Vec::new();
-        for (side, order, lo, hi) in [
-            ("<", "DESC", tx.saturating_sub(DAY), tx),
-            (">", "ASC", tx, tx.saturating_add(DAY)),
-        ] {
-            let mut sql = format!(
-                "SELECT * FROM versions WHERE tx_from {side} ?1 AND tx_from >= ?2 AND tx_from <= ?3
-                   AND {}",
-                match_sql(Some("?5"), "?4")
-            );
-            let mut args: Vec<rusqlite::types::Value> = vec![
-                tx.into(),
-                lo.into(),
-                hi.into(),
-                req.as_of.micros().into(),
-                req.valid_at.micros().into(),
-            ];
-            push_key_filters(&mut sql, &mut args, req.key_prefix.as_deref(), &req.tags);
-            sql.push_str(&format!(" ORDER BY tx_from {order}, id {order} LIMIT 1"));
-            let mut stmt = self.conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
-            if let Some(row) = rows.next()? {
-                let id: i64 = row.get("id")?;
-                let version = row_version(row)?;
-                let mut end = version.value.len().min(160);
-                while !version.value.is_char_boundary(end) {
-                    end -= 1;
-                }
-                out.push(SearchHit {
-                    id: id as u64,
-                    score: 0.0,
-                    snippet: version.value[..end].to_string(),
-                    highlights: Vec::new(),
-                    lexical_rank: None,
-                    semantic_rank: None,
-                    similarity: None,
-                    version,
-                });
-            }
+        let (side, order, lo, hi) = if before {
+            ("<", "DESC", tx.saturating_sub(DAY), tx)
+        } else {
+            (">", "ASC", tx, tx.saturating_add(DAY))
+        };
+        let mut sql = format!(
+            "SELECT * FROM versions WHERE tx_from {side} ?1 AND tx_from >= ?2 AND tx_from <= ?3
+               AND {}",
+            match_sql(Some("?5"), "?4")
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![
+            tx.into(),
+            lo.into(),
+            hi.into(),
+            req.as_of.micros().into(),
+            req.valid_at.micros().into(),
+        ];
+        push_key_filters(&mut sql, &mut args, req.key_prefix.as_deref(), &req.tags);
+        push_key_filters(&mut sql, &mut args, within, &[]);
+        sql.push_str(&format!(" ORDER BY tx_from {order}, id {order} LIMIT 1"));
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        let id: i64 = row.get("id")?;
+        let version = row_version(row)?;
+        let mut end = version.value.len().min(160);
+        while !version.value.is_char_boundary(end) {
+            end -= 1;
         }
-        Ok(out)
+        Ok(Some(SearchHit {
+            id: id as u64,
+            score: 0.0,
+            snippet: version.value[..end].to_string(),
+            highlights: Vec::new(),
+            lexical_rank: None,
+            semantic_rank: None,
+            similarity: None,
+            version,
+        }))
     }
 
     fn version(&self, id: u64) -> Result<Option<Version>> {

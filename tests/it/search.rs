@@ -491,3 +491,70 @@ fn facts_written_together_lend_each_other_a_little() {
         "without lending, the tie"
     );
 }
+
+#[test]
+fn a_question_that_names_an_owner_finds_the_owners_fact_first() {
+    let s = Sandbox::new();
+    // Bob's fact shares more of the question's words; the question names Alice, and
+    // `alice:pets` is kept under her. Days apart, so that no fact lends to another.
+    let facts = [
+        ("alice:pets", "Adopted a beagle"),
+        ("bob:pets", "Adopted a cat from the shelter last spring"),
+        ("alice:work", "Works on the billing team"),
+        ("bob:work", "Runs the search team"),
+        ("alice:home", "Lives in Lisbon"),
+        ("bob:home", "Lives in Porto"),
+    ];
+    for (i, (k, v)) in facts.iter().enumerate() {
+        s.ok(
+            &["store", k, v],
+            Some(&format!("2026-04-0{}T10:00:00Z", i + 1)),
+        );
+    }
+    let query = "What pet did Alice adopt from the shelter last spring?";
+    let first_two = |s: &Sandbox| {
+        let keys = s
+            .ok(&["search", query, "--json", "--mode", "lexical"], Some(NOW))
+            .strings("key");
+        keys[..2].to_vec()
+    };
+    assert_eq!(first_two(&s), ["alice:pets", "bob:pets"]);
+    std::fs::write(s.ws.join("mem7.yaml"), "search:\n  fusion:\n    owner: 0\n").unwrap();
+    assert_eq!(
+        first_two(&s),
+        ["bob:pets", "alice:pets"],
+        "without the owner's gain, the better word match"
+    );
+}
+
+#[test]
+fn a_fact_can_lend_to_what_its_entity_wrote_next() {
+    let s = Sandbox::new();
+    // `c:one` matches one word more than `z:two`; `z:two` is what `z` wrote next after
+    // the fact that matches best, with `b`'s reply between them.
+    let facts = [
+        ("z:one", "We plan a camping trip to the lake in June"),
+        ("b:one", "Sounds fun"),
+        ("z:two", "Bring the blue tent"),
+        ("c:one", "Bring the red tent for June"),
+    ];
+    for (i, (k, v)) in facts.iter().enumerate() {
+        s.ok(&["store", k, v], Some(&format!("2026-04-01T10:00:{i:02}Z")));
+    }
+    let query = "camping trip to the lake in June, with a tent";
+    let keys = |s: &Sandbox| {
+        s.ok(&["search", query, "--json", "--mode", "lexical"], Some(NOW))
+            .strings("key")
+    };
+    assert_eq!(keys(&s), ["z:one", "c:one", "z:two"], "off by default");
+    std::fs::write(
+        s.ws.join("mem7.yaml"),
+        "search:\n  fusion:\n    entity_next: 0.5\n",
+    )
+    .unwrap();
+    assert_eq!(
+        keys(&s),
+        ["z:one", "z:two", "c:one"],
+        "z's next fact borrows"
+    );
+}
