@@ -73,6 +73,16 @@ impl Engine {
         self.deferred.on = on;
     }
 
+    /// How the full-text index's commits merge segments: later in a server (whose
+    /// requests wait for its commits; it merges on a quiet moment), at once elsewhere.
+    pub(super) fn merges(&self) -> crate::index::fulltext::Merges {
+        if self.deferred.on {
+            crate::index::fulltext::Merges::Later
+        } else {
+            crate::index::fulltext::Merges::Now
+        }
+    }
+
     /// Whether stores judge look-alikes by cached vectors only.
     pub(super) fn meaning_checks_deferred(&self) -> bool {
         self.deferred.on && self.local_model_on()

@@ -344,6 +344,15 @@ impl Index {
         self.fulltext_dir.join("meta.json").is_file()
     }
 
+    /// Merges the small segments a server's commits left, on a quiet moment (callers
+    /// hold the workspace lock); whether it did.
+    pub fn merge_fulltext(&self) -> Result<bool> {
+        match fulltext::FullText::open(&self.fulltext_dir) {
+            Some(ft) => ft.merge_small(),
+            None => Ok(false),
+        }
+    }
+
     /// Whether the full-text index lags behind the version table.
     pub fn fulltext_pending(&self) -> Result<bool> {
         if !self.fulltext_dir.join("meta.json").is_file() {
@@ -363,7 +372,7 @@ impl Index {
 
     /// Brings the full-text index up to date with the version table (callers hold the
     /// workspace lock: tantivy takes one writer at a time). Rebuilds it when missing.
-    pub fn refresh_fulltext(&mut self) -> Result<usize> {
+    pub fn refresh_fulltext(&mut self, merges: fulltext::Merges) -> Result<usize> {
         let Some(ft) = fulltext::FullText::open(&self.fulltext_dir) else {
             build_fulltext(&self.conn, &self.fulltext_dir)?;
             return Ok(0);
@@ -388,7 +397,7 @@ impl Index {
         if changed.is_empty() {
             return Ok(0);
         }
-        let writer = ft.writer()?;
+        let writer = ft.writer(merges)?;
         for (id, v) in &changed {
             ft.delete(&writer, *id as u64);
             ft.add(&writer, *id as u64, v)?;
@@ -564,7 +573,7 @@ fn build_fulltext(conn: &Connection, dir: &Path) -> Result<()> {
         fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     let ft = fulltext::FullText::create(dir)?;
-    let writer = ft.writer()?;
+    let writer = ft.writer(fulltext::Merges::Now)?;
     let mut stmt = conn.prepare("SELECT * FROM versions")?;
     let mut rows = stmt.query([])?;
     let mut max_id = 0i64;
