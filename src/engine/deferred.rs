@@ -48,6 +48,9 @@ impl PendingDrift {
 #[derive(Default)]
 pub(super) struct Deferred {
     pub on: bool,
+    /// The full-text index was committed without merging or `fsync` since the last
+    /// quiet merge ([`Engine::merge_full_text`]).
+    pub unmerged: bool,
     pub pending: Vec<PendingDrift>,
     pub wanted: Vec<String>,
 }

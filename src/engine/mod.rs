@@ -409,6 +409,7 @@ impl Engine {
             self.refresh()?;
             if self.index.fulltext_pending()? {
                 self.index.refresh_fulltext(self.merges())?;
+                self.deferred.unmerged = self.deferred.on;
             }
         }
         Ok(())
@@ -417,11 +418,13 @@ impl Engine {
     /// Merges the full-text index's small segments left by a server's commits (a
     /// server's background work on a quiet moment; its commits merge none).
     pub fn merge_full_text(&mut self) -> Result<bool> {
-        if !self.index.fulltext_built() {
+        if !self.deferred.unmerged || !self.index.fulltext_built() {
             return Ok(false);
         }
         let _lock = self.ws.lock()?;
-        self.index.merge_fulltext()
+        let merged = self.index.merge_fulltext()?;
+        self.deferred.unmerged = false;
+        Ok(merged)
     }
 
     /// Checks the index against the markdown; on any difference, rebuilds it. Returns

@@ -5,6 +5,7 @@
 //! record; tantivy follows it, catching up from a change log on the next search.
 
 mod meaning;
+pub mod nosync;
 
 use crate::core::read_rule::Column;
 use std::ops::Bound;
@@ -226,7 +227,19 @@ impl FullText {
         if !dir.join("meta.json").is_file() {
             return None;
         }
-        let index = Index::open_in_dir(dir).ok()?;
+        Self::opened(dir, Index::open_in_dir(dir).ok()?)
+    }
+
+    /// [`FullText::open`] for writers that commit without `fsync` (a server's: see
+    /// [`nosync`]); the caller has marked the index unsynced first.
+    pub fn open_unsynced(dir: &Path) -> Option<FullText> {
+        if !dir.join("meta.json").is_file() {
+            return None;
+        }
+        Self::opened(dir, Index::open(nosync::NoSync::open(dir).ok()?).ok()?)
+    }
+
+    fn opened(dir: &Path, index: Index) -> Option<FullText> {
         let (_, fields) = schema();
         register_analyzers(&index);
         Some(FullText {
