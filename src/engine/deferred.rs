@@ -53,6 +53,8 @@ pub(super) struct Deferred {
     pub unmerged: bool,
     pub pending: Vec<PendingDrift>,
     pub wanted: Vec<String>,
+    /// New keys whose candidates past the first ones wait to be judged by name.
+    pub names: Vec<String>,
 }
 
 /// The vector fill's own connections and embedder, used without the engine: the index
@@ -115,6 +117,15 @@ impl Engine {
         }
     }
 
+    /// Leaves the name check of a new key's candidates past the first ones to the
+    /// background work.
+    pub(super) fn defer_names(&mut self, key: &str) {
+        self.deferred.names.push(key.to_string());
+        if self.deferred.names.len() > MAX_PENDING {
+            self.deferred.names.remove(0);
+        }
+    }
+
     /// The texts deferred checks wait for (taken: the caller embeds them).
     pub fn take_wanted_texts(&mut self) -> Vec<String> {
         std::mem::take(&mut self.deferred.wanted)
@@ -124,6 +135,15 @@ impl Engine {
     /// look-alike found becomes a note ([`Note::LateLookAlike`]) that the next answer
     /// carries. Checks still missing a vector wait.
     pub fn settle_deferred(&mut self) -> Result<()> {
+        for key in std::mem::take(&mut self.deferred.names) {
+            for found in self.later_by_name(&key)? {
+                self.note(Note::LateLookAlike {
+                    key: key.clone(),
+                    similar: found.key,
+                    why: found.why,
+                });
+            }
+        }
         if self.deferred.pending.is_empty() {
             return Ok(());
         }
