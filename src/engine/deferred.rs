@@ -126,15 +126,9 @@ impl Engine {
         }
     }
 
-    /// The texts deferred checks wait for (taken: the caller embeds them).
-    pub fn take_wanted_texts(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.deferred.wanted)
-    }
-
-    /// Finishes the deferred look-alike checks whose vectors are all cached now: each
-    /// look-alike found becomes a note ([`Note::LateLookAlike`]) that the next answer
-    /// carries. Checks still missing a vector wait.
-    pub fn settle_deferred(&mut self) -> Result<()> {
+    /// Finishes the name checks stores left for after their answer (they need no
+    /// vector): each look-alike found becomes a note ([`Note::LateLookAlike`]).
+    pub fn settle_names(&mut self) -> Result<()> {
         for key in std::mem::take(&mut self.deferred.names) {
             for found in self.later_by_name(&key)? {
                 self.note(Note::LateLookAlike {
@@ -144,6 +138,19 @@ impl Engine {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// The texts deferred checks wait for (taken: the caller embeds them).
+    pub fn take_wanted_texts(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.deferred.wanted)
+    }
+
+    /// Finishes the deferred look-alike checks whose vectors are all cached now: each
+    /// look-alike found becomes a note ([`Note::LateLookAlike`]) that the next answer
+    /// carries. Checks still missing a vector wait.
+    pub fn settle_deferred(&mut self) -> Result<()> {
+        self.settle_names()?;
         if self.deferred.pending.is_empty() {
             return Ok(());
         }

@@ -41,6 +41,10 @@ impl Background {
                         Err(e) => return Some(Err(e)),
                     };
                 }
+                // The name checks stores left need no vector: at once.
+                if let Err(e) = engine.settle_names() {
+                    return Some(Err(e));
+                }
                 engine.take_wanted_texts()
             };
             session.slow("fill: wanted texts", start);
