@@ -19,7 +19,10 @@ model *dir="":
     python3 scripts/fetch-model {{dir}}
 
 # Whole-process and in-process timings at 10k and 100k versions (add 1000000 for 1M;
-# b3sum and GNU time, if installed, add the verify ratio and peak memory).
+# b3sum and GNU time, if installed, add the verify ratio and peak memory), then at each
+# size the stalls of a long-lived `mem7 mcp` with the local model (`just model`): a store
+# while the vector fill runs, a new key sharing words, the first search after 100 stores
+# (examples/bench_stalls; `--no-stalls` leaves them out). Not in CI.
 bench *sizes="10000 100000":
     cargo build --release
     cargo run --release --example bench -- {{sizes}}

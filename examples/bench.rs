@@ -8,6 +8,11 @@
 //! `--meaning DIR` runs only the meaning-search measures, on a workspace made by
 //! `--gen-only` (it caches synthetic vectors in that workspace's index).
 //!
+//! After each size's table come the stall measures of a long-lived `mem7 mcp` session
+//! (`bench_stalls/mod.rs`; with the local model); `--no-stalls` leaves them out,
+//! `--stalls-only` runs only them; `MEM7_BENCH_BIN=PATH` times another binary there (an
+//! older build, to alternate with).
+//!
 //! Sizes count versions: each generated key is stored twice (open-ended), which yields
 //! three versions (the first, its remnant, the second), so N versions take 2N/3 entries.
 
@@ -16,6 +21,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mem7::core::time::{TxTime, ValidTime};
+
+#[path = "bench_stalls/mod.rs"]
+mod stalls;
 
 const ENTRIES_PER_DAY: usize = 500;
 const WORDS: &[&str] = &[
@@ -741,6 +749,9 @@ fn main() {
         bench_embeddings(&dir, reindex);
         return;
     }
+    let no_stalls = args.iter().any(|a| a == "--no-stalls");
+    let stalls_only = args.iter().any(|a| a == "--stalls-only");
+    let args: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let sizes: Vec<usize> = if args.is_empty() {
         vec![10_000, 100_000]
     } else {
@@ -754,6 +765,12 @@ fn main() {
         mem7_bin().display()
     );
     for n in sizes {
-        bench(n, &scratch.path().join(format!("ws{n}")));
+        if !stalls_only {
+            bench(n, &scratch.path().join(format!("ws{n}")));
+        }
+        if !no_stalls {
+            let bin = std::env::var_os("MEM7_BENCH_BIN").map_or_else(mem7_bin, PathBuf::from);
+            stalls::bench(&bin, scratch.path(), n);
+        }
     }
 }

@@ -48,8 +48,13 @@ impl PendingDrift {
 #[derive(Default)]
 pub(super) struct Deferred {
     pub on: bool,
+    /// The full-text index was committed without merging or `fsync` since the last
+    /// quiet merge ([`Engine::merge_full_text`]).
+    pub unmerged: bool,
     pub pending: Vec<PendingDrift>,
     pub wanted: Vec<String>,
+    /// New keys whose candidates past the first ones wait to be judged by name.
+    pub names: Vec<String>,
 }
 
 /// The vector fill's own connections and embedder, used without the engine: the index
@@ -71,6 +76,16 @@ impl Engine {
     /// cached vectors only and answer at once.
     pub fn defer_meaning_checks(&mut self, on: bool) {
         self.deferred.on = on;
+    }
+
+    /// How the full-text index's commits merge segments: later in a server (whose
+    /// requests wait for its commits; it merges on a quiet moment), at once elsewhere.
+    pub(super) fn merges(&self) -> crate::index::fulltext::Merges {
+        if self.deferred.on {
+            crate::index::fulltext::Merges::Later
+        } else {
+            crate::index::fulltext::Merges::Now
+        }
     }
 
     /// Whether stores judge look-alikes by cached vectors only.
@@ -102,6 +117,30 @@ impl Engine {
         }
     }
 
+    /// Leaves the name check of a new key's candidates past the first ones to the
+    /// background work.
+    pub(super) fn defer_names(&mut self, key: &str) {
+        self.deferred.names.push(key.to_string());
+        if self.deferred.names.len() > MAX_PENDING {
+            self.deferred.names.remove(0);
+        }
+    }
+
+    /// Finishes the name checks stores left for after their answer (they need no
+    /// vector): each look-alike found becomes a note ([`Note::LateLookAlike`]).
+    pub fn settle_names(&mut self) -> Result<()> {
+        for key in std::mem::take(&mut self.deferred.names) {
+            for found in self.later_by_name(&key)? {
+                self.note(Note::LateLookAlike {
+                    key: key.clone(),
+                    similar: found.key,
+                    why: found.why,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The texts deferred checks wait for (taken: the caller embeds them).
     pub fn take_wanted_texts(&mut self) -> Vec<String> {
         std::mem::take(&mut self.deferred.wanted)
@@ -111,6 +150,7 @@ impl Engine {
     /// look-alike found becomes a note ([`Note::LateLookAlike`]) that the next answer
     /// carries. Checks still missing a vector wait.
     pub fn settle_deferred(&mut self) -> Result<()> {
+        self.settle_names()?;
         if self.deferred.pending.is_empty() {
             return Ok(());
         }

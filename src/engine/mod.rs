@@ -414,7 +414,7 @@ impl Engine {
         self.refresh_checking(trust_watcher)?;
         let report = std::mem::take(&mut self.caught_up);
         let indexed = if full_text && self.index.fulltext_pending()? {
-            self.index.refresh_fulltext()?
+            self.index.refresh_fulltext(self.merges())?
         } else {
             0
         };
@@ -437,10 +437,23 @@ impl Engine {
             let _lock = self.ws.lock()?;
             self.refresh()?;
             if self.index.fulltext_pending()? {
-                self.index.refresh_fulltext()?;
+                self.index.refresh_fulltext(self.merges())?;
+                self.deferred.unmerged = self.deferred.on;
             }
         }
         Ok(())
+    }
+
+    /// Merges the full-text index's small segments left by a server's commits (a
+    /// server's background work on a quiet moment; its commits merge none).
+    pub fn merge_full_text(&mut self) -> Result<bool> {
+        if !self.deferred.unmerged || !self.index.fulltext_built() {
+            return Ok(false);
+        }
+        let _lock = self.ws.lock()?;
+        let merged = self.index.merge_fulltext()?;
+        self.deferred.unmerged = false;
+        Ok(merged)
     }
 
     /// Checks the index against the markdown; on any difference, rebuilds it. Returns

@@ -85,14 +85,49 @@ impl Engine {
         Ok(out)
     }
 
+    /// The look-alikes by name of a new `key` among the candidates a server's store left for
+    /// after its answer (those past [`DRIFT_AT_ONCE`]); the meaning side is not asked about
+    /// them (the store asked about the first [`DRIFT_ASKED`] that needed it).
+    pub(super) fn later_by_name(&self, key: &str) -> Result<Vec<LookAlike>> {
+        let mine = KeyWords::of(key);
+        let mut out = Vec::new();
+        for k in self
+            .index
+            .keys_sharing_words(&mine.stems(), DRIFT_CANDIDATES)?
+            .into_iter()
+            .skip(DRIFT_AT_ONCE)
+        {
+            if k == key {
+                continue;
+            }
+            if let Verdict::Same(why) = drift::judge(&mine, &KeyWords::of(&k)) {
+                out.push(LookAlike { key: k, why });
+            }
+        }
+        Ok(out)
+    }
+
     /// Adds to `out` the keys whose words name the same slot as `key`'s.
     fn drifted(&mut self, key: &str, out: &mut Vec<LookAlike>) -> Result<()> {
         let mine = KeyWords::of(key);
         let mut ask = Vec::new();
-        for k in self
-            .index
-            .keys_sharing_words(&mine.stems(), DRIFT_CANDIDATES)?
-        {
+        // A server's store judges the keys sharing the most words at once and the rest
+        // after its answer (`Engine::settle_deferred`): at 100k facts, 2,000 candidates
+        // took most of a new key's store.
+        let at_once = if self.meaning_checks_deferred() {
+            DRIFT_AT_ONCE
+        } else {
+            DRIFT_CANDIDATES
+        };
+        let candidates = self.index.keys_sharing_words(&mine.stems(), at_once)?;
+        if candidates.len() == at_once && at_once < DRIFT_CANDIDATES {
+            self.note(super::Note::NamesLater {
+                key: key.to_string(),
+                keys: at_once,
+            });
+            self.defer_names(key);
+        }
+        for k in candidates {
             if k == key || out.iter().any(|l| l.key == k) {
                 continue;
             }
@@ -231,7 +266,10 @@ pub(super) fn near_enough(
 }
 
 /// Keys a new key is compared with at most (those sharing the most words first).
-const DRIFT_CANDIDATES: usize = 2000;
+pub(super) const DRIFT_CANDIDATES: usize = 2000;
+/// The candidates a server's store judges by name before it answers (the keys sharing
+/// the most words); the rest are judged after the answer.
+pub(super) const DRIFT_AT_ONCE: usize = 256;
 /// Of those, the keys the model is asked about at most (each costs up to three short
 /// texts to embed, most of them cached after the first time).
 const DRIFT_ASKED: usize = 12;

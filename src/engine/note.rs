@@ -26,6 +26,10 @@ pub enum Note {
     /// cached vectors show; `keys` existing keys sharing its words are still being
     /// compared by meaning, after the answer (their vectors were not computed yet).
     LookAlikesLater { key: String, keys: usize },
+    /// A server's store of the new key `key` was compared by name with the `keys` keys
+    /// sharing most of its words; the other keys sharing its words are compared after
+    /// the answer.
+    NamesLater { key: String, keys: usize },
     /// A comparison finished after its store answered: the new key `key` looks like the
     /// existing `similar` (`why`).
     LateLookAlike {

@@ -27,6 +27,11 @@ pub fn for_person(note: &Note) -> String {
             "{key}: {keys} key(s) sharing its words are compared by meaning after the answer \
              (their vectors are being computed); a look-alike found is said then"
         ),
+        Note::NamesLater { key, keys } => format!(
+            "{key}: compared by name with the {keys} keys sharing most of its words; the \
+             other keys sharing its words are compared after the answer, and a look-alike \
+             found is said then"
+        ),
         Note::LateLookAlike { key, similar, why } => format!(
             "{key}, stored earlier, looks like the existing {similar} ({}): \
              `mem7 rekey {key} {similar}` moves it if they are one fact",
@@ -69,6 +74,11 @@ pub fn for_model(note: &Note) -> String {
              hand; {keys} key(s) sharing its words are still being compared by meaning, and \
              a later answer says so if one names the same fact"
         ),
+        Note::NamesLater { key, keys } => format!(
+            "note: `{key}` was checked by name against the {keys} existing keys sharing most \
+             of its words; the other keys sharing its words are still being compared, and a \
+             later answer says so if one names the same fact"
+        ),
         Note::LateLookAlike { key, similar, why } => format!(
             "note: `{key}` (stored earlier) looks like the existing `{similar}` ({}); if \
              they are one fact, memory_rekey moves `{key}` to `{similar}`",
@@ -105,6 +115,10 @@ mod tests {
             Note::LookAlikesLater {
                 key: "team:steward".into(),
                 keys: 2,
+            },
+            Note::NamesLater {
+                key: "team:steward".into(),
+                keys: 256,
             },
             Note::LateLookAlike {
                 key: "team:steward".into(),

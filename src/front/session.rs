@@ -216,6 +216,15 @@ impl Session {
                 .is_none_or(|t| t.elapsed() >= quiet)
     }
 
+    /// Says on standard error that `what`, begun at `since`, took over 10 ms
+    /// (`MEM7_TRACE=stalls`).
+    pub fn slow(&self, what: &str, since: Instant) {
+        let took = since.elapsed();
+        if took >= Duration::from_millis(10) && self.env.traces("stalls") {
+            eprintln!("mem7 stalls: {what}: {:.1} ms", took.as_secs_f64() * 1e3);
+        }
+    }
+
     /// The environment read at start (the clock, the default agent).
     pub fn env(&self) -> &Env {
         &self.env
@@ -252,12 +261,16 @@ impl Session {
             Ok(now) => now,
             Err(e) => return (Err(e), Vec::new()),
         };
+        let start = Instant::now();
         let mut engine = self.engine();
+        self.slow("call: engine wait", start);
         // Searches bring the full text up to date themselves; a store need not wait for it.
+        let t = Instant::now();
         let caught = match engine.catch_up_versions(now) {
             Ok(caught) => caught,
             Err(e) => return (Err(e), Vec::new()),
         };
+        self.slow("call: catch up", t);
         if self.env.traces("requests")
             && let Some(check) = engine.fresh_check()
         {
@@ -268,7 +281,9 @@ impl Session {
             );
         }
         self.voice.ahead(&mut engine, &caught.report.ahead, now);
+        let t = Instant::now();
         let result = f(&mut engine, now, &self.env);
+        self.slow("call: tool", t);
         self.voice.ahead(&mut engine, &[], now);
         let notes = engine.take_notes();
         self.voice.say_notes(&notes);

@@ -339,12 +339,26 @@ impl Index {
 
     /// Whether the generation's full-text index was built (it lags behind, at most).
     pub fn fulltext_built(&self) -> bool {
+        // An index a crash of the machine may have torn is as good as none.
         self.fulltext_dir.join("meta.json").is_file()
+            && fulltext::nosync::stale_markers(&self.fulltext_dir).is_empty()
+    }
+
+    /// Merges the small segments a server's commits left, on a quiet moment (callers
+    /// hold the workspace lock); whether it did.
+    pub fn merge_fulltext(&self) -> Result<bool> {
+        let merged = match fulltext::FullText::open(&self.fulltext_dir) {
+            Some(ft) => ft.merge_small()?,
+            None => false,
+        };
+        fulltext::nosync::sync_all(&self.fulltext_dir)
+            .map_err(|e| Error::io(&self.fulltext_dir, e))?;
+        Ok(merged)
     }
 
     /// Whether the full-text index lags behind the version table.
     pub fn fulltext_pending(&self) -> Result<bool> {
-        if !self.fulltext_dir.join("meta.json").is_file() {
+        if !self.fulltext_built() {
             return Ok(true);
         }
         let max: i64 = self
@@ -361,8 +375,19 @@ impl Index {
 
     /// Brings the full-text index up to date with the version table (callers hold the
     /// workspace lock: tantivy takes one writer at a time). Rebuilds it when missing.
-    pub fn refresh_fulltext(&mut self) -> Result<usize> {
-        let Some(ft) = fulltext::FullText::open(&self.fulltext_dir) else {
+    pub fn refresh_fulltext(&mut self, merges: fulltext::Merges) -> Result<usize> {
+        fulltext::nosync::discard_if_unsafe(&self.fulltext_dir);
+        // A server's commits skip `fsync` where a torn index can be told after a crash.
+        let boot = fulltext::nosync::boot_id().filter(|_| merges == fulltext::Merges::Later);
+        let opened = match &boot {
+            Some(boot) if self.fulltext_built() => {
+                fulltext::nosync::mark(&self.fulltext_dir, boot)
+                    .map_err(|e| Error::io(&self.fulltext_dir, e))?;
+                fulltext::FullText::open_unsynced(&self.fulltext_dir)
+            }
+            _ => fulltext::FullText::open(&self.fulltext_dir),
+        };
+        let Some(ft) = opened else {
             build_fulltext(&self.conn, &self.fulltext_dir)?;
             return Ok(0);
         };
@@ -386,7 +411,7 @@ impl Index {
         if changed.is_empty() {
             return Ok(0);
         }
-        let writer = ft.writer()?;
+        let writer = ft.writer(merges)?;
         for (id, v) in &changed {
             ft.delete(&writer, *id as u64);
             ft.add(&writer, *id as u64, v)?;
@@ -562,7 +587,7 @@ fn build_fulltext(conn: &Connection, dir: &Path) -> Result<()> {
         fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     let ft = fulltext::FullText::create(dir)?;
-    let writer = ft.writer()?;
+    let writer = ft.writer(fulltext::Merges::Now)?;
     let mut stmt = conn.prepare("SELECT * FROM versions")?;
     let mut rows = stmt.query([])?;
     let mut max_id = 0i64;

@@ -32,6 +32,7 @@ impl Background {
     ) -> Option<Result<FillStats>> {
         let mut total: Option<FillStats> = None;
         loop {
+            let start = std::time::Instant::now();
             let wanted = {
                 let mut engine = session.engine();
                 if self.filler.as_ref().is_none_or(|f| !f.serves(&engine)) {
@@ -40,8 +41,13 @@ impl Background {
                         Err(e) => return Some(Err(e)),
                     };
                 }
+                // The name checks stores left need no vector: at once.
+                if let Err(e) = engine.settle_names() {
+                    return Some(Err(e));
+                }
                 engine.take_wanted_texts()
             };
+            session.slow("fill: wanted texts", start);
             let Some(filler) = self.filler.as_mut() else {
                 return total.map(Ok);
             };
@@ -70,9 +76,11 @@ impl Background {
                 sum.computed += 1;
             }
             // The checks whose vectors are all cached now say what they found.
+            let start = std::time::Instant::now();
             if let Err(e) = session.engine().settle_deferred() {
                 return Some(Err(e));
             }
+            session.slow("fill: settle", start);
             if kept.is_empty() || kept.len() >= missing {
                 return total.map(Ok);
             }

@@ -260,13 +260,23 @@ impl Watch {
 /// How long a server waits after its last request before it commits the full-text
 /// index in the background, so that the next search need not.
 const QUIET: Duration = Duration::from_millis(150);
+/// How long a server waits after its last request before it merges the segments its
+/// commits left: longer, since a merge takes longer than a commit.
+const MERGE_QUIET: Duration = Duration::from_secs(1);
 
 /// Commits the full-text index when writes left it behind and no request came for
 /// [`QUIET`]: a search after a burst of stores then finds it committed. A failure is
 /// left to the next search, which commits itself and reports it.
 fn commit_when_quiet(session: &Session) {
     if session.quiet_for(QUIET) {
+        let start = Instant::now();
         let _ = session.engine().commit_full_text();
+        session.slow("quiet full-text commit", start);
+    }
+    if session.quiet_for(MERGE_QUIET) {
+        let start = Instant::now();
+        let _ = session.engine().merge_full_text();
+        session.slow("quiet full-text merge", start);
     }
 }
 

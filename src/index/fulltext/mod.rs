@@ -5,6 +5,7 @@
 //! record; tantivy follows it, catching up from a change log on the next search.
 
 mod meaning;
+pub mod nosync;
 
 use crate::core::read_rule::Column;
 use std::ops::Bound;
@@ -54,6 +55,20 @@ const BULK_MEMORY_PER_THREAD: usize = 24 * 1024 * 1024;
 /// The largest segment (in documents) an incremental writer merges: merging 8 segments
 /// of this size takes a fraction of a second; larger ones (a rebuild's) stay as they are.
 const MERGE_MAX_DOCS: usize = 50_000;
+/// Segments a server lets its commits leave before a quiet moment merges them
+/// ([`FullText::merge_small`]): a search reads each segment, so they must not grow
+/// without end.
+const QUIET_MERGE_SEGMENTS: usize = 8;
+
+/// Whether a writer merges segments when it commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merges {
+    /// In the commit (the command line: a process of its own, nobody waits for it).
+    Now,
+    /// Never in a commit: a server's commits run under its engine and a request may be
+    /// waiting; it merges on a quiet moment instead ([`FullText::merge_small`]).
+    Later,
+}
 
 /// The schema's fields.
 #[derive(Clone, Copy)]
@@ -212,7 +227,19 @@ impl FullText {
         if !dir.join("meta.json").is_file() {
             return None;
         }
-        let index = Index::open_in_dir(dir).ok()?;
+        Self::opened(dir, Index::open_in_dir(dir).ok()?)
+    }
+
+    /// [`FullText::open`] for writers that commit without `fsync` (a server's: see
+    /// [`nosync`]); the caller has marked the index unsynced first.
+    pub fn open_unsynced(dir: &Path) -> Option<FullText> {
+        if !dir.join("meta.json").is_file() {
+            return None;
+        }
+        Self::opened(dir, Index::open(nosync::NoSync::open(dir).ok()?).ok()?)
+    }
+
+    fn opened(dir: &Path, index: Index) -> Option<FullText> {
         let (_, fields) = schema();
         register_analyzers(&index);
         Some(FullText {
@@ -223,19 +250,39 @@ impl FullText {
         })
     }
 
-    /// A writer (one at a time: callers hold the workspace lock). It merges only small
-    /// segments (`MERGE_MAX_DOCS`): its merges run inside the commit that starts them
-    /// (see [`FullText::commit`]), so one search must never pay for rewriting the
-    /// segments of a large rebuild.
-    pub fn writer(&self) -> Result<IndexWriter> {
+    /// A writer (one at a time: callers hold the workspace lock). With [`Merges::Now`] it
+    /// merges only small segments (`MERGE_MAX_DOCS`): its merges run inside the commit
+    /// that starts them (see [`FullText::commit`]), so one search must never pay for
+    /// rewriting the segments of a large rebuild. With [`Merges::Later`] it merges none.
+    pub fn writer(&self, merges: Merges) -> Result<IndexWriter> {
         let w: IndexWriter = self
             .index
             .writer_with_num_threads(1, WRITER_MEMORY)
             .map_err(|e| ft_err(&self.dir, e))?;
-        let mut policy = tantivy::indexer::LogMergePolicy::default();
-        policy.set_max_docs_before_merge(MERGE_MAX_DOCS);
-        w.set_merge_policy(Box::new(policy));
+        if merges == Merges::Now {
+            let mut policy = tantivy::indexer::LogMergePolicy::default();
+            policy.set_max_docs_before_merge(MERGE_MAX_DOCS);
+            w.set_merge_policy(Box::new(policy));
+        } else {
+            w.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        }
         Ok(w)
+    }
+
+    /// Merges the small segments a server's commits left ([`Merges::Later`]), when there
+    /// are more than [`QUIET_MERGE_SEGMENTS`] (callers hold the workspace lock). Returns
+    /// whether it merged. A commit without documents: tantivy considers merges after
+    /// every commit, and [`FullText::commit`] waits for them.
+    pub fn merge_small(&self) -> Result<bool> {
+        let segments = self
+            .index
+            .searchable_segment_metas()
+            .map_err(|e| ft_err(&self.dir, e))?;
+        if segments.len() <= QUIET_MERGE_SEGMENTS {
+            return Ok(false);
+        }
+        self.commit(self.writer(Merges::Now)?)?;
+        Ok(true)
     }
 
     /// Adds the document of version `id`. Only the start of a long value is indexed
