@@ -101,7 +101,10 @@ impl Engine {
                 continue;
             }
             if let Verdict::Same(why) = drift::judge(&mine, &KeyWords::of(&k)) {
-                out.push(LookAlike { key: k, why });
+                out.push(LookAlike {
+                    key: k,
+                    why: Alike::Words(why),
+                });
             }
         }
         Ok(out)
