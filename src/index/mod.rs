@@ -376,18 +376,7 @@ impl Index {
     /// Brings the full-text index up to date with the version table (callers hold the
     /// workspace lock: tantivy takes one writer at a time). Rebuilds it when missing.
     pub fn refresh_fulltext(&mut self, merges: fulltext::Merges) -> Result<usize> {
-        fulltext::nosync::discard_if_unsafe(&self.fulltext_dir);
-        // A server's commits skip `fsync` where a torn index can be told after a crash.
-        let boot = fulltext::nosync::boot_id().filter(|_| merges == fulltext::Merges::Later);
-        let opened = match &boot {
-            Some(boot) if self.fulltext_built() => {
-                fulltext::nosync::mark(&self.fulltext_dir, boot)
-                    .map_err(|e| Error::io(&self.fulltext_dir, e))?;
-                fulltext::FullText::open_unsynced(&self.fulltext_dir)
-            }
-            _ => fulltext::FullText::open(&self.fulltext_dir),
-        };
-        let Some(ft) = opened else {
+        let Some(ft) = fulltext::FullText::open_to_write(&self.fulltext_dir, merges)? else {
             build_fulltext(&self.conn, &self.fulltext_dir)?;
             return Ok(0);
         };

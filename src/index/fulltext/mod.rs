@@ -230,13 +230,24 @@ impl FullText {
         Self::opened(dir, Index::open_in_dir(dir).ok()?)
     }
 
-    /// [`FullText::open`] for writers that commit without `fsync` (a server's: see
-    /// [`nosync`]); the caller has marked the index unsynced first.
-    pub fn open_unsynced(dir: &Path) -> Option<FullText> {
+    /// Opens the index in `dir` for a writer that merges as `merges` says: one that merges
+    /// later (a server's) commits without `fsync` where a torn index can be told after a
+    /// crash of the machine, so it marks the index unsynced first (see [`nosync`]). An
+    /// index such a crash may have torn is discarded first: `None` then, as when there is
+    /// none (or it is unreadable).
+    pub fn open_to_write(dir: &Path, merges: Merges) -> Result<Option<FullText>> {
+        nosync::discard_if_unsafe(dir).map_err(|e| Error::io(dir, e))?;
         if !dir.join("meta.json").is_file() {
-            return None;
+            return Ok(None);
         }
-        Self::opened(dir, Index::open(nosync::NoSync::open(dir).ok()?).ok()?)
+        let Some(boot) = nosync::boot_id().filter(|_| merges == Merges::Later) else {
+            return Ok(Self::open(dir));
+        };
+        nosync::mark(dir, &boot).map_err(|e| Error::io(dir, e))?;
+        Ok(nosync::NoSync::open(dir)
+            .ok()
+            .and_then(|d| Index::open(d).ok())
+            .and_then(|index| Self::opened(dir, index)))
     }
 
     fn opened(dir: &Path, index: Index) -> Option<FullText> {

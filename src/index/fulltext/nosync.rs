@@ -102,16 +102,22 @@ pub fn stale_markers(dir: &Path) -> Vec<PathBuf> {
 
 /// Deletes the index in `dir` when [`stale_markers`] finds any, with them (callers hold
 /// the workspace lock); whether it did.
-pub fn discard_if_unsafe(dir: &Path) -> bool {
+pub fn discard_if_unsafe(dir: &Path) -> io::Result<bool> {
     let stale = stale_markers(dir);
     if stale.is_empty() {
-        return false;
+        return Ok(false);
     }
-    let _ = std::fs::remove_dir_all(dir);
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     for p in stale {
-        let _ = std::fs::remove_file(p);
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
     }
-    true
+    Ok(true)
 }
 
 /// tantivy's directory on disk, writing without `fsync`.
@@ -219,7 +225,7 @@ mod tests {
         mark(&dir, &boot).unwrap();
         assert!(marker(&dir).exists());
         assert!(stale_markers(&dir).is_empty());
-        assert!(!discard_if_unsafe(&dir));
+        assert!(!discard_if_unsafe(&dir).unwrap());
         assert!(dir.join("meta.json").exists());
         // Synced: the marker goes.
         sync_all(&dir).unwrap();
@@ -230,7 +236,7 @@ mod tests {
         // Another generation's marker is not this index's.
         std::fs::write(tmp.path().join("index-2.tantivy.unsynced-1"), "x").unwrap();
         assert_eq!(stale_markers(&dir), vec![other.clone()]);
-        assert!(discard_if_unsafe(&dir));
+        assert!(discard_if_unsafe(&dir).unwrap());
         assert!(!dir.exists() && !other.exists());
         assert!(tmp.path().join("index-2.tantivy.unsynced-1").exists());
     }
