@@ -157,7 +157,7 @@ pub struct FusionSettings {
 }
 
 /// The default floor under meaning-only hits, chosen on `just rank-eval`'s labelled set
-/// with all-MiniLM-L6-v2 (the curve is in docs/search.md).
+/// with all-MiniLM-L6-v2 (the curve is in docs/internals/retrieval.md).
 pub const DEFAULT_MIN_SIMILARITY: f32 = 0.29;
 
 impl Config {

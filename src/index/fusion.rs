@@ -1,5 +1,5 @@
 //! Ranking a pool of candidates: word and meaning results fused by their scores, and
-//! facts written together lending each other a little (docs/search.md).
+//! facts written together lending each other a little (docs/internals/ranking.md).
 //!
 //! Each side's scores are scaled to [0, 1] over its own pool (min–max: BM25 scores and
 //! cosine similarities live on different scales), then summed with a weight per side; a
@@ -21,7 +21,7 @@ use super::SearchHit;
 use super::dates::NamedTime;
 
 /// The weights of a fused ranking (`search.fusion` in `mem7.yaml`; the defaults are
-/// measured by `just eval`, docs/search.md).
+/// measured by `just eval`, docs/internals/retrieval.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fusion {
     /// The word side's weight.
@@ -38,7 +38,7 @@ pub struct Fusion {
     /// Candidates taken from the meaning side before fusing. With a vector per
     /// sentence, a deeper meaning pool brings facts that only one passing sentence
     /// relates to the question (a greeting, a thank-you), and its scale over them
-    /// flattens the answer's lead (measured in docs/search.md).
+    /// flattens the answer's lead (measured in docs/internals/retrieval.md).
     pub meaning_pool: usize,
     /// The share of a top candidate's score lent to the facts recorded just before and
     /// after it (see [`lend_beside`]).

@@ -1,4 +1,4 @@
-//! Reading a search text as a question (docs/search.md): documents
+//! Reading a search text as a question (docs/internals/ranking.md): documents
 //! and queries are analysed apart. A stored fact's words are all content; a question's
 //! are not — `When did Caroline go to the support group?` asks about `Caroline`, `go`,
 //! `support`, `group`, and its `when`, `did`, `the` carry nothing a fact would contain.
@@ -15,7 +15,7 @@
 pub const DEFAULT_NAME_WEIGHT: f32 = 3.0;
 
 /// How much each kind of word match counts in a search by words (`search:` in
-/// `mem7.yaml`; the defaults are measured by `just eval`, docs/search.md).
+/// `mem7.yaml`; the defaults are measured by `just eval`, docs/internals/retrieval.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WordWeights {
     /// A word of the value.

@@ -698,8 +698,8 @@ fn expected(q: &serde_json::Value) -> Vec<&str> {
 /// The context block answers the question first: on the labelled set (examples/data/
 /// labelled.json, its facts embedded), the first fact line of `mem7 context QUESTION` is
 /// the fact the question is about for at least 85% of the questions (the rate `just
-/// eval` measures as hybrid hit@1, docs/search.md), and a question about three things
-/// lists each of them among its first four fact lines.
+/// eval` measures as hybrid hit@1, docs/internals/retrieval.md), and a question about
+/// three things lists each of them among its first four fact lines.
 #[test]
 fn the_block_puts_the_asked_about_fact_first() {
     needs_model!();
@@ -779,7 +779,7 @@ fn the_block_puts_the_asked_about_fact_first() {
 /// Fusion by score beats either list alone on the labelled set: over its 60 questions,
 /// hybrid search puts the answer first, and among the first five, at least as often as
 /// words alone and meaning alone, and strictly more often than words alone (the numbers
-/// `just eval` reports; docs/search.md).
+/// `just eval` reports; docs/internals/retrieval.md).
 #[test]
 fn fusion_beats_either_list_alone_on_the_labelled_set() {
     needs_model!();

@@ -22,9 +22,9 @@ impl FullText {
         // Shortlist by agreeing signs, then rank the shortlist exactly. Measured on 3,926
         // sentences embedded by the local model, a shortlist of 1,000 held 99.96% of the
         // exact top 30; on 11,513 (LoCoMo's turns and their sentences), 1,200 held 99.6%
-        // of the exact top 100 and 99.1% of the top 150 (docs/search.md). Each shortlisted
-        // row read from the vector file costs a page fault and its unmapping at exit, so
-        // the shortlist is no deeper than a hybrid pool needs.
+        // of the exact top 100 and 99.1% of the top 150 (docs/internals/retrieval.md).
+        // Each shortlisted row read from the vector file costs a page fault and its
+        // unmapping at exit, so the shortlist is no deeper than a hybrid pool needs.
         let shortlist = req
             .limit
             .saturating_mul(SHORTLIST_PER_HIT)
