@@ -11,9 +11,9 @@ use super::*;
 const INLINE_FILL: usize = 64;
 
 /// How long a search with the local model embeds waiting texts, the newest versions
-/// first, before it answers with what it has (docs/search.md "A burst of stores"): after
-/// a burst of command-line stores, the facts just stored are searchable by meaning at
-/// once, and each later search fills some more.
+/// first, before it answers with what it has (docs/internals/index.md "A burst of
+/// stores"): after a burst of command-line stores, the facts just stored are searchable
+/// by meaning at once, and each later search fills some more.
 const INLINE_FILL_BUDGET: std::time::Duration = std::time::Duration::from_millis(400);
 
 /// Texts a budgeted fill holds at most (it embeds far fewer within its budget).
