@@ -134,7 +134,7 @@ impl ProviderKind {
 }
 
 /// A resolved provider: everything needed to open it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProviderSpec {
     pub kind: ProviderKind,
     /// Base URL (HTTP providers).
@@ -166,7 +166,7 @@ impl ProviderSpec {
 }
 
 /// What [`resolve`] decided.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Resolved {
     /// Meaning search is on, with this provider.
     On(ProviderSpec),

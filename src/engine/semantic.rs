@@ -47,8 +47,15 @@ impl Default for EmbedState {
 
 impl Engine {
     /// Sets the embedding provider (the front ends resolve it from `mem7.yaml` and the
-    /// environment). Until called, search is lexical.
+    /// environment). Until called, search is lexical. The same provider again keeps what
+    /// the engine holds for it: a long-running server resolves it on every search, and
+    /// starting over cost each one its model, its cache connection and its vectors (the
+    /// first search after a burst of stores read the vector file again and embedded
+    /// nothing new faster for it).
     pub fn set_embeddings(&mut self, resolved: Resolved) {
+        if resolved == self.embed.resolved {
+            return;
+        }
         self.embed = EmbedState {
             resolved,
             ..Default::default()
@@ -485,4 +492,45 @@ fn off_error(resolved: &Resolved) -> Error {
             crate::embed::FETCH_HINT
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::chain::ChainKey;
+    use crate::embed::{ProviderKind, ProviderSpec};
+
+    fn spec(model: &str) -> Resolved {
+        Resolved::On(ProviderSpec {
+            kind: ProviderKind::Ollama,
+            url: "http://127.0.0.1:9".into(),
+            model: model.into(),
+            api_key: None,
+            model_dir: "unused".into(),
+            batch_size: 32,
+            timeout: std::time::Duration::from_secs(1),
+        })
+    }
+
+    #[test]
+    fn the_same_provider_again_keeps_what_the_engine_holds_and_another_starts_over() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::init(dir.path()).unwrap();
+        let mut engine = Engine::open(dir.path(), ChainKey::Plain).unwrap();
+        engine.set_embeddings(spec("a"));
+        engine.cache().unwrap();
+        assert!(engine.embed.cache.is_some());
+        // A server resolves the provider on every search: the same one keeps its cache.
+        engine.set_embeddings(spec("a"));
+        assert!(
+            engine.embed.cache.is_some(),
+            "the same provider started over"
+        );
+        engine.set_embeddings(spec("b"));
+        assert!(
+            engine.embed.cache.is_none(),
+            "another provider kept the old state"
+        );
+        assert_eq!(engine.embedding_model().as_deref(), Some("ollama/b"));
+    }
 }
