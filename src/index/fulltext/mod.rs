@@ -281,7 +281,7 @@ impl FullText {
     }
 
     /// Merges the small segments a server's commits left ([`Merges::Later`]), when there
-    /// are more than [`QUIET_MERGE_SEGMENTS`] (callers hold the workspace lock). Returns
+    /// are more than `QUIET_MERGE_SEGMENTS`, 8 (callers hold the workspace lock). Returns
     /// whether it merged. A commit without documents: tantivy considers merges after
     /// every commit, and [`FullText::commit`] waits for them.
     pub fn merge_small(&self) -> Result<bool> {
