@@ -412,9 +412,7 @@ fn team() -> Sandbox {
         ),
         ("user:greeting", "Hey Caroline! Good to see you!"),
     ];
-    for (i, (k, v)) in facts.iter().enumerate() {
-        s.ok(&["store", k, v], Some(&format!("2026-04-01T10:00:{i:02}Z")));
-    }
+    store_a_second_apart(&s, &facts);
     s
 }
 
@@ -467,9 +465,7 @@ fn facts_written_together_lend_each_other_a_little() {
         ("p:one", "We plan a camping trip to the lake in June"),
         ("k:blue", "Bring the blue tent"),
     ];
-    for (i, (k, v)) in facts.iter().enumerate() {
-        s.ok(&["store", k, v], Some(&format!("2026-04-01T10:00:{i:02}Z")));
-    }
+    store_a_second_apart(&s, &facts);
     let query = "camping trip to the lake in June, with a tent";
     let keys = |s: &Sandbox| {
         s.ok(&["search", query, "--json", "--mode", "lexical"], Some(NOW))
@@ -538,9 +534,7 @@ fn a_fact_can_lend_to_what_its_entity_wrote_next() {
         ("z:two", "Bring the blue tent"),
         ("c:one", "Bring the red tent for June"),
     ];
-    for (i, (k, v)) in facts.iter().enumerate() {
-        s.ok(&["store", k, v], Some(&format!("2026-04-01T10:00:{i:02}Z")));
-    }
+    store_a_second_apart(&s, &facts);
     let query = "camping trip to the lake in June, with a tent";
     let keys = |s: &Sandbox| {
         s.ok(&["search", query, "--json", "--mode", "lexical"], Some(NOW))
@@ -557,4 +551,11 @@ fn a_fact_can_lend_to_what_its_entity_wrote_next() {
         ["z:one", "z:two", "c:one"],
         "z's next fact borrows"
     );
+}
+
+/// Stores `facts` in order, a second apart (from 2026-04-01T10:00:00Z).
+fn store_a_second_apart(s: &Sandbox, facts: &[(&str, &str)]) {
+    for (i, (k, v)) in facts.iter().enumerate() {
+        s.ok(&["store", k, v], Some(&format!("2026-04-01T10:00:{i:02}Z")));
+    }
 }

@@ -3,12 +3,8 @@
 
 use super::*;
 
-/// Scopes through the tools: a server started inside a project (no MEM7_WORKSPACE) with
-/// a user workspace writes each key where its class or `scope` says, and every read
-/// merges the scopes: the narrowest answers, wider values come back `shadowed`, and
-/// every result says its scope.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_tools_write_and_read_every_scope_and_say_which() {
+/// A sandbox with a user workspace (`home/.mem7/workspace`) and a project (`proj`).
+fn user_and_project() -> (Sandbox, std::path::PathBuf, std::path::PathBuf) {
     let sb = Sandbox::bare();
     let user = sb.dir.path().join("home/.mem7/workspace");
     let project = sb.dir.path().join("proj");
@@ -20,6 +16,16 @@ async fn the_tools_write_and_read_every_scope_and_say_which() {
         );
         assert_eq!(r.code, 0, "{}", r.stderr);
     }
+    (sb, user, project)
+}
+
+/// Scopes through the tools: a server started inside a project (no MEM7_WORKSPACE) with
+/// a user workspace writes each key where its class or `scope` says, and every read
+/// merges the scopes: the narrowest answers, wider values come back `shadowed`, and
+/// every result says its scope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_write_and_read_every_scope_and_say_which() {
+    let (sb, user, project) = user_and_project();
     let mut cmd = sb.command(&["mcp"], Some("2026-05-01T10:00:00Z"));
     cmd.env_remove("MEM7_WORKSPACE")
         .env("MEM7_EMBED_PROVIDER", "none")
@@ -218,17 +224,7 @@ async fn a_search_by_words_only_tells_the_model_why_in_its_own_words() {
 /// server used to state its own workspace's, resolved a second time).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_across_scopes_states_the_narrowest_scopes_clocks_as_the_cli_does() {
-    let sb = Sandbox::bare();
-    let user = sb.dir.path().join("home/.mem7/workspace");
-    let project = sb.dir.path().join("proj");
-    for dir in [&user, &project] {
-        let r = world::finish(
-            sb.command(&["init", dir.to_str().unwrap()], None)
-                .output()
-                .unwrap(),
-        );
-        assert_eq!(r.code, 0, "{}", r.stderr);
-    }
+    let (sb, _user, project) = user_and_project();
     let in_project = |args: &[&str], now: &str| {
         let mut cmd = sb.command(args, Some(now));
         cmd.env_remove("MEM7_WORKSPACE")
