@@ -109,6 +109,15 @@ impl EmbeddingCache {
         })
     }
 
+    /// Whether a vector of `model` is cached for the text with this hash (reads no vector:
+    /// a refresh asks this of every version still waiting, at each change of the cache).
+    pub fn has_hash(&self, hash: &[u8; 32], model: &str) -> Result<bool> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT 1 FROM embeddings WHERE model = ?2 AND text_hash = ?1 LIMIT 1",
+        )?;
+        Ok(stmt.exists(params![hash.as_slice(), model])?)
+    }
+
     /// Calls `f` with the text hash and the raw little-endian `f32` bytes of every vector
     /// of `model`, without copying them out first.
     pub fn for_each_of(&self, model: &str, f: &mut dyn FnMut(&[u8; 32], &[u8])) -> Result<()> {

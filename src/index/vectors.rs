@@ -258,12 +258,12 @@ impl Vectors {
             let mut still = Vec::new();
             for (id, hash) in std::mem::take(&mut self.missing) {
                 // The whole text's first: a version still missing mostly lacks it too.
-                let found = match cache.get_hash(&hash, model)? {
-                    Some(_) => match index.texts_of(id, sentences)? {
+                let found = match cache.has_hash(&hash, model)? {
+                    true => match index.texts_of(id, sentences)? {
                         Some(t) => cached(cache, model, &t)?.map(|vs| (t, vs)),
                         None => None,
                     },
-                    None => None,
+                    false => None,
                 };
                 match found {
                     Some((t, vs)) => self.push_rows(&t, &vs),
