@@ -221,7 +221,10 @@ impl Session {
     pub fn slow(&self, what: &str, since: Instant) {
         let took = since.elapsed();
         if took >= Duration::from_millis(10) && self.env.traces("stalls") {
-            eprintln!("mem7: trace: stalls: {what} took {:.1} ms", took.as_secs_f64() * 1e3);
+            eprintln!(
+                "mem7: trace: stalls: {what} took {:.1} ms",
+                took.as_secs_f64() * 1e3
+            );
         }
     }
 
