@@ -47,7 +47,8 @@ impl PendingDrift {
 /// side of their look-alike check to it, the checks waiting, and the texts they need.
 #[derive(Default)]
 pub(super) struct Deferred {
-    pub on: bool,
+    /// A server's background work finishes what requests leave ([`Engine::serve_in_background`]).
+    pub background: bool,
     /// The full-text index was committed without merging or `fsync` since the last
     /// quiet merge ([`Engine::merge_full_text`]).
     pub unmerged: bool,
@@ -71,17 +72,19 @@ pub struct Filler {
 }
 
 impl Engine {
-    /// Makes stores leave the meaning side of their look-alike check to the background
-    /// work (a server's, which calls [`Engine::settle_deferred`]): they judge from
-    /// cached vectors only and answer at once.
-    pub fn defer_meaning_checks(&mut self, on: bool) {
-        self.deferred.on = on;
+    /// Says that a server's background work (which calls [`Engine::settle_deferred`] and
+    /// [`Engine::merge_full_text`]) finishes what requests leave, so that they answer at
+    /// once: stores judge look-alikes from cached vectors only and judge by name the keys
+    /// sharing most words, leaving the rest; full-text commits neither merge segments
+    /// nor `fsync` ([`crate::index::fulltext::Merges::Later`]).
+    pub fn serve_in_background(&mut self, on: bool) {
+        self.deferred.background = on;
     }
 
     /// How the full-text index's commits merge segments: later in a server (whose
     /// requests wait for its commits; it merges on a quiet moment), at once elsewhere.
     pub(super) fn merges(&self) -> crate::index::fulltext::Merges {
-        if self.deferred.on {
+        if self.deferred.background {
             crate::index::fulltext::Merges::Later
         } else {
             crate::index::fulltext::Merges::Now
@@ -90,14 +93,14 @@ impl Engine {
 
     /// Whether stores judge look-alikes by cached vectors only.
     pub(super) fn meaning_checks_deferred(&self) -> bool {
-        self.deferred.on && self.local_model_on()
+        self.deferred.background && self.local_model_on()
     }
 
     /// The most versions without a vector a search embeds before answering: a few in a
     /// server, whose background fill embeds the rest a text at a time (a search must not
     /// wait for a burst's worth of them), else `inline` (the command line's bound).
     pub(super) fn inline_fill_bound(&self, inline: usize) -> usize {
-        if self.deferred.on {
+        if self.deferred.background {
             INLINE_FILL_SERVING
         } else {
             inline

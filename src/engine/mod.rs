@@ -438,7 +438,7 @@ impl Engine {
             self.refresh()?;
             if self.index.fulltext_pending()? {
                 self.index.refresh_fulltext(self.merges())?;
-                self.deferred.unmerged = self.deferred.on;
+                self.deferred.unmerged = self.deferred.background;
             }
         }
         Ok(())

@@ -18,7 +18,7 @@ impl MemoryServer {
         let watch = Watch::start(&self.session.engine())?;
         // The meaning side of a store's look-alike check finishes after its answer, in
         // this thread's fill (docs/agents.md).
-        self.session.engine().defer_meaning_checks(true);
+        self.session.engine().serve_in_background(true);
         let session = self.session.clone();
         std::thread::Builder::new()
             .name("mem7-watch".into())
