@@ -23,12 +23,17 @@ use tantivy::directory::{
     WatchCallback, WatchHandle, WritePtr,
 };
 
-/// The machine's boot, when the system says (Linux).
+/// The machine's boot, when the system says (Linux): read once per process (every search
+/// asks, and a process lives within one boot).
 pub fn boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    static BOOT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    })
+    .clone()
 }
 
 /// This process's marker beside the index in `dir`.
