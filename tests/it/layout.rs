@@ -481,16 +481,18 @@ fn no_test_file_is_over_1500_lines() {
 /// closing brace: past this it answers more than one question (issue 37).
 const LONGEST_FUNCTION: usize = 120;
 
+/// The lines of a source text before its `#[cfg(test)]` module.
+fn before_tests(text: &str) -> Vec<&str> {
+    text.lines()
+        .take_while(|l| l.trim() != "#[cfg(test)]")
+        .collect()
+}
+
 /// The functions of one source text longer than `LONGEST_FUNCTION`, as (name, lines), read
 /// textually: a `fn` line at some indent runs to the first `}` line at the same indent; a
 /// declaration or a one-line body has none. The text stops at `#[cfg(test)]`.
 fn long_functions(text: &str) -> Vec<(String, usize)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let end = lines
-        .iter()
-        .position(|l| l.trim() == "#[cfg(test)]")
-        .unwrap_or(lines.len());
-    let lines = &lines[..end];
+    let lines = &before_tests(text)[..];
     let mut long = Vec::new();
     for (start, line) in lines.iter().enumerate() {
         let code = line.trim_start();
@@ -624,12 +626,7 @@ const WORDS_BELOW: &[(&str, &str, &str)] = &[
 /// `#[error(…)]` attribute calls and `Display` impls of types named `…Error` pass. The
 /// text stops at `#[cfg(test)]`.
 fn wording(text: &str) -> Vec<(usize, String, &'static str)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let end = lines
-        .iter()
-        .position(|l| l.trim() == "#[cfg(test)]")
-        .unwrap_or(lines.len());
-    let lines = &lines[..end];
+    let lines = &before_tests(text)[..];
     let called = regex::Regex::new(r"([a-z_][a-z0-9_]*)\(").unwrap();
     let for_errors: BTreeSet<String> = lines
         .iter()
