@@ -380,4 +380,21 @@ mod tests {
         b.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
         assert_ne!(b.stamp().unwrap().origin, first.origin);
     }
+
+    #[test]
+    fn whether_a_text_is_cached_is_asked_per_model_and_agrees_with_its_vector() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = EmbeddingCache::open(dir.path()).unwrap();
+        cache.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
+        for (hash, model) in [([1; 32], "m"), ([1; 32], "other"), ([2; 32], "m")] {
+            assert_eq!(
+                cache.has_hash(&hash, model).unwrap(),
+                cache.get_hash(&hash, model).unwrap().is_some(),
+                "{model} {:?}",
+                hash[0]
+            );
+        }
+        assert!(cache.has_hash(&[1; 32], "m").unwrap());
+        assert!(!cache.has_hash(&[1; 32], "other").unwrap());
+    }
 }
