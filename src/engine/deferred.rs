@@ -58,6 +58,35 @@ pub(super) struct Deferred {
     pub names: Vec<String>,
 }
 
+/// The pool a server's fill embeds on (a local model's products run on the pool they are
+/// called from): its threads run only when a core would otherwise be idle, so that a
+/// request never shares a core with the fill's products. `None` when the system gives
+/// no thread for it: the fill then embeds on rayon's global pool.
+fn fill_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|_| "mem7-fill".into())
+            .start_handler(|_| run_when_idle())
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Puts the calling thread in the idle scheduling class (Linux's `SCHED_IDLE`): it runs
+/// when nothing else wants the core, and any other thread takes the core from it at once.
+/// Lowering one's own class needs no privilege; should it fail, the thread runs as any.
+#[cfg(target_os = "linux")]
+fn run_when_idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain system call on the calling thread (pid 0), with a valid parameter.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn run_when_idle() {}
+
 /// The vector fill's own connections and embedder, used without the engine: the index
 /// (reopened when its generation changes), the embedding cache and the model.
 pub struct Filler {
@@ -275,13 +304,16 @@ impl Filler {
         if self.embedder.is_none() {
             self.embedder = Some(self.spec.open()?);
         }
-        let v = self
-            .embedder
-            .as_mut()
-            .expect("opened above")
-            .embed(&[text])?
-            .pop()
-            .unwrap_or_default();
+        let embedder = self.embedder.as_mut().expect("opened above");
+        // On rayon's global pool the fill's products took both cores, and a search that
+        // came meanwhile (the first after a burst of stores, whose texts the fill is
+        // embedding) waited for a core at each of its threads' hand-offs.
+        let v = match fill_pool() {
+            Some(pool) => pool.install(|| embedder.embed(&[text])),
+            None => embedder.embed(&[text]),
+        }?
+        .pop()
+        .unwrap_or_default();
         self.cache
             .as_mut()
             .expect("opened above")

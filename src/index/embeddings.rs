@@ -21,6 +21,10 @@ pub const LEGACY_MODEL: &str = "mem7-go";
 /// the file (see [`EmbeddingCache::open`]).
 const WAL_LIMIT: u64 = 256 * 1024;
 
+/// The writes the journal of added texts keeps ([`EmbeddingCache::added_since`]): a set
+/// of vectors further behind looks every waiting text up again.
+const JOURNAL_WRITES: u64 = 4096;
+
 /// The cache.
 pub struct EmbeddingCache {
     conn: Connection,
@@ -58,7 +62,16 @@ impl EmbeddingCache {
              -- Which texts a model has, without reading the vectors: the table's rows
              -- hold them, so listing hashes from it reads every vector (1.5 GB at 1M).
              CREATE INDEX IF NOT EXISTS embeddings_by_model ON embeddings (model, text_hash);
-             CREATE TABLE IF NOT EXISTS stamp (origin INTEGER NOT NULL, writes INTEGER NOT NULL);",
+             CREATE TABLE IF NOT EXISTS stamp (origin INTEGER NOT NULL, writes INTEGER NOT NULL);
+             -- Which texts each recent write added ([`EmbeddingCache::added_since`]): one
+             -- row per journaled write, one per text it added.
+             CREATE TABLE IF NOT EXISTS journal (writes INTEGER PRIMARY KEY);
+             CREATE TABLE IF NOT EXISTS added (
+                 writes    INTEGER NOT NULL,
+                 text_hash BLOB NOT NULL,
+                 model     TEXT NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS added_by_writes ON added (writes);",
         )?;
         let mut wal = path.into_os_string();
         wal.push("-wal");
@@ -152,20 +165,35 @@ impl EmbeddingCache {
     /// ones). Returns how many were new.
     pub fn put_many(&mut self, model: &str, items: &[([u8; 32], Vec<f32>)]) -> Result<usize> {
         let tx = self.conn.transaction()?;
-        let mut added = 0;
+        let mut added = Vec::new();
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT OR IGNORE INTO embeddings (text_hash, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
             )?;
             for (hash, vector) in items {
                 let bytes: Vec<u8> = vector.iter().flat_map(|f| f.to_le_bytes()).collect();
-                added +=
-                    stmt.execute(params![hash.as_slice(), model, vector.len() as i64, bytes])?;
+                if stmt.execute(params![hash.as_slice(), model, vector.len() as i64, bytes])? > 0 {
+                    added.push(hash);
+                }
             }
         }
-        bump(&tx)?;
+        let writes = bump(&tx)?;
+        tx.execute("INSERT INTO journal (writes) VALUES (?1)", [writes])?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO added (writes, text_hash, model) VALUES (?1, ?2, ?3)",
+            )?;
+            for hash in &added {
+                stmt.execute(params![writes, hash.as_slice(), model])?;
+            }
+        }
+        if writes as u64 % 256 == 0 {
+            let before = writes - JOURNAL_WRITES as i64;
+            tx.execute("DELETE FROM journal WHERE writes <= ?1", [before])?;
+            tx.execute("DELETE FROM added WHERE writes <= ?1", [before])?;
+        }
         tx.commit()?;
-        Ok(added)
+        Ok(added.len())
     }
 
     /// Drops every vector that is not of `model` or not of one of `keep` (the texts the
@@ -193,6 +221,43 @@ impl EmbeddingCache {
             let _ = self.conn.execute_batch("VACUUM");
         }
         Ok(gone)
+    }
+
+    /// The texts given a vector of `model` by the write transactions after the `after`th
+    /// up to the `upto`th (as [`EmbeddingCache::stamp`] counts them), without looking at
+    /// any other: what a set of vectors whose stamp was `after` must look up again.
+    /// `None` when the journal does not cover each of those writes (it keeps the last
+    /// [`JOURNAL_WRITES`], and only writes of [`EmbeddingCache::put_many`] are in it):
+    /// then every waiting text must be looked up.
+    pub fn added_since(
+        &self,
+        after: u64,
+        upto: u64,
+        model: &str,
+    ) -> Result<Option<HashSet<[u8; 32]>>> {
+        if upto < after {
+            return Ok(None);
+        }
+        let (after, upto) = (after as i64, upto as i64);
+        let covered: i64 = self.conn.query_row(
+            "SELECT count(*) FROM journal WHERE writes > ?1 AND writes <= ?2",
+            [after, upto],
+            |r| r.get(0),
+        )?;
+        if covered != upto - after {
+            return Ok(None);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT text_hash FROM added WHERE writes > ?1 AND writes <= ?2 AND model = ?3",
+        )?;
+        let mut rows = stmt.query(params![after, upto, model])?;
+        let mut out = HashSet::new();
+        while let Some(row) = rows.next()? {
+            if let Ok(hash) = <[u8; 32]>::try_from(row.get_ref(0)?.as_blob()?) {
+                out.insert(hash);
+            }
+        }
+        Ok(Some(out))
     }
 
     /// Which cache this is and how many times it has been written to, by any process:
@@ -309,15 +374,17 @@ pub struct Stamp {
 }
 
 /// Counts a write transaction (see [`EmbeddingCache::stamp`]); called inside it.
-fn bump(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute(
+/// Returns the write's number.
+fn bump(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
         "INSERT OR REPLACE INTO stamp (rowid, origin, writes) VALUES (1,
              coalesce((SELECT origin FROM stamp WHERE rowid = 1),
                       abs(random() % 281474976710656) + 1),
-             coalesce((SELECT writes FROM stamp WHERE rowid = 1), 0) + 1)",
+             coalesce((SELECT writes FROM stamp WHERE rowid = 1), 0) + 1)
+         RETURNING writes",
         [],
-    )?;
-    Ok(())
+        |r| r.get(0),
+    )
 }
 
 fn floats(bytes: &[u8]) -> Vec<f32> {
@@ -396,5 +463,51 @@ mod tests {
         }
         assert!(cache.has_hash(&[1; 32], "m").unwrap());
         assert!(!cache.has_hash(&[1; 32], "other").unwrap());
+    }
+
+    #[test]
+    fn the_journal_names_what_each_write_added_and_owns_up_to_a_write_it_missed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = EmbeddingCache::open(dir.path()).unwrap();
+        let reader = EmbeddingCache::open(dir.path()).unwrap();
+        cache.put_many("m", &[([1; 32], vec![1.0])]).unwrap();
+        let one = reader.stamp().unwrap().writes;
+        cache
+            .put_many("m", &[([1; 32], vec![1.0]), ([2; 32], vec![2.0])])
+            .unwrap();
+        cache.put_many("other", &[([3; 32], vec![3.0])]).unwrap();
+        let three = reader.stamp().unwrap().writes;
+        assert_eq!(
+            reader.added_since(one, three, "m").unwrap(),
+            Some(HashSet::from([[2; 32]])),
+            "only what was new, of the model asked about"
+        );
+        assert_eq!(
+            reader.added_since(three, three, "m").unwrap(),
+            Some(HashSet::new())
+        );
+        assert_eq!(
+            reader.added_since(0, three, "other").unwrap(),
+            Some(HashSet::from([[3; 32]]))
+        );
+        // A prune's write is not journaled: a set behind it must look everything up.
+        cache.prune("m", &HashSet::from([[1; 32]])).unwrap();
+        let four = reader.stamp().unwrap().writes;
+        assert_eq!(reader.added_since(one, four, "m").unwrap(), None);
+        assert_eq!(
+            reader.added_since(four, three, "m").unwrap(),
+            None,
+            "a stamp from the future"
+        );
+        // The journal keeps the last writes only.
+        for i in 0..JOURNAL_WRITES + 256 {
+            cache.put_many("m", &[([9; 32], vec![i as f32])]).unwrap();
+        }
+        let now = reader.stamp().unwrap().writes;
+        assert_eq!(reader.added_since(four, now, "m").unwrap(), None, "trimmed");
+        assert_eq!(
+            reader.added_since(now - 10, now, "m").unwrap(),
+            Some(HashSet::new())
+        );
     }
 }

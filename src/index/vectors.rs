@@ -23,7 +23,7 @@
 //! generation in `vectors/carry.rs`. (This file passes 600 lines by its tests, which
 //! check the search rows, the file and the tail together.)
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +74,13 @@ pub struct Vectors {
     differing: fn(&[u64], &[u64]) -> u32,
     /// Versions whose text has no vector yet.
     missing: Vec<Pending>,
+    /// The versions in `missing` whose whole text has a vector and some sentence none;
+    /// the others' whole text has none (as of `cache_stamp`, once `classified`).
+    partial: HashSet<u64>,
+    /// `partial` was found by this process's lookups, so that a change of the cache need
+    /// only be looked at through its journal of added texts: a version missing its whole
+    /// text waits for a write that adds it; a partial one is looked at on every change.
+    classified: bool,
     /// Rows holding a vector (a loaded matrix keeps empty rows for missing versions).
     filled: usize,
     /// The largest version id looked at.
@@ -135,6 +142,8 @@ impl Vectors {
             hashes: Vec::new(),
             differing: pick_differing(),
             missing: Vec::new(),
+            partial: HashSet::new(),
+            classified: false,
             filled: 0,
             max_id: 0,
             cache_stamp,
@@ -255,33 +264,68 @@ impl Vectors {
         // it on, so the next refresh looks again.
         let stamp = cache.stamp()?;
         if stamp != self.cache_stamp && !self.missing.is_empty() {
+            // Through the journal, only the versions whose whole text was just added (and
+            // the partial ones) are looked up: at a server's first search after a burst of
+            // stores, looking up each of the hundreds waiting for the fill was most of it.
+            let added = match self.classified && stamp.origin == self.cache_stamp.origin {
+                true => cache.added_since(self.cache_stamp.writes, stamp.writes, model)?,
+                false => None,
+            };
             let mut still = Vec::new();
+            let partial = std::mem::take(&mut self.partial);
             for (id, hash) in std::mem::take(&mut self.missing) {
-                // The whole text's first: a version still missing mostly lacks it too.
-                let found = match cache.has_hash(&hash, model)? {
-                    true => match index.texts_of(id, sentences)? {
-                        Some(t) => cached(cache, model, &t)?.map(|vs| (t, vs)),
-                        None => None,
-                    },
-                    false => None,
-                };
-                match found {
-                    Some((t, vs)) => self.push_rows(&t, &vs),
-                    None => still.push((id, hash)),
+                let look = added
+                    .as_ref()
+                    .is_none_or(|a| a.contains(&hash) || partial.contains(&id));
+                if look {
+                    self.look_up(index, cache, model, sentences, (id, hash))?;
+                } else {
+                    still.push((id, hash));
                 }
             }
-            self.missing = still;
+            self.missing.append(&mut still);
+            self.missing.sort_unstable_by_key(|(id, _)| *id);
+            self.classified = true;
         }
         for t in index.texts_after(self.max_id, sentences)? {
             self.max_id = self.max_id.max(t.id);
             match cached(cache, model, &t)? {
                 Some(vs) => self.push_rows(&t, &vs),
-                None => self.missing.push((t.id, t.whole)),
+                None => {
+                    if !t.sentences.is_empty() && cache.has_hash(&t.whole, model)? {
+                        self.partial.insert(t.id);
+                    }
+                    self.missing.push((t.id, t.whole));
+                }
             }
         }
         self.cache_stamp = stamp;
         self.save_if_due();
         Ok(true)
+    }
+
+    /// Takes version `id`'s rows from the cache when it has every one, else lists it as
+    /// missing again (and as partial when the whole text's row is there).
+    fn look_up(
+        &mut self,
+        index: &Index,
+        cache: &EmbeddingCache,
+        model: &str,
+        sentences: usize,
+        (id, hash): Pending,
+    ) -> Result<()> {
+        // The whole text's first: a version still missing mostly lacks it too.
+        if cache.has_hash(&hash, model)? {
+            if let Some(t) = index.texts_of(id, sentences)?
+                && let Some(vs) = cached(cache, model, &t)?
+            {
+                self.push_rows(&t, &vs);
+                return Ok(());
+            }
+            self.partial.insert(id);
+        }
+        self.missing.push((id, hash));
+        Ok(())
     }
 
     /// Adds a version of one row (its whole text's).

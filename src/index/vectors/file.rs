@@ -250,6 +250,8 @@ impl Vectors {
         self.row_of = row_of;
         self.extra = extra;
         self.missing = missing;
+        self.partial.clear();
+        self.classified = false;
         self.filled = filled;
         self.max_id = layout.max_id;
         self.cache_stamp = layout.stamp;
