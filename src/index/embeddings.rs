@@ -187,7 +187,7 @@ impl EmbeddingCache {
                 stmt.execute(params![writes, hash.as_slice(), model])?;
             }
         }
-        if writes as u64 % 256 == 0 {
+        if (writes as u64).is_multiple_of(256) {
             let before = writes - JOURNAL_WRITES as i64;
             tx.execute("DELETE FROM journal WHERE writes <= ?1", [before])?;
             tx.execute("DELETE FROM added WHERE writes <= ?1", [before])?;
