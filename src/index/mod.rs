@@ -92,6 +92,8 @@ pub struct Index {
     fulltext_dir: std::path::PathBuf,
     /// The full-text index, opened on first use and kept for later searches.
     fulltext: std::sync::OnceLock<fulltext::FullText>,
+    /// No marker of another boot was found beside it ([`fulltext::nosync::unmarked`]).
+    unmarked: std::sync::atomic::AtomicBool,
 }
 
 /// The fingerprint row of one file.
@@ -189,6 +191,7 @@ impl Index {
                 conn,
                 fulltext_dir: fulltext_dir(&path),
                 fulltext: std::sync::OnceLock::new(),
+                unmarked: Default::default(),
             };
             index.meta("schema").map(|v| (index, v))
         });
@@ -341,7 +344,7 @@ impl Index {
     pub fn fulltext_built(&self) -> bool {
         // An index a crash of the machine may have torn is as good as none.
         self.fulltext_dir.join("meta.json").is_file()
-            && fulltext::nosync::stale_markers(&self.fulltext_dir).is_empty()
+            && fulltext::nosync::unmarked(&self.fulltext_dir, &self.unmarked)
     }
 
     /// Merges the small segments a server's commits left, on a quiet moment (callers

@@ -16,6 +16,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
@@ -123,6 +124,18 @@ pub fn discard_if_unsafe(dir: &Path) -> io::Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Whether no marker of another boot lies beside the index in `dir` ([`stale_markers`]).
+/// `known` keeps a yes, after which the folder is not listed again: only a process of an
+/// earlier boot writes such a marker, so none can appear later (every search asks).
+pub fn unmarked(dir: &Path, known: &AtomicBool) -> bool {
+    if known.load(Ordering::Relaxed) {
+        return true;
+    }
+    let unmarked = stale_markers(dir).is_empty();
+    known.store(unmarked, Ordering::Relaxed);
+    unmarked
 }
 
 /// tantivy's directory on disk, writing without `fsync`.
