@@ -226,8 +226,8 @@ impl EmbeddingCache {
     /// The texts given a vector of `model` by the write transactions after the `after`th
     /// up to the `upto`th (as [`EmbeddingCache::stamp`] counts them), without looking at
     /// any other: what a set of vectors whose stamp was `after` must look up again.
-    /// `None` when the journal does not cover each of those writes (it keeps the last
-    /// [`JOURNAL_WRITES`], and only writes of [`EmbeddingCache::put_many`] are in it):
+    /// `None` when the journal does not cover each of those writes (it keeps the
+    /// last 4,096, and only writes of [`EmbeddingCache::put_many`] are in it):
     /// then every waiting text must be looked up.
     pub fn added_since(
         &self,
