@@ -12,6 +12,7 @@ mod check;
 pub mod dates;
 pub mod embeddings;
 mod files;
+mod follow;
 pub mod fulltext;
 pub mod fusion;
 mod keyparts;
@@ -358,69 +359,6 @@ impl Index {
             .map_err(|e| Error::io(&self.fulltext_dir, e))?;
         Ok(merged)
     }
-
-    /// Whether the full-text index lags behind the version table.
-    pub fn fulltext_pending(&self) -> Result<bool> {
-        if !self.fulltext_built() {
-            return Ok(true);
-        }
-        let max: i64 = self
-            .meta("fulltext_max_id")?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let pending: bool = self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM versions WHERE id > ?1) OR EXISTS (SELECT 1 FROM fulltext_dirty)",
-            [max],
-            |r| r.get(0),
-        )?;
-        Ok(pending)
-    }
-
-    /// Brings the full-text index up to date with the version table (callers hold the
-    /// workspace lock: tantivy takes one writer at a time). Rebuilds it when missing.
-    pub fn refresh_fulltext(&mut self, merges: fulltext::Merges) -> Result<usize> {
-        let Some(ft) = fulltext::FullText::open_to_write(&self.fulltext_dir, merges)? else {
-            build_fulltext(&self.conn, &self.fulltext_dir)?;
-            return Ok(0);
-        };
-        let max: i64 = self
-            .meta("fulltext_max_id")?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let changed: Vec<(i64, Version)> = {
-            // Two lookups by id, not one `OR`: SQLite answers `id > ?1 OR id IN (…)` by
-            // scanning the whole table (a few hundred ms at a million versions, on the
-            // first search after every catch-up).
-            let mut stmt = self.conn.prepare(
-                "SELECT * FROM versions WHERE id > ?1
-                 UNION ALL
-                 SELECT * FROM versions WHERE id <= ?1 AND id IN (SELECT id FROM fulltext_dirty)
-                 ORDER BY id",
-            )?;
-            let rows = stmt.query_map([max], |r| Ok((r.get("id")?, row_version(r)?)))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
-        if changed.is_empty() {
-            return Ok(0);
-        }
-        let writer = ft.writer(merges)?;
-        for (id, v) in &changed {
-            ft.delete(&writer, *id as u64);
-            ft.add(&writer, *id as u64, v)?;
-        }
-        ft.commit(writer)?;
-        let new_max = changed
-            .iter()
-            .map(|(id, _)| *id)
-            .max()
-            .unwrap_or(max)
-            .max(max);
-        let tx = self.conn.transaction()?;
-        set_meta(&tx, "fulltext_max_id", &new_max.to_string())?;
-        tx.execute("DELETE FROM fulltext_dirty WHERE id <= ?1", [new_max])?;
-        tx.commit()?;
-        Ok(changed.len())
-    }
 }
 
 const INSERT_VERSION: &str = "INSERT INTO versions
@@ -571,28 +509,4 @@ fn insert_problems(tx: &Transaction<'_>, warnings: &[Warning]) -> rusqlite::Resu
 /// The full-text index directory of the generation whose SQLite file is `db`.
 fn fulltext_dir(db: &Path) -> std::path::PathBuf {
     db.with_extension("tantivy")
-}
-
-/// Builds the full-text index of every version from scratch into `dir`.
-fn build_fulltext(conn: &Connection, dir: &Path) -> Result<()> {
-    if dir.exists() {
-        fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    let ft = fulltext::FullText::create(dir)?;
-    let writer = ft.writer(fulltext::Merges::Now)?;
-    let mut stmt = conn.prepare("SELECT * FROM versions")?;
-    let mut rows = stmt.query([])?;
-    let mut max_id = 0i64;
-    while let Some(r) = rows.next()? {
-        let id: i64 = r.get("id")?;
-        ft.add(&writer, id as u64, &row_version(r)?)?;
-        max_id = max_id.max(id);
-    }
-    ft.commit(writer)?;
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (k, v) VALUES ('fulltext_max_id', ?1)",
-        [max_id.to_string()],
-    )?;
-    conn.execute("DELETE FROM fulltext_dirty", [])?;
-    Ok(())
 }
