@@ -268,6 +268,45 @@ fn a_full_text_commit_finishes_its_merges_inside_the_lock() {
     }
 }
 
+/// A full-text commit names the last version it holds (in tantivy's own `meta.json`), so
+/// a process stopped between that commit and recording it in the index's SQLite leaves
+/// nothing indexed twice: the next catch-up starts after what the commit named. (The
+/// versions past it are added without first being deleted, which cost every commit a
+/// lookup in each segment.)
+#[test]
+fn a_full_text_commit_left_unrecorded_by_a_stop_indexes_nothing_twice() {
+    let s = Sandbox::new();
+    for i in 0..3 {
+        s.ok(
+            &["store", &format!("stop:s{i}"), &format!("twice w{i}x")],
+            None,
+        );
+    }
+    s.ok(&["search", "twice", "--mode", "lexical"], None);
+    let current = std::fs::read_to_string(s.ws.join(".mem7/CURRENT")).unwrap();
+    let sqlite = rusqlite::Connection::open(s.ws.join(".mem7").join(current.trim())).unwrap();
+    // As if the last search had stopped after tantivy's commit, before recording it.
+    let changed = sqlite
+        .execute("UPDATE meta SET v = '0' WHERE k = 'fulltext_max_id'", [])
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(sqlite);
+    s.ok(&["store", "stop:s3", "twice w3x"], None);
+    let found = s.ok(&["search", "twice", "--mode", "lexical", "--json"], None);
+    assert_eq!(
+        found.json().as_array().unwrap().len(),
+        4,
+        "{}",
+        found.stdout
+    );
+    let dir =
+        s.ws.join(".mem7")
+            .join(current.trim().replace(".sqlite", ".tantivy"));
+    let index = tantivy::Index::open_in_dir(&dir).unwrap();
+    let docs = index.reader().unwrap().searcher().num_docs();
+    assert_eq!(docs, 4, "each version once in the full-text index");
+}
+
 #[test]
 fn human_output_shows_key_snippet_and_validity() {
     let s = workspace();

@@ -355,6 +355,21 @@ impl FullText {
         w.wait_merging_threads().map_err(|e| ft_err(&self.dir, e))
     }
 
+    /// Commits as [`FullText::commit`] does, naming `upto` as the last version id the
+    /// index now holds ([`FullText::committed_upto`]).
+    pub fn commit_upto(&self, mut w: IndexWriter, upto: i64) -> Result<()> {
+        let mut prepared = w.prepare_commit().map_err(|e| ft_err(&self.dir, e))?;
+        prepared.set_payload(&upto.to_string());
+        prepared.commit().map_err(|e| ft_err(&self.dir, e))?;
+        w.wait_merging_threads().map_err(|e| ft_err(&self.dir, e))
+    }
+
+    /// The last version id the latest commit named ([`FullText::commit_upto`]); `None`
+    /// for a commit that named none (a build, a merge).
+    pub fn committed_upto(&self) -> Option<i64> {
+        self.index.load_metas().ok()?.payload?.parse().ok()
+    }
+
     /// A searcher over the latest commit.
     fn searcher(&self) -> Result<tantivy::Searcher> {
         if let Some(reader) = self.reader.get() {
