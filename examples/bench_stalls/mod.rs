@@ -10,7 +10,9 @@
 //! - a store of a new key sharing words with existing keys, with every version's and
 //!   key's vector cached (synthetic vectors under the local model's name: `mem7 embed`
 //!   of 100k facts takes most of an hour), each beside a plain change (its baseline);
-//! - the first `memory_search` after 100 stores at once against a warm one (10 bursts).
+//! - the first `memory_search` after 100 stores at once against a warm one (10 bursts);
+//! - a `memory_search` right after one store against a warm one (20 turns, before the
+//!   bursts, once the fill has caught up).
 //!
 //! Skipped without the local model (`just model`). Not in CI (`.ci/run` runs no bench).
 //! `scripts/bench-mcp --stalls` measures the same through the Python SDK, alternating
@@ -321,6 +323,18 @@ pub fn bench(bin: &Path, scratch: &Path, n: usize) {
     let warm: Vec<Duration> = (0..20)
         .map(|_| s.call("memory_search", q.clone()))
         .collect();
+    // An agent's usual turn, once the fill has caught up: one store, then a search (it
+    // embeds the new fact's texts itself, beside the full-text commit).
+    std::thread::sleep(Duration::from_secs(3));
+    let mut after_one = Vec::new();
+    for r in 0..20 {
+        s.call(
+            "memory_store",
+            json!({"key": format!("turn{r}:owner"), "value": format!("team {r} owns the payments release {r}")}),
+        );
+        after_one.push(s.call("memory_search", q.clone()));
+        std::thread::sleep(Duration::from_millis(300));
+    }
     let mut first = Vec::new();
     for r in 0..10 {
         for i in 0..100 {
@@ -339,5 +353,11 @@ pub fn bench(bin: &Path, scratch: &Path, n: usize) {
         median(&first),
         median(&warm),
         median(&first) / median(&warm)
+    );
+    println!(
+        "| `memory_search` right after one store / a warm one | {:.1} / {:.1} = {:.2}x |",
+        median(&after_one),
+        median(&warm),
+        median(&after_one) / median(&warm)
     );
 }

@@ -42,6 +42,10 @@ use crate::format::{EntryDraft, render_entry};
 use crate::index::{CatchUpReport, Index, Planned, RebuildStats};
 use crate::store::Workspace;
 
+/// A full-text catch-up planned under the workspace lock, which it keeps until recorded
+/// ([`Engine::plan_full_text`]).
+pub(crate) type PlannedText = (crate::store::WorkspaceLock, crate::index::TextCatchUp);
+
 /// A validated store request (built by the CLI or the MCP server).
 #[derive(Clone, Debug, Default)]
 pub struct StoreRequest {
@@ -433,14 +437,40 @@ impl Engine {
     }
 
     fn refresh_fulltext(&mut self) -> Result<()> {
-        if self.index.fulltext_pending()? {
-            let _lock = self.ws.lock()?;
-            self.refresh()?;
-            if self.index.fulltext_pending()? {
-                self.index.refresh_fulltext(self.merges())?;
-                self.deferred.unmerged = self.deferred.background;
-            }
+        let planned = self.plan_full_text()?;
+        self.finish_full_text(planned)
+    }
+
+    /// Commits and records a planned full-text catch-up, if any.
+    pub(crate) fn finish_full_text(&mut self, planned: Option<PlannedText>) -> Result<()> {
+        if let Some(planned) = planned {
+            planned.1.commit()?;
+            self.record_full_text(planned)?;
         }
+        Ok(())
+    }
+
+    /// The full-text catch-up a search needs (after the index's own), with the lock it
+    /// must be committed and recorded under ([`Engine::record_full_text`]); `None` when
+    /// the full text is current.
+    pub(crate) fn plan_full_text(&mut self) -> Result<Option<PlannedText>> {
+        if !self.index.fulltext_pending()? {
+            return Ok(None);
+        }
+        let lock = self.ws.lock()?;
+        self.refresh()?;
+        if !self.index.fulltext_pending()? {
+            return Ok(None);
+        }
+        Ok(self.index.plan_fulltext(self.merges())?.map(|c| (lock, c)))
+    }
+
+    /// Records a committed catch-up of [`Engine::plan_full_text`], then lets go of its
+    /// lock.
+    pub(crate) fn record_full_text(&mut self, (lock, done): PlannedText) -> Result<()> {
+        self.index.record_fulltext(done)?;
+        self.deferred.unmerged = self.deferred.background;
+        drop(lock);
         Ok(())
     }
 

@@ -233,7 +233,7 @@ impl Engine {
     /// provider answers, and lexical otherwise (with a note saying why). `Semantic` and
     /// `Hybrid` asked for explicitly fail when meaning search is off.
     pub fn search(&mut self, req: &SearchRequest) -> Result<Vec<SearchHit>> {
-        self.refresh_fulltext()?;
+        let mut planned = self.plan_full_text()?;
         let model = self.embedding_model();
         let settings = self.ws.config().search.clone();
         let weights = word_weights(&settings);
@@ -252,7 +252,10 @@ impl Engine {
             engine.rank(hits, Vec::new(), &fusion, req)
         };
         let mode = match (req.mode, &model) {
-            (SearchMode::Lexical, _) => return words_only(self),
+            (SearchMode::Lexical, _) => {
+                self.finish_full_text(planned.take())?;
+                return words_only(self);
+            }
             (SearchMode::Auto, None) => {
                 if let Resolved::Off {
                     explained: Some(why),
@@ -265,6 +268,7 @@ impl Engine {
                         let _ = std::fs::write(&marker, b"");
                     }
                 }
+                self.finish_full_text(planned.take())?;
                 return words_only(self);
             }
             (SearchMode::Semantic | SearchMode::Hybrid, None) => {
@@ -274,12 +278,27 @@ impl Engine {
         };
         let model = model.expect("matched Some above");
         let explicit = mode != SearchMode::Auto;
-        let started = self
-            .meaning_vectors(&model, explicit)
-            .and_then(|vectors| match vectors {
-                Some(v) => Ok(Some((v, self.start_query(&model, req.text.trim())?))),
-                None => Ok(None),
+        // The meaning side's vectors are topped up (a few embedded, the query started)
+        // while the full text commits on a thread of its own: the first search after
+        // writes waits for the longer of the two, not for both.
+        let (started, committed) = std::thread::scope(|s| {
+            let commit = planned.as_ref().map(|(_, c)| s.spawn(|| c.commit()));
+            let started =
+                self.meaning_vectors(&model, explicit)
+                    .and_then(|vectors| match vectors {
+                        Some(v) => Ok(Some((v, self.start_query(&model, req.text.trim())?))),
+                        None => Ok(None),
+                    });
+            let committed = commit.map_or(Ok(()), |h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             });
+            (started, committed)
+        });
+        committed?;
+        if let Some(planned) = planned {
+            self.record_full_text(planned)?;
+        }
         // The word side, while a new query is being embedded.
         let lexical = (mode != SearchMode::Semantic).then(|| self.index.search(&pool, &weights));
         let semantic = started.and_then(|started| {

@@ -31,10 +31,22 @@ impl Index {
 
     /// Brings the full-text index up to date with the version table (callers hold the
     /// workspace lock: tantivy takes one writer at a time). Rebuilds it when missing.
+    /// Returns how many versions it indexed.
     pub fn refresh_fulltext(&mut self, merges: fulltext::Merges) -> Result<usize> {
+        let Some(catch_up) = self.plan_fulltext(merges)? else {
+            return Ok(0);
+        };
+        catch_up.commit()?;
+        self.record_fulltext(catch_up)
+    }
+
+    /// What the full-text index lacks: `None` when nothing (or when it was missing, and
+    /// was built here). [`TextCatchUp::commit`] needs no connection, so it can run on a
+    /// thread of its own meanwhile; then [`Index::record_fulltext`] records it.
+    pub fn plan_fulltext(&mut self, merges: fulltext::Merges) -> Result<Option<TextCatchUp>> {
         let Some(ft) = fulltext::FullText::open_to_write(&self.fulltext_dir, merges)? else {
             build_fulltext(&self.conn, &self.fulltext_dir)?;
-            return Ok(0);
+            return Ok(None);
         };
         let recorded: i64 = self
             .meta("fulltext_max_id")?
@@ -56,31 +68,62 @@ impl Index {
             let rows = stmt.query_map([max], |r| Ok((r.get("id")?, row_version(r)?)))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        let new_max = changed
+        let upto = changed
             .iter()
             .map(|(id, _)| *id)
             .max()
             .unwrap_or(max)
             .max(max);
-        if !changed.is_empty() {
-            let writer = ft.writer(merges)?;
-            for (id, v) in &changed {
-                // A version past the last one the index holds was never in it: deleting
-                // it first cost each commit a lookup in every segment (a fifth of it).
-                if *id <= max {
-                    ft.delete(&writer, *id as u64);
-                }
-                ft.add(&writer, *id as u64, v)?;
-            }
-            ft.commit_upto(writer, new_max)?;
-        } else if new_max == recorded {
-            return Ok(0);
+        if changed.is_empty() && upto == recorded {
+            return Ok(None);
         }
+        Ok(Some(TextCatchUp {
+            ft,
+            merges,
+            held: max,
+            changed,
+            upto,
+        }))
+    }
+
+    /// Records a committed catch-up ([`Index::plan_fulltext`]); how many versions it
+    /// indexed.
+    pub fn record_fulltext(&mut self, done: TextCatchUp) -> Result<usize> {
         let tx = self.conn.transaction()?;
-        set_meta(&tx, "fulltext_max_id", &new_max.to_string())?;
-        tx.execute("DELETE FROM fulltext_dirty WHERE id <= ?1", [new_max])?;
+        set_meta(&tx, "fulltext_max_id", &done.upto.to_string())?;
+        tx.execute("DELETE FROM fulltext_dirty WHERE id <= ?1", [done.upto])?;
         tx.commit()?;
-        Ok(changed.len())
+        Ok(done.changed.len())
+    }
+}
+
+/// The versions the full-text index lacks, and the index to commit them to.
+pub struct TextCatchUp {
+    ft: fulltext::FullText,
+    merges: fulltext::Merges,
+    /// The last version id the index held before.
+    held: i64,
+    changed: Vec<(i64, Version)>,
+    /// The last version id it holds after.
+    upto: i64,
+}
+
+impl TextCatchUp {
+    /// Adds the versions to the full-text index and commits, naming the last one.
+    pub fn commit(&self) -> Result<()> {
+        if self.changed.is_empty() {
+            return Ok(());
+        }
+        let writer = self.ft.writer(self.merges)?;
+        for (id, v) in &self.changed {
+            // A version past the last one the index holds was never in it: deleting it
+            // first cost each commit a lookup in every segment (a fifth of it).
+            if *id <= self.held {
+                self.ft.delete(&writer, *id as u64);
+            }
+            self.ft.add(&writer, *id as u64, v)?;
+        }
+        self.ft.commit_upto(writer, self.upto)
     }
 }
 

@@ -47,6 +47,7 @@ use catch_up::{apply_event, believed_in, note_ahead};
 pub use check::IndexCheck;
 pub use files::load_file;
 use files::{entry_head, file_digest, file_events};
+pub use follow::TextCatchUp;
 pub use report::{AHEAD_KEPT, Ahead, CatchUpReport, Progress, RebuildReason, Warning};
 pub use schema::SCHEMA_VERSION;
 pub use scratch::{ImportCheck, ImportedFile, Scratch};
