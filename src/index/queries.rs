@@ -207,6 +207,20 @@ impl Index {
         self.each_text("SELECT key, value FROM versions ORDER BY id DESC", f)
     }
 
+    /// [`Index::for_each_text`] of the versions `ids` (those there are).
+    pub fn for_each_text_of(&self, ids: &[u64], f: &mut dyn FnMut(&str, &str)) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value FROM versions WHERE id = ?1")?;
+        for id in ids {
+            let mut rows = stmt.query([*id as i64])?;
+            if let Some(row) = rows.next()? {
+                f(row.get_ref(0)?.as_str()?, row.get_ref(1)?.as_str()?);
+            }
+        }
+        Ok(())
+    }
+
     fn each_text(&self, sql: &str, f: &mut dyn FnMut(&str, &str)) -> Result<()> {
         let mut stmt = self.conn.prepare(sql)?;
         let mut rows = stmt.query([])?;

@@ -40,7 +40,8 @@ use file::file_path;
 pub use file::remove_other_files;
 use texts::cached;
 pub use texts::{
-    Texts, Waiting, key_text, missing_texts, missing_texts_newest, text_hash, workspace_hashes,
+    Texts, Waiting, key_text, missing_texts, missing_texts_newest, missing_texts_of, text_hash,
+    workspace_hashes,
 };
 
 /// A version's id and the hash of its whole embedded text.
@@ -429,6 +430,11 @@ impl Vectors {
     /// How many versions have none yet.
     pub fn missing(&self) -> usize {
         self.missing.len()
+    }
+
+    /// The ids of the versions without a vector.
+    pub fn missing_ids(&self) -> Vec<u64> {
+        self.missing.iter().map(|(id, _)| *id).collect()
     }
 
     /// The rows of version `id` (its whole text's, then its sentences'), if it has a

@@ -86,6 +86,9 @@ impl Engine {
                 keys,
                 sentences,
             )?,
+            Take::Of(ids) => {
+                vectors::missing_texts_of(&self.index, cache, &model, &ids, keys, sentences)?
+            }
         };
         let mut stats = FillStats {
             missing: waiting,
@@ -115,6 +118,8 @@ enum Take {
     All(Option<usize>),
     /// The newest versions' first, at most [`INLINE_FILL_KEEP`].
     Newest,
+    /// Those of these versions (and their keys).
+    Of(Vec<u64>),
 }
 
 impl Engine {
@@ -132,7 +137,8 @@ impl Engine {
         let bound = self.inline_fill_bound(INLINE_FILL);
         let serving = bound < INLINE_FILL;
         if vectors.missing() > 0 && vectors.missing() <= bound {
-            match self.fill_embeddings(None, &mut |_, _| {}) {
+            let ids = vectors.missing_ids();
+            match self.fill_waiting(Take::Of(ids), &mut |_| false, &mut |_, _| {}) {
                 Ok(_) => {
                     // Let go of this handle first, so that the set is topped up in
                     // place rather than loaded again.
