@@ -104,3 +104,58 @@ fn a_refresh_finds_what_the_cache_journal_added_and_what_an_unjournaled_write_ad
         .unwrap();
     assert_eq!(missing(&mut engine), 0, "an unjournaled write");
 }
+
+#[test]
+fn the_texts_a_search_embeds_are_those_of_the_versions_it_names_less_the_cached_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::store::init(dir.path()).unwrap();
+    let mut engine = Engine::open(dir.path(), ChainKey::Plain).unwrap();
+    for (key, value) in [
+        ("db:engine", "Postgres 16"),
+        ("ci:runner", "Buildkite"),
+        ("deploy:day", "Thursday"),
+    ] {
+        let req = StoreRequest {
+            key: key.into(),
+            value: value.into(),
+            agent: "t".into(),
+            ..Default::default()
+        };
+        engine.store(&req, TxTime::from_micros(1_000_000)).unwrap();
+    }
+    let sentences = engine.ws.config().search.sentences();
+    let texts = engine.index.texts_after(0, sentences).unwrap();
+    assert_eq!(texts.len(), 3);
+    let (db, ci) = (texts[0].id, texts[1].id);
+    let mut cache = EmbeddingCache::open(&engine.ws.index_dir().unwrap()).unwrap();
+    cache.put_many("m", &[(texts[1].whole, vec![1.0])]).unwrap();
+    let wanted = |keys: bool| {
+        let (n, kept) =
+            vectors::missing_texts_of(&engine.index, &cache, "m", &[db, ci, db], keys, sentences)
+                .unwrap();
+        let mut texts: Vec<String> = kept.into_iter().map(|(_, t)| t).collect();
+        texts.sort();
+        assert_eq!(n, texts.len());
+        texts
+    };
+    let expected = |with: &[&str]| {
+        let mut v: Vec<String> = with.iter().map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    };
+    let db_text = crate::embed::version_text("db:engine", "Postgres 16");
+    assert_eq!(
+        wanted(false),
+        expected(&[&db_text]),
+        "ci's text is cached, deploy was not asked about, db is asked twice"
+    );
+    assert_eq!(
+        wanted(true),
+        expected(&[
+            &db_text,
+            &vectors::key_text("db:engine"),
+            &vectors::key_text("ci:runner")
+        ]),
+        "and their keys, with the local model"
+    );
+}
