@@ -18,6 +18,23 @@ fn spec(model: &str) -> Resolved {
     })
 }
 
+/// An engine on a new workspace holding these facts.
+fn engine_with(facts: &[(&str, &str)]) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    crate::store::init(dir.path()).unwrap();
+    let mut engine = Engine::open(dir.path(), ChainKey::Plain).unwrap();
+    for (key, value) in facts {
+        let req = StoreRequest {
+            key: key.to_string(),
+            value: value.to_string(),
+            agent: "t".into(),
+            ..Default::default()
+        };
+        engine.store(&req, TxTime::from_micros(1_000_000)).unwrap();
+    }
+    (dir, engine)
+}
+
 #[test]
 fn the_same_provider_again_keeps_what_the_engine_holds_and_another_starts_over() {
     let dir = tempfile::tempdir().unwrap();
@@ -42,25 +59,14 @@ fn the_same_provider_again_keeps_what_the_engine_holds_and_another_starts_over()
 
 #[test]
 fn a_refresh_finds_what_the_cache_journal_added_and_what_an_unjournaled_write_added() {
-    let dir = tempfile::tempdir().unwrap();
-    crate::store::init(dir.path()).unwrap();
-    let mut engine = Engine::open(dir.path(), ChainKey::Plain).unwrap();
-    for (key, value) in [
+    let (_dir, mut engine) = engine_with(&[
         ("db:engine", "Postgres 16"),
         (
             "deploy:policy",
             "Deploys wait for the canary. Rollbacks go through the release channel.",
         ),
         ("ci:runner", "Buildkite"),
-    ] {
-        let req = StoreRequest {
-            key: key.into(),
-            value: value.into(),
-            agent: "t".into(),
-            ..Default::default()
-        };
-        engine.store(&req, TxTime::from_micros(1_000_000)).unwrap();
-    }
+    ]);
     engine.set_embeddings(spec("a"));
     let model = engine.embedding_model().unwrap();
     let sentences = engine.ws.config().search.sentences();
@@ -107,22 +113,11 @@ fn a_refresh_finds_what_the_cache_journal_added_and_what_an_unjournaled_write_ad
 
 #[test]
 fn the_texts_a_search_embeds_are_those_of_the_versions_it_names_less_the_cached_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    crate::store::init(dir.path()).unwrap();
-    let mut engine = Engine::open(dir.path(), ChainKey::Plain).unwrap();
-    for (key, value) in [
+    let (_dir, engine) = engine_with(&[
         ("db:engine", "Postgres 16"),
         ("ci:runner", "Buildkite"),
         ("deploy:day", "Thursday"),
-    ] {
-        let req = StoreRequest {
-            key: key.into(),
-            value: value.into(),
-            agent: "t".into(),
-            ..Default::default()
-        };
-        engine.store(&req, TxTime::from_micros(1_000_000)).unwrap();
-    }
+    ]);
     let sentences = engine.ws.config().search.sentences();
     let texts = engine.index.texts_after(0, sentences).unwrap();
     assert_eq!(texts.len(), 3);
