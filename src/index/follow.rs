@@ -17,16 +17,21 @@ impl Index {
         if !self.fulltext_built() {
             return Ok(true);
         }
-        let max: i64 = self
-            .meta("fulltext_max_id")?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
+        let max = self.fulltext_recorded()?;
         let pending: bool = self.conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM versions WHERE id > ?1) OR EXISTS (SELECT 1 FROM fulltext_dirty)",
             [max],
             |r| r.get(0),
         )?;
         Ok(pending)
+    }
+
+    /// The last version id SQLite records the full-text index as holding.
+    fn fulltext_recorded(&self) -> Result<i64> {
+        Ok(self
+            .meta("fulltext_max_id")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
     }
 
     /// Brings the full-text index up to date with the version table (callers hold the
@@ -48,10 +53,7 @@ impl Index {
             build_fulltext(&self.conn, &self.fulltext_dir)?;
             return Ok(None);
         };
-        let recorded: i64 = self
-            .meta("fulltext_max_id")?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
+        let recorded = self.fulltext_recorded()?;
         // A commit names the last version it holds: a process stopped between tantivy's
         // commit and recording it here left the record behind.
         let max = recorded.max(ft.committed_upto().unwrap_or(0));

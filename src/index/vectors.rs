@@ -278,14 +278,11 @@ impl Vectors {
                 let look = added
                     .as_ref()
                     .is_none_or(|a| a.contains(&hash) || partial.contains(&id));
-                if look {
-                    self.look_up(index, cache, model, sentences, (id, hash))?;
-                } else {
+                if !look || !self.look_up(index, cache, model, sentences, (id, hash))? {
                     still.push((id, hash));
                 }
             }
-            self.missing.append(&mut still);
-            self.missing.sort_unstable_by_key(|(id, _)| *id);
+            self.missing = still;
             self.classified = true;
         }
         for t in index.texts_after(self.max_id, sentences)? {
@@ -305,8 +302,8 @@ impl Vectors {
         Ok(true)
     }
 
-    /// Takes version `id`'s rows from the cache when it has every one, else lists it as
-    /// missing again (and as partial when the whole text's row is there).
+    /// Takes version `id`'s rows from the cache when it has every one (true); else
+    /// notes it as partial when the whole text's row is there.
     fn look_up(
         &mut self,
         index: &Index,
@@ -314,19 +311,18 @@ impl Vectors {
         model: &str,
         sentences: usize,
         (id, hash): Pending,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         // The whole text's first: a version still missing mostly lacks it too.
         if cache.has_hash(&hash, model)? {
             if let Some(t) = index.texts_of(id, sentences)?
                 && let Some(vs) = cached(cache, model, &t)?
             {
                 self.push_rows(&t, &vs);
-                return Ok(());
+                return Ok(true);
             }
             self.partial.insert(id);
         }
-        self.missing.push((id, hash));
-        Ok(())
+        Ok(false)
     }
 
     /// Adds a version of one row (its whole text's).
