@@ -545,12 +545,12 @@ fn keys_sharing_words(
     let mut at = Vec::with_capacity(words.len());
     loop {
         at.clear();
-        let mut least: Option<&str> = None;
+        let mut least: Option<&[u8]> = None;
         for (i, rows) in lists.iter().enumerate() {
             let Some(row) = rows.get() else { continue };
-            let key = row.get_ref(0)?.as_str().map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
-            })?;
+            // Bytes, as SQLite's BINARY collation orders them: read from each list's
+            // head once a round, and checked as text only when kept.
+            let key = row.get_ref(0)?.as_bytes()?;
             match least.map(|l| key.cmp(l)) {
                 None | Some(std::cmp::Ordering::Less) => {
                     least = Some(key);
@@ -564,6 +564,9 @@ fn keys_sharing_words(
         let Some(key) = least else { break };
         let same = &mut kept[at.len() - 1];
         if same.len() < limit {
+            let key = std::str::from_utf8(key).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+            })?;
             same.push(key.to_string());
         }
         for &i in &at {
