@@ -15,6 +15,7 @@ mod files;
 mod follow;
 pub mod fulltext;
 pub mod fusion;
+mod key_words;
 mod keyparts;
 mod near;
 mod queries;
