@@ -9,6 +9,10 @@ use crate::error::Result;
 /// ([`Engine::plan_full_text`]).
 pub(crate) type PlannedText = (crate::store::WorkspaceLock, crate::index::TextCatchUp);
 
+/// The most new versions a server's search scores beside the full-text index rather
+/// than commit them first (each is cut into tokens and scored on its own).
+const TAIL_MAX: usize = 256;
+
 impl Engine {
     /// Brings the full-text index up to date with the versions, when writes left it
     /// behind (a server's background work, so that the next search need not).
@@ -18,6 +22,38 @@ impl Engine {
             return Ok(());
         }
         self.refresh_fulltext()
+    }
+
+    /// The versions a server's search scores beside the full-text index rather than
+    /// commit them first (`index/fulltext/tail.rs`): a commit costs tantivy 8–15 ms
+    /// whatever it holds, and the server commits on its quiet moment. Only new versions,
+    /// at most [`TAIL_MAX`], and not for a `raw` query; the catch-up they were planned in
+    /// is then let go (with its lock). The command line, which has no quiet moment,
+    /// commits: empty there.
+    pub(crate) fn beside_the_index(
+        &self,
+        planned: &mut Option<PlannedText>,
+        raw: bool,
+    ) -> Vec<(i64, crate::core::Version)> {
+        let tail = match planned.as_ref() {
+            Some((_, c)) if self.deferred.background && !raw => c
+                .additions()
+                .filter(|a| a.len() <= TAIL_MAX)
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        if !tail.is_empty() {
+            *planned = None;
+        }
+        tail
+    }
+
+    /// Whether writes left a built full-text index behind (what
+    /// [`Engine::commit_full_text`] would commit); false when the index cannot say, and
+    /// the next search then commits, and reports what failed.
+    pub fn full_text_behind(&self) -> bool {
+        self.index.fulltext_built() && self.index.fulltext_pending().unwrap_or(false)
     }
 
     fn refresh_fulltext(&mut self) -> Result<()> {

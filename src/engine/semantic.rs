@@ -234,6 +234,7 @@ impl Engine {
     /// `Hybrid` asked for explicitly fail when meaning search is off.
     pub fn search(&mut self, req: &SearchRequest) -> Result<Vec<SearchHit>> {
         let mut planned = self.plan_full_text()?;
+        let tail = self.beside_the_index(&mut planned, req.raw);
         let model = self.embedding_model();
         let settings = self.ws.config().search.clone();
         let weights = word_weights(&settings);
@@ -246,9 +247,9 @@ impl Engine {
         // facts written together lending), so the modes agree on what counts.
         let words_only = |engine: &mut Engine| -> Result<Vec<SearchHit>> {
             if req.raw {
-                return engine.index.search(req, &weights);
+                return engine.index.search(req, &weights, &tail);
             }
-            let hits = engine.index.search(&pool, &weights)?;
+            let hits = engine.index.search(&pool, &weights, &tail)?;
             engine.rank(hits, Vec::new(), &fusion, req)
         };
         let mode = match (req.mode, &model) {
@@ -300,7 +301,8 @@ impl Engine {
             self.record_full_text(planned)?;
         }
         // The word side, while a new query is being embedded.
-        let lexical = (mode != SearchMode::Semantic).then(|| self.index.search(&pool, &weights));
+        let lexical =
+            (mode != SearchMode::Semantic).then(|| self.index.search(&pool, &weights, &tail));
         let semantic = started.and_then(|started| {
             let Some((vectors, pending)) = started else {
                 return Ok(None);
@@ -315,7 +317,7 @@ impl Engine {
             } else {
                 &meaning_pool
             };
-            self.index.nearest(req, vectors, query).map(Some)
+            self.index.nearest(req, vectors, query, &tail).map(Some)
         });
         let words = |engine: &Engine, lexical: Option<Result<Vec<SearchHit>>>| {
             let hits = lexical.expect("the word side runs unless semantic was asked for")?;

@@ -111,6 +111,14 @@ pub struct TextCatchUp {
 }
 
 impl TextCatchUp {
+    /// The versions to add, when they are only additions (past the last version the
+    /// index held): a search can score those beside the index (`fulltext/tail.rs`). None
+    /// when a write changed an older version the index holds, whose copy there is stale.
+    pub fn additions(&self) -> Option<&[(i64, Version)]> {
+        (self.changed.iter().all(|(id, _)| *id > self.held) && !self.changed.is_empty())
+            .then_some(self.changed.as_slice())
+    }
+
     /// Adds the versions to the full-text index and commits, naming the last one.
     pub fn commit(&self) -> Result<()> {
         if self.changed.is_empty() {

@@ -13,13 +13,15 @@ use crate::core::time::{TxTime, ValidTime};
 use crate::error::{Error, Result};
 
 impl Index {
-    /// Runs a full-text search (the full-text index must be current).
+    /// Runs a full-text search: the full-text index must be current but for `tail`, the
+    /// versions past its last, searched beside it (`fulltext/tail.rs`).
     pub fn search(
         &self,
         req: &fulltext::SearchRequest,
         weights: &fulltext::WordWeights,
+        tail: fulltext::Tail,
     ) -> Result<Vec<SearchHit>> {
-        let (hits, snippets) = self.fulltext()?.search(req, weights)?;
+        let (hits, snippets) = self.fulltext()?.search(req, weights, tail)?;
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
             let Some(version) = self.version(hit.id)? else {
@@ -47,8 +49,9 @@ impl Index {
         req: &fulltext::SearchRequest,
         vectors: std::sync::Arc<vectors::Vectors>,
         query: std::sync::Arc<vectors::Query>,
+        tail: fulltext::Tail,
     ) -> Result<Vec<SearchHit>> {
-        let hits = self.fulltext()?.nearest(req, vectors, query)?;
+        let hits = self.fulltext()?.nearest(req, vectors, query, tail)?;
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
             let Some(version) = self.version(hit.id)? else {

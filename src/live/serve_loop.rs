@@ -156,9 +156,21 @@ impl Watch {
                 opts.interval
                     .min(due.saturating_duration_since(Instant::now()))
             });
-            let wake = self.watcher.next(wait);
+            // While writes leave the full text behind, a server wakes for its quiet
+            // commit (its searches score a few new versions beside the index rather than
+            // commit them: `index/fulltext/tail.rs`); such a wake reconciles nothing.
+            let quiet_wake = !opts.full_text && session.engine().full_text_behind();
+            let wake = self.watcher.next(if quiet_wake {
+                wait.min(QUIET_WAKE)
+            } else {
+                wait
+            });
             if wake == Wake::Closed {
                 return Ok(());
+            }
+            if quiet_wake && wake == Wake::Tick && wait > QUIET_WAKE {
+                commit_when_quiet(session);
+                continue;
             }
             if let Some(e) = self.watcher.keep_up() {
                 log.vouch_failed(&e);
@@ -260,6 +272,8 @@ impl Watch {
 /// How long a server waits after its last request before it commits the full-text
 /// index in the background, so that the next search need not.
 const QUIET: Duration = Duration::from_millis(150);
+/// How often a server's loop looks for [`QUIET`] while the full text is behind.
+const QUIET_WAKE: Duration = Duration::from_millis(200);
 /// How long a server waits after its last request before it merges the segments its
 /// commits left: longer, since a merge takes longer than a commit.
 const MERGE_QUIET: Duration = Duration::from_secs(1);

@@ -7,13 +7,15 @@ use super::*;
 impl FullText {
     /// The versions passing `req`'s filters whose vectors are nearest `query` (unit
     /// length), best first, scored by cosine similarity: a brute-force scan of the
-    /// filtered documents. Versions without a vector, and those at a cosine of 0 or
-    /// below (nothing in common), are left out.
+    /// filtered documents, and of the `tail` the index does not hold yet. Versions
+    /// without a vector, and those at a cosine of 0 or below (nothing in common), are
+    /// left out.
     pub fn nearest(
         &self,
         req: &SearchRequest,
         vectors: std::sync::Arc<crate::index::vectors::Vectors>,
         query: std::sync::Arc<crate::index::vectors::Query>,
+        tail: Tail,
     ) -> Result<Vec<Hit>> {
         if req.limit == 0 {
             return Ok(Vec::new());
@@ -67,6 +69,17 @@ impl FullText {
         let ids: Vec<u64> = hits.iter().map(|h| h.id).collect();
         for (h, s) in hits.iter_mut().zip(vectors.similarities(&ids, &query)) {
             h.score = s.unwrap_or(f32::NEG_INFINITY);
+        }
+        // The versions the index does not hold yet: few, each compared exactly.
+        for (id, v) in tail {
+            if super::tail::passes(req, v)
+                && let Some(s) = vectors.similarity(*id as u64, &query)
+            {
+                hits.push(Hit {
+                    id: *id as u64,
+                    score: s,
+                });
+            }
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         // Orthogonal or opposite vectors share no meaning with the query: not a match.

@@ -6,6 +6,10 @@
 
 mod meaning;
 pub mod nosync;
+mod tail;
+mod words;
+
+pub use tail::Tail;
 
 use crate::core::read_rule::Column;
 use std::ops::Bound;
@@ -385,100 +389,6 @@ impl FullText {
         Ok(self.reader.get_or_init(|| reader).searcher())
     }
 
-    /// The text part of a request as a query. The text is read as a question
-    /// ([`super::query::analyse`]): its content words, each of which may match the value,
-    /// the key's parts or the tags, names weighing more; the whole text matching a key
-    /// exactly counts most.
-    fn text_query(
-        &self,
-        req: &SearchRequest,
-        searcher: &tantivy::Searcher,
-        weights: &WordWeights,
-    ) -> Result<Box<dyn Query>> {
-        let f = self.fields;
-        if req.raw {
-            let parser =
-                QueryParser::for_index(&self.index, vec![f.value, f.key_parts, f.tags_text]);
-            return parser.parse_query(&req.text).map_err(|e| {
-                Error::input(
-                    format!("--raw query {:?}: {e}", req.text),
-                    "check the tantivy query syntax, or drop --raw to search the words as text",
-                )
-            });
-        }
-        // A word names an entity of this workspace when it is a key, or a part of one.
-        let is_key_part = |word: &str| {
-            [f.key_parts, f.key_exact].iter().any(|&field| {
-                searcher
-                    .doc_freq(&Term::from_field_text(field, word))
-                    .is_ok_and(|n| n > 0)
-            })
-        };
-        let words = super::query::analyse(&req.text, weights.name, &is_key_part);
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        // A name counts more where facts keep what they are about (keys and tags); in
-        // a value it is one word among others, or a short greeting would outrank the
-        // fact the question is after.
-        for (field, analyzer, boost, names) in [
-            (f.value, TEXT_ANALYZER, weights.value, false),
-            (f.key_parts, KEY_ANALYZER, weights.key, true),
-            (f.tags_text, PARTS_ANALYZER, weights.tags, true),
-        ] {
-            let mut tokenizer = self
-                .index
-                .tokenizers()
-                .get(analyzer)
-                .ok_or_else(|| ft_err(&self.dir, "missing analyzer"))?;
-            for word in &words {
-                let mut stream = tokenizer.token_stream(&word.text);
-                while let Some(token) = stream.next() {
-                    let term = Term::from_field_text(field, &token.text);
-                    let q: Box<dyn Query> =
-                        Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                    let weight = if names || !word.name {
-                        word.weight
-                    } else {
-                        1.0
-                    };
-                    clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost * weight))));
-                }
-            }
-        }
-        // A compound the question writes in two words (`on call`, `on-call`) as a key
-        // writes it in one (`oncall`): each adjacent pair joined, where a key has it.
-        let mut key_tokenizer = self
-            .index
-            .tokenizers()
-            .get(KEY_ANALYZER)
-            .ok_or_else(|| ft_err(&self.dir, "missing analyzer"))?;
-        for pair in super::keyparts::joined_pairs(&req.text) {
-            let mut stream = key_tokenizer.token_stream(&pair);
-            while let Some(token) = stream.next() {
-                let term = Term::from_field_text(f.key_parts, &token.text);
-                if searcher.doc_freq(&term).is_ok_and(|n| n > 0) {
-                    let q = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                    clauses.push((Occur::Should, Box::new(BoostQuery::new(q, weights.key))));
-                }
-            }
-        }
-        for key in std::iter::once(req.text.trim()).chain(
-            words
-                .iter()
-                .filter(|w| w.name && w.text.contains(':'))
-                .map(|w| w.text.as_str()),
-        ) {
-            let exact = Term::from_field_text(f.key_exact, key);
-            clauses.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(exact, IndexRecordOption::Basic)),
-                    weights.exact_key,
-                )),
-            ));
-        }
-        Ok(Box::new(BooleanQuery::new(clauses)))
-    }
-
     /// The time, tag and key filters of `req` as query clauses, shared by the word and the
     /// meaning side of a search so that both see the same versions.
     fn filters(&self, req: &SearchRequest) -> Vec<(Occur, Box<dyn Query>)> {
@@ -563,29 +473,46 @@ impl FullText {
         Ok(hits)
     }
 
-    /// Searches, with every filter evaluated inside tantivy. Returns hits best first and
-    /// a snippet generator for the matched words.
+    /// Searches, with every filter evaluated inside tantivy, and the `tail` the index
+    /// does not hold yet beside it (`tail.rs`; a `--raw` query gets none). Returns hits
+    /// best first and a snippet generator for the matched words.
     pub fn search(
         &self,
         req: &SearchRequest,
         weights: &WordWeights,
+        tail: Tail,
     ) -> Result<(Vec<Hit>, SnippetGenerator)> {
         let f = self.fields;
         let limit = req.limit;
         let searcher = self.searcher()?;
-        let text = self.text_query(req, &searcher, weights)?;
-        let mut clauses = self.filters(req);
-        clauses.insert(0, (Occur::Must, text.box_clone()));
-        let query = BooleanQuery::new(clauses);
-        let top: Vec<(f32, DocAddress)> = if limit == 0 {
-            Vec::new()
-        } else {
-            searcher
-                .search(&query, &TopDocs::with_limit(limit))
-                .map_err(|e| ft_err(&self.dir, e))?
+        let tokens = self.tokens(tail)?;
+        let stats = tail::Stats {
+            searcher: &searcher,
+            tail: &tokens,
         };
-        let hits = self.hits(&searcher, top.into_iter())?;
-        let mut snippets = SnippetGenerator::create(&searcher, &*text, f.value)
+        let words = self.text_query(req, &stats, weights)?;
+        let mut clauses = self.filters(req);
+        clauses.insert(0, (Occur::Must, words.query.box_clone()));
+        let query = BooleanQuery::new(clauses);
+        let collector = TopDocs::with_limit(limit);
+        let top: Vec<(f32, DocAddress)> = match (limit, tail.is_empty()) {
+            (0, _) => Ok(Vec::new()),
+            (_, true) => searcher.search(&query, &collector),
+            (_, false) => searcher.search_with_statistics_provider(&query, &collector, &stats),
+        }
+        .map_err(|e| ft_err(&self.dir, e))?;
+        let mut hits = self.hits(&searcher, top.into_iter())?;
+        if let Some(clauses) = words
+            .clauses
+            .as_deref()
+            .filter(|_| limit > 0 && !tail.is_empty())
+        {
+            hits.extend(self.tail_hits(req, clauses, &stats)?);
+            // Stable: on a tie the index's document comes first.
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+            hits.truncate(limit);
+        }
+        let mut snippets = SnippetGenerator::create(&searcher, &*words.query, f.value)
             .map_err(|e| ft_err(&self.dir, e))?;
         snippets.set_max_num_chars(160);
         Ok((hits, snippets))

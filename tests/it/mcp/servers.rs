@@ -64,10 +64,24 @@ fn full_text_lags(sb: &Sandbox) -> bool {
     .unwrap()
 }
 
-/// A store through the server leaves the full-text commit to the next search (what made
-/// a store cost a dozen `fdatasync`s), and nothing reads around it: a search and the
-/// context block in the same server, and a CLI search in another process while the
-/// server runs, all see the fact just stored.
+/// Waits until the server's quiet moment has committed the full text (a bounded wait,
+/// not a measure of speed).
+async fn committed_when_quiet(sb: &Sandbox) {
+    let start = std::time::Instant::now();
+    while full_text_lags(sb) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the server left the full text behind"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// A store through the server leaves the full-text commit to a quiet moment (what made
+/// a store cost a dozen `fdatasync`s; a search meanwhile scores the new versions beside
+/// the index), and nothing reads around it: a search and the context block in the same
+/// server, and a CLI search in another process while the server runs, all see the fact
+/// just stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_defers_the_full_text_commit_and_every_reader_still_sees_it() {
     let sb = Sandbox::new();
@@ -87,7 +101,7 @@ async fn a_store_defers_the_full_text_commit_and_every_reader_still_sees_it() {
     )
     .await;
     assert_eq!(values(&found), ["Railway in the Frankfurt region"]);
-    assert!(!full_text_lags(&sb), "the search left the full text behind");
+    committed_when_quiet(&sb).await;
 
     // Again, read by the context block first, and by another process.
     let stored = call_json(
@@ -186,4 +200,76 @@ async fn two_servers_writing_at_once_keep_every_entry_and_trip_on_nothing() {
         );
     }
     sb.ok(&["verify"], None);
+}
+
+/// A server's search right after stores finds what they wrote, new keys by their words
+/// (scored beside the full-text index, which a server commits on a quiet moment rather
+/// than before the search) and a changed key by its new value only; and the server does
+/// commit once it is quiet, so the index does not stay behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_search_right_after_stores_finds_them_and_the_commit_follows_when_quiet() {
+    let s = Sandbox::new();
+    let facts = "{\"key\":\"home:internet_provider\",\"value\":\"Fibrelink, 500 Mbit\"}\n";
+    let r = s.run_stdin(&["import", "-"], Some("2026-01-01T00:00:00Z"), facts);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let client = connect(&s).await;
+    let (error, _) = call(&client, "memory_search", json!({"query": "doctor"})).await;
+    assert!(!error);
+    for (key, value) in [
+        (
+            "garden:tool_shed",
+            "the green shed behind the greenhouse keeps the lawnmower",
+        ),
+        ("garden:hose", "coiled on the wall of the garage"),
+    ] {
+        let args = json!({"key": key, "value": value, "tags": ["garden"]});
+        let (error, answer) = call(&client, "memory_store", args).await;
+        assert!(!error, "{answer}");
+    }
+    let (error, found) = call(
+        &client,
+        "memory_search",
+        json!({"query": "where is the lawnmower kept"}),
+    )
+    .await;
+    assert!(!error, "{found}");
+    assert!(found.contains("garden:tool_shed"), "{found}");
+    assert!(!found.contains("garden:hose"), "{found}");
+    // Tags filter the new versions as they filter the index's.
+    for (tag, kept) in [("garden", true), ("home", false)] {
+        let args = json!({"query": "lawnmower", "tags": [tag]});
+        let (_, found) = call(&client, "memory_search", args).await;
+        assert_eq!(found.contains("garden:tool_shed"), kept, "{tag}: {found}");
+    }
+    let (error, answer) = call(
+        &client,
+        "memory_store",
+        json!({"key": "home:internet_provider", "value": "Skylink, 1 Gbit"}),
+    )
+    .await;
+    assert!(!error, "{answer}");
+    let (_, provider) = call(
+        &client,
+        "memory_search",
+        json!({"query": "internet provider"}),
+    )
+    .await;
+    assert!(provider.contains("Skylink"), "{provider}");
+    assert!(
+        !provider.contains("Fibrelink"),
+        "the old value is no longer believed: {provider}"
+    );
+    let (error, _) = call(
+        &client,
+        "memory_store",
+        json!({"key": "garden:bulbs", "value": "tulip bulbs in the cellar"}),
+    )
+    .await;
+    assert!(!error);
+    // The search right after the last store leaves the server no quiet moment at that
+    // store's wake; the server wakes again for its commit.
+    let (_, bulbs) = call(&client, "memory_search", json!({"query": "tulip"})).await;
+    assert!(bulbs.contains("garden:bulbs"), "{bulbs}");
+    committed_when_quiet(&s).await;
+    client.cancel().await.unwrap();
 }
