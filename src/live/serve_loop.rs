@@ -151,30 +151,36 @@ impl Watch {
             log.vouch_failed(&e);
         }
         let mut next_sync = opts.sync_every.map(|_| Instant::now());
+        // When the current wait began: quiet wakes (below) keep it, so that they never
+        // put off the reconcile.
+        let mut waiting_since: Option<Instant> = None;
         loop {
             let wait = next_sync.map_or(opts.interval, |due| {
                 opts.interval
                     .min(due.saturating_duration_since(Instant::now()))
             });
+            let left =
+                wait.saturating_sub(waiting_since.get_or_insert_with(Instant::now).elapsed());
             // While writes leave the full text behind, a server wakes for its quiet
             // commit (its searches score a few new versions beside the index rather than
             // commit them: `index/fulltext/tail.rs`); such a wake reconciles nothing.
             let quiet_wake = !opts.full_text && session.engine().full_text_behind();
             let wake = self.watcher.next(if quiet_wake {
-                wait.min(QUIET_WAKE)
+                left.min(QUIET_WAKE)
             } else {
-                wait
+                left
             });
             if wake == Wake::Closed {
                 return Ok(());
             }
-            if quiet_wake && wake == Wake::Tick && wait > QUIET_WAKE {
-                commit_when_quiet(session);
-                continue;
-            }
             if let Some(e) = self.watcher.keep_up() {
                 log.vouch_failed(&e);
             }
+            if quiet_wake && wake == Wake::Tick && left > QUIET_WAKE {
+                commit_when_quiet(session);
+                continue;
+            }
+            waiting_since = None;
             if let (Some(due), Some(every)) = (next_sync, opts.sync_every)
                 && Instant::now() >= due
             {
