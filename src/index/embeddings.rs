@@ -25,6 +25,20 @@ const WAL_LIMIT: u64 = 256 * 1024;
 /// of vectors further behind looks every waiting text up again.
 const JOURNAL_WRITES: u64 = 4096;
 
+/// The table of vectors. A rowid table: its primary key is an index of its own (a
+/// model's texts, listed or looked up without reading a vector), and a lookup reads one
+/// row. The vector (1.5 KB at 384 dimensions) does not fit a 4 KB page's share for a
+/// row, so in a table keyed by the primary key itself (`WITHOUT ROWID`, the layout
+/// before) every row overflowed, each step down the tree read whole rows, and the file
+/// was 2.3 times larger (4.6 KB a vector at 10k facts, against 2 KB).
+const TABLE: &str = "CREATE TABLE IF NOT EXISTS embeddings (
+                 text_hash BLOB NOT NULL,
+                 model     TEXT NOT NULL,
+                 dim       INTEGER NOT NULL,
+                 vector    BLOB NOT NULL,
+                 PRIMARY KEY (model, text_hash, dim)
+             );";
+
 /// The cache.
 pub struct EmbeddingCache {
     conn: Connection,
@@ -43,7 +57,7 @@ impl EmbeddingCache {
     /// first connection of every process reads all of it.
     pub fn open(index_dir: &Path) -> Result<EmbeddingCache> {
         let path = index_dir.join(FILE);
-        let conn = Connection::open(&path)?;
+        let mut conn = Connection::open(&path)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
@@ -51,17 +65,11 @@ impl EmbeddingCache {
         )?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
-             PRAGMA synchronous = NORMAL;
-             CREATE TABLE IF NOT EXISTS embeddings (
-                 text_hash BLOB NOT NULL,
-                 model     TEXT NOT NULL,
-                 dim       INTEGER NOT NULL,
-                 vector    BLOB NOT NULL,
-                 PRIMARY KEY (text_hash, model, dim)
-             ) WITHOUT ROWID;
-             -- Which texts a model has, without reading the vectors: the table's rows
-             -- hold them, so listing hashes from it reads every vector (1.5 GB at 1M).
-             CREATE INDEX IF NOT EXISTS embeddings_by_model ON embeddings (model, text_hash);
+             PRAGMA synchronous = NORMAL;",
+        )?;
+        move_to_rowid_table(&mut conn)?;
+        conn.execute_batch(&format!(
+            "{TABLE}
              CREATE TABLE IF NOT EXISTS stamp (origin INTEGER NOT NULL, writes INTEGER NOT NULL);
              -- Which texts each recent write added ([`EmbeddingCache::added_since`]): one
              -- row per journaled write, one per text it added.
@@ -71,8 +79,8 @@ impl EmbeddingCache {
                  text_hash BLOB NOT NULL,
                  model     TEXT NOT NULL
              );
-             CREATE INDEX IF NOT EXISTS added_by_writes ON added (writes);",
-        )?;
+             CREATE INDEX IF NOT EXISTS added_by_writes ON added (writes);"
+        ))?;
         let mut wal = path.into_os_string();
         wal.push("-wal");
         Ok(EmbeddingCache {
@@ -81,15 +89,9 @@ impl EmbeddingCache {
         })
     }
 
-    /// The vector for `text` under `model`, if cached. A text without one is answered by
-    /// [`EmbeddingCache::has_hash`] alone: a miss by the primary key reads whole rows at
-    /// each step down the tree (see [`EmbeddingCache::get_hash`]).
+    /// The vector for `text` under `model`, if cached.
     pub fn get(&self, text: &str, model: &str) -> Result<Option<Vec<f32>>> {
-        let hash = *blake3::hash(text.as_bytes()).as_bytes();
-        if !self.has_hash(&hash, model)? {
-            return Ok(None);
-        }
-        self.get_hash(&hash, model)
+        self.get_hash(blake3::hash(text.as_bytes()).as_bytes(), model)
     }
 
     /// Stores a vector for `text` under `model` (keeps an existing one).
@@ -104,13 +106,9 @@ impl EmbeddingCache {
     }
 
     /// The vector stored for a text hash under `model`, if any.
-    ///
-    /// By the primary key, whose rows hold the vector: a row overflows its page, and
-    /// SQLite reads an overflowing row whole at each step of a lookup (20–170 µs for a
-    /// miss at 10k facts, against 6–10 µs through `embeddings_by_model`).
     pub fn get_hash(&self, hash: &[u8; 32], model: &str) -> Result<Option<Vec<f32>>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT vector FROM embeddings WHERE text_hash = ?1 AND model = ?2 LIMIT 1",
+            "SELECT vector FROM embeddings WHERE model = ?2 AND text_hash = ?1 LIMIT 1",
         )?;
         let mut rows = stmt.query(params![hash.as_slice(), model])?;
         Ok(match rows.next()? {
@@ -129,11 +127,12 @@ impl EmbeddingCache {
     }
 
     /// Calls `f` with the text hash and the raw little-endian `f32` bytes of every vector
-    /// of `model`, without copying them out first.
+    /// of `model`, without copying them out first. In the table's order (`NOT INDEXED`):
+    /// the primary key's order would read the rows at random.
     pub fn for_each_of(&self, model: &str, f: &mut dyn FnMut(&[u8; 32], &[u8])) -> Result<()> {
         let mut stmt = self
             .conn
-            .prepare("SELECT text_hash, vector FROM embeddings WHERE model = ?1")?;
+            .prepare("SELECT text_hash, vector FROM embeddings NOT INDEXED WHERE model = ?1")?;
         let mut rows = stmt.query([model])?;
         while let Some(row) = rows.next()? {
             if let Ok(hash) = <&[u8; 32]>::try_from(row.get_ref(0)?.as_blob()?) {
@@ -370,6 +369,48 @@ pub struct Stamp {
     pub writes: u64,
 }
 
+/// Moves a cache of the layout before ([`TABLE`] says why) to the rowid table, in one
+/// transaction: the same vectors, and the same stamp, so a vector file made from the
+/// cache stays good. Then gives the freed pages back to the file system, unless another
+/// connection is reading (the file then keeps them for the vectors to come). Once per
+/// cache, by the first process to open it; one that opens it meanwhile waits for the
+/// transaction and finds the table moved. A mem7 from before reads and writes the moved
+/// table as its own: the columns and the key are the same.
+fn move_to_rowid_table(conn: &mut Connection) -> Result<()> {
+    fn before(conn: &Connection) -> rusqlite::Result<bool> {
+        let mut stmt = conn.prepare(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'",
+        )?;
+        let mut rows = stmt.query([])?;
+        Ok(match rows.next()? {
+            Some(row) => row
+                .get::<_, String>(0)?
+                .to_ascii_uppercase()
+                .contains("WITHOUT ROWID"),
+            None => false,
+        })
+    }
+    if !before(conn)? {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    if !before(&tx)? {
+        return Ok(());
+    }
+    tx.execute_batch(&format!(
+        "ALTER TABLE embeddings RENAME TO embeddings_before;
+         {TABLE}
+         INSERT INTO embeddings (text_hash, model, dim, vector)
+             SELECT text_hash, model, dim, vector FROM embeddings_before;
+         DROP TABLE embeddings_before;"
+    ))?;
+    tx.commit()?;
+    if conn.execute_batch("VACUUM").is_ok() {
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    }
+    Ok(())
+}
+
 /// Counts a write transaction (see [`EmbeddingCache::stamp`]); called inside it.
 /// Returns the write's number.
 fn bump(conn: &Connection) -> rusqlite::Result<i64> {
@@ -414,97 +455,4 @@ pub fn legacy_index_for(workspace_root: &Path) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_stamp_counts_writes_across_connections_and_differs_between_caches() {
-        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let mut a = EmbeddingCache::open(one.path()).unwrap();
-        let reader = EmbeddingCache::open(one.path()).unwrap();
-        assert_eq!(a.stamp().unwrap(), Stamp::default(), "never written to");
-        a.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
-        let first = reader.stamp().unwrap();
-        assert_eq!(first.writes, 1, "another connection sees the write");
-        assert_ne!(first.origin, 0);
-        a.put_many("m", &[([2; 32], vec![0.0, 1.0])]).unwrap();
-        a.prune("m", &HashSet::from([[1; 32]])).unwrap();
-        let third = Stamp { writes: 3, ..first };
-        assert_eq!(reader.stamp().unwrap(), third);
-        drop((a, reader));
-        assert_eq!(
-            EmbeddingCache::open(one.path()).unwrap().stamp().unwrap(),
-            third,
-            "kept across restarts"
-        );
-
-        // A cache made again (deleted, then filled) is another cache: vector files made
-        // from the first one must not be taken for its.
-        let mut b = EmbeddingCache::open(two.path()).unwrap();
-        b.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
-        assert_ne!(b.stamp().unwrap().origin, first.origin);
-    }
-
-    #[test]
-    fn whether_a_text_is_cached_is_asked_per_model_and_agrees_with_its_vector() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cache = EmbeddingCache::open(dir.path()).unwrap();
-        cache.put_many("m", &[([1; 32], vec![1.0, 0.0])]).unwrap();
-        for (hash, model) in [([1; 32], "m"), ([1; 32], "other"), ([2; 32], "m")] {
-            assert_eq!(
-                cache.has_hash(&hash, model).unwrap(),
-                cache.get_hash(&hash, model).unwrap().is_some(),
-                "{model} {:?}",
-                hash[0]
-            );
-        }
-        assert!(cache.has_hash(&[1; 32], "m").unwrap());
-        assert!(!cache.has_hash(&[1; 32], "other").unwrap());
-    }
-
-    #[test]
-    fn the_journal_names_what_each_write_added_and_owns_up_to_a_write_it_missed() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cache = EmbeddingCache::open(dir.path()).unwrap();
-        let reader = EmbeddingCache::open(dir.path()).unwrap();
-        cache.put_many("m", &[([1; 32], vec![1.0])]).unwrap();
-        let one = reader.stamp().unwrap().writes;
-        cache
-            .put_many("m", &[([1; 32], vec![1.0]), ([2; 32], vec![2.0])])
-            .unwrap();
-        cache.put_many("other", &[([3; 32], vec![3.0])]).unwrap();
-        let three = reader.stamp().unwrap().writes;
-        assert_eq!(
-            reader.added_since(one, three, "m").unwrap(),
-            Some(HashSet::from([[2; 32]])),
-            "only what was new, of the model asked about"
-        );
-        assert_eq!(
-            reader.added_since(three, three, "m").unwrap(),
-            Some(HashSet::new())
-        );
-        assert_eq!(
-            reader.added_since(0, three, "other").unwrap(),
-            Some(HashSet::from([[3; 32]]))
-        );
-        // A prune's write is not journaled: a set behind it must look everything up.
-        cache.prune("m", &HashSet::from([[1; 32]])).unwrap();
-        let four = reader.stamp().unwrap().writes;
-        assert_eq!(reader.added_since(one, four, "m").unwrap(), None);
-        assert_eq!(
-            reader.added_since(four, three, "m").unwrap(),
-            None,
-            "a stamp from the future"
-        );
-        // The journal keeps the last writes only.
-        for i in 0..JOURNAL_WRITES + 256 {
-            cache.put_many("m", &[([9; 32], vec![i as f32])]).unwrap();
-        }
-        let now = reader.stamp().unwrap().writes;
-        assert_eq!(reader.added_since(four, now, "m").unwrap(), None, "trimmed");
-        assert_eq!(
-            reader.added_since(now - 10, now, "m").unwrap(),
-            Some(HashSet::new())
-        );
-    }
-}
+mod tests;
