@@ -175,6 +175,25 @@ impl Engine {
         Ok(loaded)
     }
 
+    /// Tops up the loaded vector set in place with what the cache gained since (a
+    /// server's quiet moment, between its fill's texts): the next search then looks up
+    /// only what came after, rather than every text the fill embedded meanwhile (at 10k
+    /// facts, 40–60 lookups and 1–3 ms of the first search after a burst). Nothing when
+    /// no set is loaded, when a search holds it, or when it must be loaded afresh: that
+    /// is a search's to do.
+    pub fn top_up_vectors(&mut self) -> Result<()> {
+        let Some(model) = self.embedding_model() else {
+            return Ok(());
+        };
+        let sentences = self.ws.config().search.sentences();
+        if let (Some(current), Some(cache)) = (self.embed.vectors.as_mut(), &self.embed.cache)
+            && let Some(v) = Arc::get_mut(current)
+        {
+            v.refresh(&self.index, cache, &model, sentences)?;
+        }
+        Ok(())
+    }
+
     /// Starts on the query's vector: from the cache when the text was seen before (a
     /// query is cached like any text), else embedded on a thread of its own, so that the
     /// word side of a hybrid search runs meanwhile. [`Engine::finish_query`] collects it.

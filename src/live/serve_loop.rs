@@ -104,6 +104,8 @@ pub struct Watch {
     /// When queued turns may next be sent to the model: at once, or a while after it
     /// did not answer (a wake every few seconds would use up a turn's tries).
     turns_due: Instant,
+    /// When the vector set was last topped up on a quiet moment ([`TOP_UP_EVERY`]).
+    topped_up: Instant,
 }
 
 /// How long the loop leaves queued turns alone after the model did not answer.
@@ -123,6 +125,7 @@ impl Watch {
             background: fill::Background::default(),
             failed_on: None,
             turns_due: Instant::now(),
+            topped_up: Instant::now(),
         })
     }
 
@@ -177,7 +180,7 @@ impl Watch {
                 log.vouch_failed(&e);
             }
             if quiet_wake && wake == Wake::Tick && left > QUIET_WAKE {
-                commit_when_quiet(session);
+                when_quiet(session, &mut self.topped_up);
                 continue;
             }
             waiting_since = None;
@@ -251,13 +254,13 @@ impl Watch {
         let filled = match opts.fill_step {
             Some(round) => self.background.fill(session, round, &mut || {
                 if !opts.full_text {
-                    commit_when_quiet(session);
+                    when_quiet(session, &mut self.topped_up);
                 }
             }),
             None => fill::in_steps(session, None),
         };
         if !opts.full_text {
-            commit_when_quiet(session);
+            when_quiet(session, &mut self.topped_up);
         }
         match filled {
             None => Ok(()),
@@ -280,18 +283,29 @@ impl Watch {
 const QUIET: Duration = Duration::from_millis(150);
 /// How often a server's loop looks for [`QUIET`] while the full text is behind.
 const QUIET_WAKE: Duration = Duration::from_millis(200);
+/// How often at most a server tops up its vector set on a quiet moment (between its
+/// fill's texts): a top-up walks the list of waiting versions, tens of thousands after
+/// an import, so that once per text would slow a long fill down.
+const TOP_UP_EVERY: Duration = Duration::from_millis(50);
 /// How long a server waits after its last request before it merges the segments its
 /// commits left: longer, since a merge takes longer than a commit.
 const MERGE_QUIET: Duration = Duration::from_secs(1);
 
-/// Commits the full-text index when writes left it behind and no request came for
-/// [`QUIET`]: a search after a burst of stores then finds it committed. A failure is
-/// left to the next search, which commits itself and reports it.
-fn commit_when_quiet(session: &Session) {
+/// When no request came for [`QUIET`]: commits the full-text index if writes left it
+/// behind, and tops up the vector set with what the fill embedded (at most every
+/// [`TOP_UP_EVERY`]), so that a search after a burst of stores finds both ready. A
+/// failure is left to the next search, which does the same work itself and reports it.
+fn when_quiet(session: &Session, topped_up: &mut Instant) {
     if session.quiet_for(QUIET) {
         let start = Instant::now();
         let _ = session.engine().commit_full_text();
         session.slow("quiet full-text commit", start);
+        if topped_up.elapsed() >= TOP_UP_EVERY {
+            let start = Instant::now();
+            let _ = session.engine().top_up_vectors();
+            session.slow("quiet vector top-up", start);
+            *topped_up = Instant::now();
+        }
     }
     if session.quiet_for(MERGE_QUIET) {
         let start = Instant::now();
