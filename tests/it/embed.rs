@@ -500,6 +500,81 @@ fn searches_map_the_vector_file_and_never_trust_a_broken_one() {
     );
 }
 
+/// The embedding cache as a mem7 from before December 2026 laid it out: a `WITHOUT
+/// ROWID` table (`index/embeddings.rs` says why it moved).
+fn put_back_the_layout_before(cache: &std::path::Path) {
+    let conn = rusqlite::Connection::open(cache).unwrap();
+    conn.execute_batch(
+        "BEGIN;
+         ALTER TABLE embeddings RENAME TO moved;
+         CREATE TABLE embeddings (
+             text_hash BLOB NOT NULL, model TEXT NOT NULL, dim INTEGER NOT NULL,
+             vector BLOB NOT NULL, PRIMARY KEY (text_hash, model, dim)
+         ) WITHOUT ROWID;
+         INSERT INTO embeddings SELECT text_hash, model, dim, vector FROM moved;
+         DROP TABLE moved;
+         CREATE INDEX embeddings_by_model ON embeddings (model, text_hash);
+         COMMIT;",
+    )
+    .unwrap();
+}
+
+fn layout(cache: &std::path::Path) -> String {
+    rusqlite::Connection::open(cache)
+        .unwrap()
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'embeddings'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_cache_from_a_mem7_before_is_moved_once_and_nothing_is_embedded_again() {
+    let s = Sandbox::new();
+    let p = Provider::start();
+    let url = p.url();
+    let vars = ollama(&url);
+    let run = |args: &[&str], now| ok(&s, &vars, args, now);
+    let search = || run(&["search", "cat mat", "--mode", "semantic", "--json"], T3).stdout;
+    run(&["store", "pets", "the cat sat on the mat"], T1);
+    run(&["store", "tax", "quarterly tax filing deadline"], T1);
+    run(&["embed"], T1);
+    let answer = search();
+    let files = vector_files(&s);
+    assert_eq!(files.len(), 1);
+    let file = std::fs::read(&files[0]).unwrap();
+    let cache = s.ws.join(".mem7/embeddings.sqlite");
+    put_back_the_layout_before(&cache);
+    assert!(layout(&cache).contains("WITHOUT ROWID"));
+
+    let sent = p.seen().len();
+    assert_eq!(search(), answer, "the same answer from the moved cache");
+    assert!(!layout(&cache).contains("WITHOUT ROWID"), "moved");
+    assert_eq!(
+        p.seen().len(),
+        sent,
+        "nothing embedded again, not even the query"
+    );
+    assert_eq!(
+        vector_files(&s),
+        files,
+        "the vector file made from the cache before stays good"
+    );
+    assert_eq!(std::fs::read(&files[0]).unwrap(), file);
+
+    // The moved cache takes new vectors and answers with them.
+    run(&["store", "rug", "a kitten is on the rug and the mat"], T2);
+    let after = run(&["search", "cat mat", "--mode", "semantic", "--json"], T3);
+    assert!(
+        after.strings("key").contains(&"rug".to_string()),
+        "{}",
+        after.stdout
+    );
+    assert_eq!(p.seen().len(), sent + 1, "one new text, embedded once");
+}
+
 /// The answers of a few searches by meaning and by both, as JSON text.
 fn meaning_answers(s: &Sandbox, vars: &[(&str, &str)]) -> Vec<String> {
     let mut out = Vec::new();
