@@ -1,3 +1,6 @@
+//! The embedding cache's tests: the stamp and the journal across connections, lookups
+//! per model, and the move of a cache of the layout before.
+
 use super::*;
 
 #[test]
