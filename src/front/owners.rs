@@ -184,12 +184,16 @@ pub fn is_approved(env: &Env, root: &Path) -> bool {
         .is_ok_and(|ws| !matches!(ws.standing(), crate::config::Standing::Unapproved))
 }
 
+/// Writes the list of approvals, leaving out those of folders that are gone: every
+/// `mem7 init` adds one, scratch workspaces come and go, and each write to a project's
+/// workspace reads the whole list. Dropping one fails closed: a folder made again at
+/// that path, or a drive mounted again, asks for its approval anew.
 fn write_approvals(env: &Env, approvals: &[(String, PathBuf)]) -> Result<()> {
     let path = approvals_file(env);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut text = String::new();
-    for (hash, p) in approvals {
+    for (hash, p) in approvals.iter().filter(|(_, p)| p.is_dir()) {
         text.push_str(&format!("{hash} {}\n", p.display()));
     }
     // Temp file, then rename: a reader sees the old list or the new one.

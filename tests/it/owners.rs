@@ -455,3 +455,34 @@ fn an_entry_recorded_at_the_end_of_time_bricks_nothing() {
     let folded = values(Some("9999-12-31T12:00:00Z"));
     assert_eq!(folded.last().map(String::as_str), Some("Fly"), "{folded:?}");
 }
+
+/// `mem7 init` approves the settings file it writes, so scratch workspaces would pile up
+/// in the list of approvals that every write to a project reads: the approvals of
+/// folders that are gone are dropped when the list is next written.
+#[test]
+fn approvals_of_folders_that_are_gone_are_dropped_when_the_list_is_next_written() {
+    let s = Sandbox::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let [a, b, c] = ["a", "b", "c"].map(|n| scratch.path().join(n));
+    let init = |d: &std::path::Path| s.ok(&["init", d.to_str().unwrap()], None);
+    init(&a);
+    init(&b);
+    let [a_seen, b_seen] = [&a, &b].map(|d| d.canonicalize().unwrap().display().to_string());
+    let kept = s.home().join(".config/mem7/allowed");
+    let listed = || std::fs::read_to_string(&kept).unwrap();
+    assert!(
+        listed().contains(&a_seen) && listed().contains(&b_seen),
+        "{}",
+        listed()
+    );
+
+    std::fs::remove_dir_all(&a).unwrap();
+    init(&c);
+    let now = listed();
+    assert!(!now.contains(&a_seen), "{now}");
+    assert!(now.contains(&b_seen), "{now}");
+    assert!(
+        now.contains(&c.canonicalize().unwrap().display().to_string()),
+        "{now}"
+    );
+}
