@@ -196,3 +196,34 @@ fn the_journal_names_what_each_write_added_and_owns_up_to_a_write_it_missed() {
         Some(HashSet::new())
     );
 }
+
+#[test]
+fn two_processes_opening_a_cache_of_the_layout_before_at_once_move_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    cache_of_the_layout_before(dir.path(), 400);
+    // Each thread a connection of its own, as two processes would have: one moves the
+    // table, the other waits for its transaction and finds it moved.
+    let start = std::sync::Barrier::new(4);
+    let counts: Vec<usize> = std::thread::scope(|s| {
+        let opened: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    start.wait();
+                    EmbeddingCache::open(dir.path()).unwrap().len().unwrap()
+                })
+            })
+            .collect();
+        opened.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(counts, vec![400; 4]);
+    assert!(!layout(dir.path()).contains("WITHOUT ROWID"));
+    let conn = Connection::open(dir.path().join(FILE)).unwrap();
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'embeddings_before'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 0, "nothing left over");
+}
