@@ -728,6 +728,11 @@ fn bench_embeddings(root: &Path, reindex_words_only: Duration) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `mem7 init` approves the settings file it writes in the person's own list of
+    // approvals (`$XDG_CONFIG_HOME/mem7/allowed`); scratch workspaces stay out of it.
+    let approvals = tempfile::tempdir().expect("a scratch folder for approvals");
+    // SAFETY: set before this process starts a thread; the mem7 processes inherit it.
+    unsafe { std::env::set_var("XDG_CONFIG_HOME", approvals.path()) };
     if args.first().map(String::as_str) == Some("--gen-only") {
         let n: usize = args
             .get(1)

@@ -122,6 +122,11 @@ fn parse_modes(list: &str) -> Result<Vec<&'static str>, String> {
 }
 
 fn main() -> ExitCode {
+    // `mem7 init` approves the settings file it writes in the person's own list of
+    // approvals (`$XDG_CONFIG_HOME/mem7/allowed`); scratch workspaces stay out of it.
+    let approvals = tempfile::tempdir().expect("a scratch folder for approvals");
+    // SAFETY: set before this process starts a thread; the mem7 processes inherit it.
+    unsafe { std::env::set_var("XDG_CONFIG_HOME", approvals.path()) };
     let args = match Args::parse(std::env::args().skip(1)) {
         Ok(args) => args,
         Err(e) => {
