@@ -178,7 +178,7 @@ impl Engine {
     /// Tops up the loaded vector set in place with what the cache gained since (a
     /// server's quiet moment, between its fill's texts): the next search then looks up
     /// only what came after, rather than every text the fill embedded meanwhile (at 10k
-    /// facts, 40–60 lookups and 1–3 ms of the first search after a burst). Nothing when
+    /// facts, 35–46 lookups and 1.2–1.4 ms of the first search after a burst). Nothing when
     /// no set is loaded, when a search holds it, or when it must be loaded afresh: that
     /// is a search's to do.
     pub fn top_up_vectors(&mut self) -> Result<()> {
