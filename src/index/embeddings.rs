@@ -39,6 +39,9 @@ const TABLE: &str = "CREATE TABLE IF NOT EXISTS embeddings (
                  PRIMARY KEY (model, text_hash, dim)
              );";
 
+/// How long a connection waits for another's write (the index's, too).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The cache.
 pub struct EmbeddingCache {
     conn: Connection,
@@ -58,7 +61,7 @@ impl EmbeddingCache {
     pub fn open(index_dir: &Path) -> Result<EmbeddingCache> {
         let path = index_dir.join(FILE);
         let mut conn = Connection::open(&path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
@@ -405,9 +408,13 @@ fn move_to_rowid_table(conn: &mut Connection) -> Result<()> {
          DROP TABLE embeddings_before;"
     ))?;
     tx.commit()?;
+    // Tried once: waiting out a reader (the busy timeout) would stall this process for
+    // as long as the reader reads, for pages the file can keep.
+    conn.busy_timeout(std::time::Duration::ZERO)?;
     if conn.execute_batch("VACUUM").is_ok() {
         let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(())
 }
 
