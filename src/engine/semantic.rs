@@ -151,23 +151,12 @@ impl Engine {
 
     /// The vectors of the configured model for the current index, topped up.
     fn vectors(&mut self, model: &str) -> Result<Arc<Vectors>> {
-        let sentences = self.ws.config().search.sentences();
-        if let Some(current) = self.embed.vectors.as_mut() {
-            let fresh = {
-                let cache = self
-                    .embed
-                    .cache
-                    .as_ref()
-                    .expect("vectors come from the cache");
-                match Arc::get_mut(current) {
-                    Some(v) => v.refresh(&self.index, cache, model, sentences)?,
-                    None => false,
-                }
-            };
-            if fresh {
-                return Ok(current.clone());
-            }
+        if self.refresh_loaded(model)?
+            && let Some(current) = &self.embed.vectors
+        {
+            return Ok(current.clone());
         }
+        let sentences = self.ws.config().search.sentences();
         self.cache()?;
         let cache = self.embed.cache.as_ref().expect("opened above");
         let loaded = Arc::new(Vectors::load(&self.index, cache, model, sentences)?);
@@ -175,21 +164,27 @@ impl Engine {
         Ok(loaded)
     }
 
+    /// Refreshes the loaded vector set in place (`Vectors::refresh`); false when no set
+    /// is loaded, when a search holds it, or when it must be loaded afresh.
+    fn refresh_loaded(&mut self, model: &str) -> Result<bool> {
+        let sentences = self.ws.config().search.sentences();
+        match (self.embed.vectors.as_mut(), &self.embed.cache) {
+            (Some(current), Some(cache)) => match Arc::get_mut(current) {
+                Some(v) => v.refresh(&self.index, cache, model, sentences),
+                None => Ok(false),
+            },
+            _ => Ok(false),
+        }
+    }
+
     /// Tops up the loaded vector set in place with what the cache gained since (a
     /// server's quiet moment, between its fill's texts): the next search then looks up
     /// only what came after, rather than every text the fill embedded meanwhile (at 10k
-    /// facts, 35–46 lookups and 1.2–1.4 ms of the first search after a burst). Nothing when
-    /// no set is loaded, when a search holds it, or when it must be loaded afresh: that
-    /// is a search's to do.
+    /// facts, 35–46 lookups and 1.2–1.4 ms of the first search after a burst). Loading a
+    /// set afresh is left to a search.
     pub fn top_up_vectors(&mut self) -> Result<()> {
-        let Some(model) = self.embedding_model() else {
-            return Ok(());
-        };
-        let sentences = self.ws.config().search.sentences();
-        if let (Some(current), Some(cache)) = (self.embed.vectors.as_mut(), &self.embed.cache)
-            && let Some(v) = Arc::get_mut(current)
-        {
-            v.refresh(&self.index, cache, &model, sentences)?;
+        if let Some(model) = self.embedding_model() {
+            self.refresh_loaded(&model)?;
         }
         Ok(())
     }

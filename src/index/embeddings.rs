@@ -39,7 +39,7 @@ const TABLE: &str = "CREATE TABLE IF NOT EXISTS embeddings (
                  PRIMARY KEY (model, text_hash, dim)
              );";
 
-/// How long a connection waits for another's write (the index's, too).
+/// How long a connection waits for another connection's write to end.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The cache.
@@ -378,7 +378,7 @@ pub struct Stamp {
 /// connection is reading (the file then keeps them for the vectors to come). Once per
 /// cache, by the first process to open it; one that opens it meanwhile waits for the
 /// transaction and finds the table moved. A mem7 from before reads and writes the moved
-/// table as its own: the columns and the key are the same.
+/// table as its own: the same columns, unique on the same three.
 fn move_to_rowid_table(conn: &mut Connection) -> Result<()> {
     fn before(conn: &Connection) -> rusqlite::Result<bool> {
         let mut stmt = conn.prepare(
